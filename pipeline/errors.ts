@@ -1,0 +1,12 @@
+// The one pipeline error: names the file, the stage and what to do; the entry point prints it and exits non-zero.
+
+export class PublishError extends Error {
+  constructor(
+    readonly file: string,
+    readonly stage: string,
+    readonly reason: string,
+  ) {
+    super(`${file}: ${reason} [${stage}]`);
+    this.name = "PublishError";
+  }
+}

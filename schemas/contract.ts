@@ -1,0 +1,24 @@
+// Constants of the interface contract (interface.md 2, 8; decisions.md 3, 4) that both sides need.
+
+export const API_VERSION = "1.0.0";
+export const QUERY_VERSION = "native-cell-centers-v1";
+export const SPATIAL_SELECTION = "cell_center_in_bbox_west_south_inclusive_east_north_exclusive";
+export const QUERY_VARIABLE = "air_temperature_max";
+export const QUERY_UNIT = "degC";
+export const QUERY_SOURCE = "silo";
+export const QUERY_DATA_CLASS = "interpolated_observation";
+
+export const LIMITS = {
+  maxDays: 31,
+  maxCells: 10000,
+  maxRequestBytes: 16384,
+  maxResponseBytes: 1000000,
+  defaultPageLimit: 100,
+  maxPageLimit: 1000,
+  maxCursorLength: 256,
+  maxTileSide: 256,
+  maxTileCells: 65536,
+} as const;
+
+/** Plausible daily maximum temperature, degC (decisions.md 1): outside it a publish stops. */
+export const PLAUSIBLE_TMAX_DEGC = [-20, 60] as const;

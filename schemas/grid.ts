@@ -1,0 +1,125 @@
+// The SILO 0.05 degree grid and its fixed 256-cell tile lattice: integer arithmetic shared by pipeline and server.
+//
+// All coordinates come from integer cell indices in thousandths of a degree, then one division and a
+// 9-decimal rounding (decisions.md 1 and 2); nothing accumulates floating point, so 142.325 stays 142.325.
+
+export const GRID = {
+  crs: "EPSG:4326",
+  width: 841, // global columns 0..840
+  height: 681, // global rows 0..680
+  cellMilliDeg: 50,
+  westEdgeMilliDeg: 111975, // west edge of column 0
+  northEdgeMilliDeg: -9975, // north edge of row 0
+} as const;
+
+export const CELL_SIZE_DEG = GRID.cellMilliDeg / 1000;
+export const TILE_SIDE = 256;
+
+/** A rectangle of global cells: [col, row, width, height]. */
+export type Window = [number, number, number, number];
+
+export function round9(x: number): number {
+  const r = Math.round(x * 1e9) / 1e9;
+  return Object.is(r, -0) ? 0 : r;
+}
+
+export function colToEdgeLon(col: number): number {
+  return round9((GRID.westEdgeMilliDeg + GRID.cellMilliDeg * col) / 1000);
+}
+export function rowToEdgeLat(row: number): number {
+  return round9((GRID.northEdgeMilliDeg - GRID.cellMilliDeg * row) / 1000);
+}
+export function colToLon(col: number): number {
+  return round9((GRID.westEdgeMilliDeg + GRID.cellMilliDeg * col + GRID.cellMilliDeg / 2) / 1000);
+}
+export function rowToLat(row: number): number {
+  return round9((GRID.northEdgeMilliDeg - GRID.cellMilliDeg * row - GRID.cellMilliDeg / 2) / 1000);
+}
+
+/** Affine [a,b,c,d,e,f] of a block whose top-left cell is (col, row); the contract's order (interface.md 2.3). */
+export function windowTransform(col: number, row: number): [number, number, number, number, number, number] {
+  return [CELL_SIZE_DEG, 0, colToEdgeLon(col), 0, -CELL_SIZE_DEG, rowToEdgeLat(row)];
+}
+
+/** [west, south, east, north] edges of a window. */
+export function windowBbox([col, row, width, height]: Window): [number, number, number, number] {
+  return [colToEdgeLon(col), rowToEdgeLat(row + height), colToEdgeLon(col + width), rowToEdgeLat(row)];
+}
+
+export function isInsideGrid([col, row, width, height]: Window): boolean {
+  return col >= 0 && row >= 0 && width > 0 && height > 0 && col + width <= GRID.width && row + height <= GRID.height;
+}
+
+export function containsWindow(outer: Window, inner: Window): boolean {
+  return (
+    inner[0] >= outer[0] &&
+    inner[1] >= outer[1] &&
+    inner[0] + inner[2] <= outer[0] + outer[2] &&
+    inner[1] + inner[3] <= outer[1] + outer[3]
+  );
+}
+
+export interface TileSlot {
+  /** lattice position: tile row and column in units of TILE_SIDE */
+  tileRow: number;
+  tileCol: number;
+  /** the cells of this slot that the window holds */
+  window: Window;
+}
+
+/** Lattice slots a window touches, in row-major lattice order (the order of their ids). */
+export function windowToTiles(window: Window): TileSlot[] {
+  const [col, row, width, height] = window;
+  const slots: TileSlot[] = [];
+  for (let tr = Math.floor(row / TILE_SIDE); tr * TILE_SIDE < row + height; tr++) {
+    for (let tc = Math.floor(col / TILE_SIDE); tc * TILE_SIDE < col + width; tc++) {
+      const c0 = Math.max(col, tc * TILE_SIDE);
+      const r0 = Math.max(row, tr * TILE_SIDE);
+      const c1 = Math.min(col + width, (tc + 1) * TILE_SIDE);
+      const r1 = Math.min(row + height, (tr + 1) * TILE_SIDE);
+      slots.push({ tileRow: tr, tileCol: tc, window: [c0, r0, c1 - c0, r1 - r0] });
+    }
+  }
+  return slots;
+}
+
+/** The lattice slot holding a global cell, clipped to the window that was published. */
+export function cellToTile(col: number, row: number, window: Window): TileSlot {
+  const tc = Math.floor(col / TILE_SIDE);
+  const tr = Math.floor(row / TILE_SIDE);
+  const c0 = Math.max(window[0], tc * TILE_SIDE);
+  const r0 = Math.max(window[1], tr * TILE_SIDE);
+  const c1 = Math.min(window[0] + window[2], (tc + 1) * TILE_SIDE);
+  const r1 = Math.min(window[1] + window[3], (tr + 1) * TILE_SIDE);
+  return { tileRow: tr, tileCol: tc, window: [c0, r0, c1 - c0, r1 - r0] };
+}
+
+/** Tile ids sort in (date, lattice row, lattice column) order: compact date, then single-digit lattice indices. */
+export function tileId(date: string, tileRow: number, tileCol: number): string {
+  return `${date.replaceAll("-", "")}-r${tileRow}-c${tileCol}`;
+}
+
+const TILE_ID = /^(\d{4})(\d{2})(\d{2})-r(\d)-c(\d)$/;
+export function parseTileId(id: string): { date: string; tileRow: number; tileCol: number } | null {
+  const m = TILE_ID.exec(id);
+  return m ? { date: `${m[1]}-${m[2]}-${m[3]}`, tileRow: Number(m[4]), tileCol: Number(m[5]) } : null;
+}
+
+/**
+ * Global cells whose rounded centre lies in the box, west/south inclusive and east/north exclusive
+ * (decisions.md 3). Returns the window of selected cells, or null when no centre of the grid falls inside.
+ */
+export function bboxToWindow([west, south, east, north]: [number, number, number, number]): Window | null {
+  // Start from a float estimate, then step by the exact rounded centres so edges follow the stated rule.
+  let c0 = Math.max(0, Math.ceil((west * 1000 - GRID.westEdgeMilliDeg) / GRID.cellMilliDeg - 0.5) - 1);
+  while (c0 < GRID.width && colToLon(c0) < west) c0++;
+  let c1 = Math.min(GRID.width - 1, Math.floor((east * 1000 - GRID.westEdgeMilliDeg) / GRID.cellMilliDeg) + 1);
+  while (c1 >= 0 && colToLon(c1) >= east) c1--;
+  // rows run north to south: latitude falls as row grows
+  let r0 = Math.max(0, Math.floor((GRID.northEdgeMilliDeg - north * 1000) / GRID.cellMilliDeg - 0.5) - 1);
+  while (r0 < GRID.height && rowToLat(r0) >= north) r0++;
+  let r1 = Math.min(GRID.height - 1, Math.ceil((GRID.northEdgeMilliDeg - south * 1000) / GRID.cellMilliDeg) + 1);
+  while (r1 >= 0 && rowToLat(r1) < south) r1--;
+  if (c0 > c1 || r0 > r1) return null;
+  return [c0, r0, c1 - c0 + 1, r1 - r0 + 1];
+}
