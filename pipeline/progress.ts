@@ -1,0 +1,49 @@
+// Progress of long pipeline work: one live line on a terminal, plain lines otherwise (CI logs, pipes).
+
+export interface Progress {
+  /** a line worth keeping in any log */
+  line(text: string): void;
+  /** the live status; shown in place on a TTY, every `quietEvery` updates in plain mode */
+  status(text: string): void;
+  done(): void;
+}
+
+export function createProgress(stream: NodeJS.WriteStream = process.stderr, quiet = false): Progress {
+  const live = Boolean(stream.isTTY) && !quiet;
+  let shown = "";
+  const clear = () => {
+    if (live && shown) stream.write("\r\x1b[K");
+    shown = "";
+  };
+  return {
+    line(text) {
+      clear();
+      if (!quiet) stream.write(`${text}\n`);
+    },
+    status(text) {
+      if (!live) return;
+      clear();
+      shown = text.slice(0, (stream.columns || 100) - 1);
+      stream.write(shown);
+    },
+    done() {
+      clear();
+    },
+  };
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(1)} ${units[i]}`;
+}
+
+export function formatSeconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}

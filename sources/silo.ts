@@ -1,0 +1,40 @@
+// Source descriptor: SILO daily gridded maximum temperature (decisions.md 1).
+
+import { PLAUSIBLE_TMAX_DEGC, QUERY_DATA_CLASS, QUERY_SOURCE, QUERY_UNIT, QUERY_VARIABLE } from "../schemas/contract.js";
+import { GRID, TILE_SIDE, windowTransform } from "../schemas/grid.js";
+
+export const SILO_TMAX = {
+  source: QUERY_SOURCE,
+  datasetKey: "silo-tmax",
+  siloVariable: "max_temp",
+  variable: QUERY_VARIABLE,
+  unit: QUERY_UNIT,
+  dataClass: QUERY_DATA_CLASS,
+  temporalResolution: "daily",
+  plausible: PLAUSIBLE_TMAX_DEGC,
+  /** `YYYYMMDD.max_temp.tif`, as the bucket names them */
+  fileName: /^(\d{4})(\d{2})(\d{2})\.max_temp\.tif$/,
+  baseUrl: "https://s3-ap-southeast-2.amazonaws.com/silo-open-data/Official/daily/max_temp",
+  landingPage: "https://www.longpaddock.qld.gov.au/silo/gridded-data/",
+  license: "CC-BY-4.0",
+  attribution: "Queensland Government SILO; interpolated Bureau of Meteorology and other observations.",
+  spatialSupport: {
+    type: "regular_grid",
+    crs: GRID.crs,
+    cell_size_deg: 0.05,
+    grid_width: GRID.width,
+    grid_height: GRID.height,
+    grid_transform: windowTransform(0, 0),
+    tile_side: TILE_SIDE,
+    value_location: "cell_center",
+  },
+} as const;
+
+/** Where the bucket keeps one day's file, relative to baseUrl and to a local sources folder. */
+export function dateToMemberPath(date: string): string {
+  return `${date.slice(0, 4)}/${date.replaceAll("-", "")}.${SILO_TMAX.siloVariable}.tif`;
+}
+
+export function dateToUrl(date: string, baseUrl: string = SILO_TMAX.baseUrl): string {
+  return `${baseUrl}/${dateToMemberPath(date)}`;
+}
