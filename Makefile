@@ -1,0 +1,50 @@
+# Climate data service: every command a maintainer, client or mirror operator runs. `make help` lists them.
+
+SOURCES ?=
+DIST ?= dist
+PORT ?= 8080
+HOST ?= 127.0.0.1
+FROM ?=
+TO ?=
+TSX := node_modules/.bin/tsx
+
+.PHONY: help install demo publish fetch verify serve test typecheck bench fixtures clean
+
+help:
+	@grep -E '^[a-z]+:.*## ' Makefile | sed 's/:.*## /\t/' | expand -t 12
+
+install: node_modules/.package-lock.json ## install npm packages (exact versions from package-lock.json)
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+demo: publish ## build the demo dist and serve it (the first command on a fresh machine)
+	@$(MAKE) --no-print-directory serve DIST="$(DIST)" PORT="$(PORT)" HOST="$(HOST)"
+
+publish: install ## publish SOURCES (default: the generated demo) into DIST
+	@$(TSX) pipeline/cli.ts publish --dist "$(DIST)" $(if $(SOURCES),--sources "$(SOURCES)")
+
+fetch: install ## download SILO max_temp days FROM..TO into SOURCES (default .cache/silo)
+	@$(TSX) pipeline/cli.ts fetch --from "$(FROM)" --to "$(TO)" $(if $(SOURCES),--sources "$(SOURCES)")
+
+verify: install ## re-hash every file of DIST against its manifest
+	@$(TSX) pipeline/cli.ts verify --dist "$(DIST)"
+
+serve: install ## serve DIST over HTTP on HOST:PORT
+	@DIST="$(DIST)" PORT="$(PORT)" HOST="$(HOST)" $(TSX) server/main.ts
+
+test: ## typecheck and run every test; ends with "N passed, N failed"
+	@bash test/run.sh
+
+typecheck: install ## strict TypeScript check
+	@npx tsc --noEmit -p .
+
+bench: install ## benchmarks: publish per day, query latency (ratios against a baseline of the same run)
+	@$(TSX) bench/run.ts
+
+fixtures: ## regenerate the committed GDAL test fixtures (needs gdal-bin)
+	@bash test/ensure-gdal.sh && /usr/bin/python3 test/fixtures/make-fixtures.py
+
+clean: ## remove dist, generated demo grids and caches
+	rm -rf dist .cache

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The test command (make test, .ci/run): installs what the tests need, typechecks, runs uvu, prints "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+make --no-print-directory install >/dev/null || { echo "npm install failed"; echo "0 passed, 1 failed"; exit 1; }
+bash test/ensure-gdal.sh || { echo "could not install GDAL (gdal-bin, python3-gdal)"; echo "0 passed, 1 failed"; exit 1; }
+
+failed_extra=0
+if ! npx tsc --noEmit -p .; then
+  echo "typecheck failed"
+  failed_extra=1
+fi
+
+log=$(mktemp)
+node_modules/.bin/uvu -r tsx test '\.test\.ts$' 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+total=$(sed -n 's/.*Total:[[:space:]]*\([0-9]*\).*/\1/p' "$log" | tail -1)
+passed=$(sed -n 's/.*Passed:[[:space:]]*\([0-9]*\).*/\1/p' "$log" | tail -1)
+rm -f "$log"
+total=${total:-0}
+passed=${passed:-0}
+failed=$((total - passed + failed_extra))
+# uvu exits non-zero without a summary when a suite crashes at load: count that as a failure too
+if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+echo "${passed} passed, ${failed} failed"
+[ "$failed" -eq 0 ]
