@@ -1,0 +1,459 @@
+// Mirrors SILO daily max_temp GeoTIFFs from the public bucket into a local folder, resumable through silo.lock.json.
+
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { STATUS_CODES } from "node:http";
+import path from "node:path";
+import { PublishError } from "./errors.js";
+
+export interface FetchOptions {
+  from: string;
+  to: string;
+  folder: string;
+  baseUrl?: string;
+  concurrency?: number;
+  retries?: number;
+  backoffMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface FetchReport {
+  downloaded: string[];
+  skipped: string[];
+  bytes: number;
+}
+
+export interface LockEntry {
+  path: string;
+  url: string;
+  bytes: number;
+  sha256: string;
+}
+
+export interface LockFile {
+  files: LockEntry[]; // sorted by path
+}
+
+// decisions.md section 1: one file per day under <base>/<YYYY>/<YYYYMMDD>.max_temp.tif.
+export const DEFAULT_SILO_BASE_URL = "https://s3-ap-southeast-2.amazonaws.com/silo-open-data/Official/daily/max_temp";
+export const LOCK_FILE = "silo.lock.json";
+
+const STAGE = "fetch";
+const RETRY_AFTER_CAP_MS = 30_000;
+// A connection that sends nothing for this long is treated as dropped, so one hung socket cannot stall the run forever.
+const STALL_MS = 60_000;
+const DATE_PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+interface FetchConfig {
+  dates: string[];
+  folder: string;
+  baseUrl: string;
+  concurrency: number;
+  retries: number;
+  backoffMs: number;
+  log: (line: string) => void;
+}
+
+interface DayFailure {
+  date: string;
+  url: string;
+  reason: string;
+}
+
+// One failed HTTP attempt; `retryable` separates transient trouble (network, truncation, 5xx, 429) from answers.
+class AttemptError extends Error {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = "AttemptError";
+  }
+}
+
+export async function fetchSilo(options: FetchOptions): Promise<FetchReport> {
+  const config = toFetchConfig(options);
+  await mkdir(config.folder, { recursive: true });
+  const lockPath = path.join(config.folder, LOCK_FILE);
+  const lock = await readLock(lockPath);
+
+  const downloaded: string[] = [];
+  const skipped: string[] = [];
+  const failures: DayFailure[] = [];
+  let bytes = 0;
+
+  // Lock writes are chained so concurrent completions never interleave; each write carries the whole current state.
+  let lockQueue: Promise<void> = Promise.resolve();
+  const saveLock = (): Promise<void> => {
+    const write = lockQueue.then(() => writeLock(lockPath, lock));
+    lockQueue = write.catch(() => undefined);
+    return write;
+  };
+
+  const fetchDay = async (date: string): Promise<void> => {
+    const relPath = dateToPath(date);
+    const url = `${config.baseUrl}/${relPath}`;
+    const dest = path.join(config.folder, ...relPath.split("/"));
+    let result: { bytes: number; sha256: string };
+    try {
+      const entry = lock.get(relPath);
+      if (entry && (await isIntact(dest, entry))) {
+        // A killed run may have left a partial download beside the good file.
+        await rm(`${dest}.part`, { force: true });
+        skipped.push(relPath);
+        config.log(`skipped ${relPath} (already present, sha256 ok)`);
+        return;
+      }
+      await mkdir(path.dirname(dest), { recursive: true });
+      result = await downloadWithRetries(url, dest, relPath, config);
+    } catch (err) {
+      const reason = describeError(err);
+      failures.push({ date, url, reason });
+      config.log(`failed ${relPath}: ${reason}`);
+      return;
+    }
+    lock.set(relPath, { path: relPath, url, bytes: result.bytes, sha256: result.sha256 });
+    await saveLock();
+    downloaded.push(relPath);
+    bytes += result.bytes;
+    config.log(`fetched ${relPath} ${formatBytes(result.bytes)}`);
+  };
+
+  let next = 0;
+  let fatal: unknown;
+  const runWorker = async (): Promise<void> => {
+    while (fatal === undefined && next < config.dates.length) {
+      const date = config.dates[next++];
+      try {
+        await fetchDay(date);
+      } catch (err) {
+        // Only a failed lock write gets here; without it resume is unsafe, so stop taking new days.
+        fatal ??= err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(config.concurrency, config.dates.length) }, runWorker));
+
+  if (fatal !== undefined) {
+    throw new PublishError(lockPath, STAGE, `cannot write the lock file (${describeError(fatal)}); check the folder is writable, then re-run`);
+  }
+  if (failures.length > 0) {
+    failures.sort((a, b) => a.date.localeCompare(b.date));
+    const lines = failures.map((f) => `  ${f.date} ${f.url}: ${f.reason}`);
+    throw new PublishError(
+      config.folder,
+      STAGE,
+      `${failures.length} of ${config.dates.length} days failed to download; completed files and their lock entries are kept, re-run to resume:\n${lines.join("\n")}`,
+    );
+  }
+  return { downloaded: downloaded.sort(), skipped: skipped.sort(), bytes };
+}
+
+function toFetchConfig(options: FetchOptions): FetchConfig {
+  const from = parseDate("from", options.from);
+  const to = parseDate("to", options.to);
+  if (from > to) {
+    throw new PublishError("from", STAGE, `${options.from} is after to ${options.to}; give from <= to`);
+  }
+  if (typeof options.folder !== "string" || options.folder === "") {
+    throw new PublishError("folder", STAGE, "missing; give the folder the SILO files are mirrored into");
+  }
+  const baseUrl = options.baseUrl ?? (process.env.SILO_BASE_URL || DEFAULT_SILO_BASE_URL);
+  if (!isHttpUrl(baseUrl)) {
+    const name = options.baseUrl === undefined ? "SILO_BASE_URL" : "baseUrl";
+    throw new PublishError(name, STAGE, `${JSON.stringify(baseUrl)} is not an http(s) URL`);
+  }
+  const concurrency = options.concurrency ?? 4;
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new PublishError("concurrency", STAGE, `${concurrency} is not a whole number >= 1`);
+  }
+  const retries = options.retries ?? 4;
+  if (!Number.isInteger(retries) || retries < 0) {
+    throw new PublishError("retries", STAGE, `${retries} is not a whole number >= 0`);
+  }
+  const backoffMs = options.backoffMs ?? 500;
+  if (!Number.isFinite(backoffMs) || backoffMs < 0) {
+    throw new PublishError("backoffMs", STAGE, `${backoffMs} is not a number of milliseconds >= 0`);
+  }
+  return {
+    dates: listDates(from, to),
+    folder: options.folder,
+    baseUrl: baseUrl.replace(/\/+$/, ""),
+    concurrency,
+    retries,
+    backoffMs,
+    log: options.log ?? (() => undefined),
+  };
+}
+
+// Returns the day as UTC midnight; checked by arithmetic so 2003-02-29 fails instead of rolling into March.
+function parseDate(name: string, value: unknown): Date {
+  const match = typeof value === "string" ? DATE_PATTERN.exec(value) : null;
+  if (match) {
+    const year = Number(match[1]);
+    const month = Number(match[2]);
+    const day = Number(match[3]);
+    if (month >= 1 && month <= 12 && day >= 1 && day <= countDaysInMonth(year, month)) {
+      const date = new Date(0);
+      // setUTCFullYear, unlike Date.UTC, does not map years 0..99 onto 1900..1999.
+      date.setUTCFullYear(year, month - 1, day);
+      return date;
+    }
+  }
+  throw new PublishError(name, STAGE, `${JSON.stringify(value)} is not a calendar date; give YYYY-MM-DD`);
+}
+
+function countDaysInMonth(year: number, month: number): number {
+  if (month === 2) return isLeapYear(year) ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+function isLeapYear(year: number): boolean {
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+}
+
+function listDates(from: Date, to: Date): string[] {
+  const dates: string[] = [];
+  for (const day = new Date(from); day <= to; day.setUTCDate(day.getUTCDate() + 1)) {
+    dates.push(day.toISOString().slice(0, 10));
+  }
+  return dates;
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
+// The bucket's own layout, used both in the URL and in the local mirror: 2003/20030101.max_temp.tif.
+function dateToPath(date: string): string {
+  return `${date.slice(0, 4)}/${date.replaceAll("-", "")}.max_temp.tif`;
+}
+
+async function readLock(lockPath: string): Promise<Map<string, LockEntry>> {
+  let text: string;
+  try {
+    text = await readFile(lockPath, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return new Map();
+    throw new PublishError(lockPath, STAGE, `cannot read the lock file: ${describeError(err)}`);
+  }
+  const entries = new Map<string, LockEntry>();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  const files = (parsed as Partial<LockFile> | undefined)?.files;
+  if (!Array.isArray(files) || !files.every(isLockEntry)) {
+    throw new PublishError(lockPath, STAGE, "is not a SILO lock file ({files: [{path, url, bytes, sha256}]}); delete it to download everything again");
+  }
+  for (const entry of files) entries.set(entry.path, entry);
+  return entries;
+}
+
+function isLockEntry(value: unknown): value is LockEntry {
+  const entry = value as LockEntry;
+  return (
+    typeof entry === "object" &&
+    entry !== null &&
+    typeof entry.path === "string" &&
+    typeof entry.url === "string" &&
+    Number.isInteger(entry.bytes) &&
+    typeof entry.sha256 === "string" &&
+    /^[0-9a-f]{64}$/.test(entry.sha256)
+  );
+}
+
+// Written to a temporary name and renamed, so a crash mid-write leaves the previous lock, never half a file.
+async function writeLock(lockPath: string, lock: Map<string, LockEntry>): Promise<void> {
+  const files = [...lock.values()]
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+    .map(({ path, url, bytes, sha256 }) => ({ path, url, bytes, sha256 }));
+  const body: LockFile = { files };
+  const tmpPath = `${lockPath}.${process.pid}.tmp`;
+  await writeFile(tmpPath, `${JSON.stringify(body, null, 2)}\n`);
+  await rename(tmpPath, lockPath);
+}
+
+async function isIntact(file: string, entry: LockEntry): Promise<boolean> {
+  try {
+    const info = await stat(file);
+    if (!info.isFile() || info.size !== entry.bytes) return false;
+    return (await hashFile(file)) === entry.sha256;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw err;
+  }
+}
+
+async function hashFile(file: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+async function downloadWithRetries(
+  url: string,
+  dest: string,
+  relPath: string,
+  config: FetchConfig,
+): Promise<{ bytes: number; sha256: string }> {
+  const attempts = config.retries + 1;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await downloadOnce(url, dest);
+    } catch (err) {
+      const retryable = err instanceof AttemptError && err.retryable;
+      if (!retryable || attempt === attempts) {
+        const reason = describeError(err);
+        throw new AttemptError(attempt > 1 ? `${reason} after ${attempt} attempts` : reason, false);
+      }
+      const delayMs = err.retryAfterMs ?? computeBackoffMs(config.backoffMs, attempt);
+      config.log(`retry ${relPath} in ${delayMs} ms: ${err.message} (attempt ${attempt} of ${attempts})`);
+      await sleep(delayMs);
+    }
+  }
+}
+
+// Exponential from the base with up to 20% random jitter, so parallel workers hitting the same 503 spread out.
+function computeBackoffMs(baseMs: number, attempt: number): number {
+  const delayMs = baseMs * 2 ** (attempt - 1);
+  return Math.min(RETRY_AFTER_CAP_MS, Math.round(delayMs * (1 + Math.random() * 0.2)));
+}
+
+async function downloadOnce(url: string, dest: string): Promise<{ bytes: number; sha256: string }> {
+  const controller = new AbortController();
+  let stalled = false;
+  let stallTimer = setTimeout(() => ((stalled = true), controller.abort()), STALL_MS);
+  const resetStall = () => {
+    clearTimeout(stallTimer);
+    stallTimer = setTimeout(() => ((stalled = true), controller.abort()), STALL_MS);
+  };
+  const partPath = `${dest}.part`;
+  let complete = false;
+  try {
+    let response: Response;
+    try {
+      // identity: Content-Length must count the bytes we store, not a compressed transfer.
+      response = await fetch(url, { signal: controller.signal, headers: { "accept-encoding": "identity" } });
+    } catch (err) {
+      throw new AttemptError(stalled ? `stalled: no response for ${STALL_MS / 1000} s` : `network error: ${describeFetchError(err)}`, true);
+    }
+    if (response.status !== 200) {
+      await response.body?.cancel().catch(() => undefined);
+      throw toStatusError(response);
+    }
+    const expected = readContentLength(response);
+    const reader = response.body?.getReader();
+    const handle = await open(partPath, "w");
+    const hash = createHash("sha256");
+    let received = 0;
+    let head = Buffer.alloc(0);
+    try {
+      while (reader) {
+        let chunk: ReadableStreamReadResult<Uint8Array>;
+        try {
+          chunk = await reader.read();
+        } catch (err) {
+          if (stalled) throw new AttemptError(`stalled: no data for ${STALL_MS / 1000} s after ${received} bytes`, true);
+          throw new AttemptError(
+            expected === undefined
+              ? `truncated: connection closed after ${received} bytes`
+              : `truncated: ${received} of ${expected} bytes`,
+            true,
+          );
+        }
+        if (chunk.done) break;
+        resetStall();
+        if (head.length < 4) {
+          head = Buffer.concat([head, chunk.value]).subarray(0, 32);
+          if (head.length >= 4 && !isTiffHeader(head)) {
+            await reader.cancel().catch(() => undefined);
+            throw makeNotTiffError(url, head);
+          }
+        }
+        await handle.write(chunk.value);
+        hash.update(chunk.value);
+        received += chunk.value.length;
+      }
+    } finally {
+      await handle.close();
+    }
+    if (!isTiffHeader(head)) throw makeNotTiffError(url, head);
+    if (expected !== undefined && received !== expected) {
+      throw new AttemptError(`truncated: ${received} of ${expected} bytes`, true);
+    }
+    await rename(partPath, dest);
+    complete = true;
+    return { bytes: received, sha256: hash.digest("hex") };
+  } finally {
+    clearTimeout(stallTimer);
+    if (!complete) await rm(partPath, { force: true });
+  }
+}
+
+function toStatusError(response: Response): AttemptError {
+  const status = response.status;
+  const statusText = STATUS_CODES[status] ?? response.statusText;
+  if (status === 404) return new AttemptError("404 Not Found (no such day in the bucket)", false);
+  const retryable = status === 429 || status >= 500;
+  const retryAfterMs = retryable ? parseRetryAfterMs(response.headers.get("retry-after")) : undefined;
+  return new AttemptError(`${status} ${statusText}`.trim(), retryable, retryAfterMs);
+}
+
+// Only the delay-seconds form is honoured; an HTTP-date falls back to our own backoff.
+function parseRetryAfterMs(value: string | null): number | undefined {
+  if (value === null || !/^\s*\d+(\.\d+)?\s*$/.test(value)) return undefined;
+  return Math.min(RETRY_AFTER_CAP_MS, Math.round(Number(value) * 1000));
+}
+
+// A length only binds when the body arrives unencoded; with a Content-Encoding it counts compressed bytes.
+function readContentLength(response: Response): number | undefined {
+  const encoding = response.headers.get("content-encoding");
+  if (encoding !== null && encoding.trim().toLowerCase() !== "identity") return undefined;
+  const value = response.headers.get("content-length");
+  return value !== null && /^\d+$/.test(value.trim()) ? Number(value) : undefined;
+}
+
+// Little-endian TIFF, big-endian TIFF, little-endian BigTIFF.
+function isTiffHeader(head: Buffer): boolean {
+  if (head.length < 4) return false;
+  const [a, b, c, d] = head;
+  return (
+    (a === 0x49 && b === 0x49 && c === 0x2a && d === 0x00) ||
+    (a === 0x4d && b === 0x4d && c === 0x00 && d === 0x2a) ||
+    (a === 0x49 && b === 0x49 && c === 0x2b && d === 0x00)
+  );
+}
+
+// Not retried: a 200 that is not a TIFF (typically an HTML error page from a proxy) will not fix itself.
+function makeNotTiffError(url: string, head: Buffer): AttemptError {
+  return new AttemptError(`${url} is not a GeoTIFF (starts with ${JSON.stringify(head.toString("latin1"))}; an HTML error page?)`, false);
+}
+
+function describeFetchError(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? describeError(err);
+}
+
+function describeError(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes >= 1e6) return `${(bytes / 1e6).toFixed(1)} MB`;
+  if (bytes >= 1e3) return `${(bytes / 1e3).toFixed(1)} kB`;
+  return `${bytes} B`;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,459 @@
+// Tests fetchSilo against a real local HTTP server scripted per path: success, 404, truncation, 5xx/429 retries, HTML, resume.
+
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { PublishError } from "../pipeline/errors.js";
+import { DEFAULT_SILO_BASE_URL, fetchSilo, LOCK_FILE, type FetchOptions, type FetchReport, type LockEntry } from "../pipeline/fetch.js";
+
+const PREFIX = "/silo/max_temp";
+const HTML_PAGE = "<!DOCTYPE html><html><body>Service temporarily unavailable</body></html>";
+
+type Behaviour =
+  | { kind: "ok" }
+  | { kind: "missing" }
+  | { kind: "truncate" } // Content-Length 4000, 1000 bytes, socket destroyed
+  | { kind: "truncate-chunked" } // no Content-Length, 1000 bytes, socket destroyed
+  | { kind: "status"; status: number; retryAfter?: string }
+  | { kind: "html" };
+
+interface SiloServer {
+  baseUrl: string;
+  // path (relative to the base URL) -> behaviours served in order; the last one repeats; unscripted paths are "ok".
+  script: Map<string, Behaviour[]>;
+  counts: Map<string, number>;
+  delayMs: number;
+  maxInFlight: () => number;
+  totalRequests: () => number;
+  close: () => Promise<void>;
+}
+
+// A few KB starting with a little-endian TIFF header, different in length and content for every date.
+function makeTiff(date: string): Buffer {
+  const seed = Number(date.replaceAll("-", "")) % 251;
+  const body = Buffer.alloc(3000 + (seed % 40) * 17);
+  for (let i = 0; i < body.length; i++) body[i] = (i * 7 + seed) & 0xff;
+  body.write("II*\0", 0, "latin1");
+  return body;
+}
+
+function dateToPath(date: string): string {
+  return `${date.slice(0, 4)}/${date.replaceAll("-", "")}.max_temp.tif`;
+}
+
+function hashBytes(bytes: Buffer): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+async function startSilo(): Promise<SiloServer> {
+  const script = new Map<string, Behaviour[]>();
+  const counts = new Map<string, number>();
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const silo: SiloServer = {
+    baseUrl: "",
+    script,
+    counts,
+    delayMs: 0,
+    maxInFlight: () => maxInFlight,
+    totalRequests: () => [...counts.values()].reduce((a, b) => a + b, 0),
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  const server = createServer(async (req, res) => {
+    const url = req.url ?? "";
+    const relPath = url.startsWith(`${PREFIX}/`) ? url.slice(PREFIX.length + 1) : url;
+    const seen = counts.get(relPath) ?? 0;
+    counts.set(relPath, seen + 1);
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    res.on("close", () => inFlight--);
+    if (silo.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, silo.delayMs));
+    const match = /^\d{4}\/(\d{4})(\d{2})(\d{2})\.max_temp\.tif$/.exec(relPath);
+    const steps = script.get(relPath) ?? [{ kind: "ok" }];
+    const step = steps[Math.min(seen, steps.length - 1)];
+    if (!match || step.kind === "missing") {
+      res.writeHead(404, { "content-type": "application/xml" }).end("<Error><Code>NoSuchKey</Code></Error>");
+      return;
+    }
+    const body = makeTiff(`${match[1]}-${match[2]}-${match[3]}`);
+    switch (step.kind) {
+      case "ok":
+        res.writeHead(200, { "content-type": "image/tiff", "content-length": String(body.length) }).end(body);
+        return;
+      case "truncate":
+        res.writeHead(200, { "content-type": "image/tiff", "content-length": "4000" });
+        res.write(body.subarray(0, 1000), () => dropLater(res.socket));
+        return;
+      case "truncate-chunked":
+        res.writeHead(200, { "content-type": "image/tiff" });
+        res.write(body.subarray(0, 1000), () => dropLater(res.socket));
+        return;
+      case "status": {
+        const headers: Record<string, string> = { "content-type": "text/plain" };
+        if (step.retryAfter !== undefined) headers["retry-after"] = step.retryAfter;
+        res.writeHead(step.status, headers).end("try later");
+        return;
+      }
+      case "html":
+        res.writeHead(200, { "content-type": "text/html", "content-length": String(Buffer.byteLength(HTML_PAGE)) }).end(HTML_PAGE);
+        return;
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  silo.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}${PREFIX}`;
+  return silo;
+}
+
+// The pause lets the client read the 1000 bytes first: fetch discards chunks still queued when the stream errors.
+function dropLater(socket: Socket | null): void {
+  setTimeout(() => socket?.destroy(), 30);
+}
+
+// Runs `body` with a fresh server and temp folder, and always closes and removes both.
+async function runWithSilo(body: (silo: SiloServer, folder: string) => Promise<void>): Promise<void> {
+  const silo = await startSilo();
+  const folder = await mkdtemp(path.join(os.tmpdir(), "silo-fetch-"));
+  try {
+    await body(silo, folder);
+  } finally {
+    await silo.close();
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
+async function listFiles(folder: string): Promise<string[]> {
+  const entries = await readdir(folder, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(folder, path.join(entry.parentPath ?? entry.path, entry.name)).split(path.sep).join("/"))
+    .sort();
+}
+
+function expectEntry(silo: SiloServer, date: string): LockEntry {
+  const bytes = makeTiff(date);
+  return { path: dateToPath(date), url: `${silo.baseUrl}/${dateToPath(date)}`, bytes: bytes.length, sha256: hashBytes(bytes) };
+}
+
+async function readLock(folder: string): Promise<unknown> {
+  return JSON.parse(await readFile(path.join(folder, LOCK_FILE), "utf8"));
+}
+
+async function assertDaysOnDisk(folder: string, dates: string[]): Promise<void> {
+  for (const date of dates) {
+    const bytes = await readFile(path.join(folder, dateToPath(date)));
+    assert.ok(bytes.equals(makeTiff(date)), `${dateToPath(date)} has the served bytes`);
+  }
+}
+
+async function catchError(promise: Promise<unknown>): Promise<PublishError> {
+  try {
+    await promise;
+  } catch (err) {
+    assert.instance(err, PublishError);
+    return err as PublishError;
+  }
+  assert.unreachable("expected fetchSilo to throw a PublishError");
+  throw new Error("unreachable");
+}
+
+function readCounts(silo: SiloServer, dates: string[]): number[] {
+  return dates.map((date) => silo.counts.get(dateToPath(date)) ?? 0);
+}
+
+function makeOptions(silo: SiloServer, folder: string, extra: Partial<FetchOptions>): FetchOptions {
+  return { from: "2003-01-01", to: "2003-01-01", folder, baseUrl: silo.baseUrl, backoffMs: 5, ...extra };
+}
+
+const measureTiff = (date: string) => makeTiff(date).length;
+const addUp = (values: number[]) => values.reduce((a, b) => a + b, 0);
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const download = suite("fetch - download");
+
+download("fetch - default base URL is the SILO bucket of decisions.md section 1", () => {
+  assert.is(DEFAULT_SILO_BASE_URL, "https://s3-ap-southeast-2.amazonaws.com/silo-open-data/Official/daily/max_temp");
+});
+
+download("fetch - mirrors every day across a year boundary into the bucket layout with an exact lock file", async () => {
+  await runWithSilo(async (silo, folder) => {
+    const dates = ["2003-12-30", "2003-12-31", "2004-01-01", "2004-01-02"];
+    const lines: string[] = [];
+    const report = await fetchSilo(makeOptions(silo, folder, { from: dates[0], to: dates[3], log: (line) => lines.push(line) }));
+
+    assert.equal(report, {
+      downloaded: dates.map(dateToPath),
+      skipped: [],
+      bytes: addUp(dates.map(measureTiff)),
+    } satisfies FetchReport);
+    assert.equal(await listFiles(folder), [...dates.map(dateToPath), LOCK_FILE]);
+    await assertDaysOnDisk(folder, dates);
+    assert.equal(await readLock(folder), { files: dates.map((date) => expectEntry(silo, date)) });
+    assert.equal(readCounts(silo, dates), [1, 1, 1, 1]);
+    assert.equal(
+      lines.sort(),
+      dates.map((date) => `fetched ${dateToPath(date)} ${(measureTiff(date) / 1000).toFixed(1)} kB`),
+    );
+  });
+});
+
+download("fetch - rewrites the lock after each completed file so an interrupted run keeps what it finished", async () => {
+  await runWithSilo(async (silo, folder) => {
+    const entriesWhenLogged: number[] = [];
+    await fetchSilo(
+      makeOptions(silo, folder, {
+        from: "2003-03-01",
+        to: "2003-03-03",
+        concurrency: 1,
+        log: () => {
+          const lock = JSON.parse(readFileSync(path.join(folder, LOCK_FILE), "utf8")) as { files: unknown[] };
+          entriesWhenLogged.push(lock.files.length);
+        },
+      }),
+    );
+    assert.equal(entriesWhenLogged, [1, 2, 3]);
+  });
+});
+
+download("fetch - requests the leap days 2004-02-29 and 2000-02-29", async () => {
+  await runWithSilo(async (silo, folder) => {
+    await fetchSilo(makeOptions(silo, folder, { from: "2004-02-28", to: "2004-03-01" }));
+    await fetchSilo(makeOptions(silo, folder, { from: "2000-02-29", to: "2000-02-29" }));
+    assert.equal([...silo.counts.keys()].sort(), [
+      "2000/20000229.max_temp.tif",
+      "2004/20040228.max_temp.tif",
+      "2004/20040229.max_temp.tif",
+      "2004/20040301.max_temp.tif",
+    ]);
+    await assertDaysOnDisk(folder, ["2000-02-29", "2004-02-28", "2004-02-29", "2004-03-01"]);
+  });
+});
+
+download("fetch - bounds concurrency (default 4, or as given)", async () => {
+  await runWithSilo(async (silo, folder) => {
+    silo.delayMs = 40;
+    await fetchSilo(makeOptions(silo, folder, { from: "2003-05-01", to: "2003-05-10" }));
+    assert.is(silo.maxInFlight(), 4);
+  });
+  await runWithSilo(async (silo, folder) => {
+    silo.delayMs = 40;
+    await fetchSilo(makeOptions(silo, folder, { from: "2003-05-01", to: "2003-05-10", concurrency: 2 }));
+    assert.is(silo.maxInFlight(), 2);
+  });
+});
+
+download("fetch - SILO_BASE_URL overrides the default and the baseUrl option overrides SILO_BASE_URL", async () => {
+  const saved = process.env.SILO_BASE_URL;
+  try {
+    await runWithSilo(async (silo, folder) => {
+      process.env.SILO_BASE_URL = silo.baseUrl;
+      await fetchSilo({ from: "2003-01-01", to: "2003-01-01", folder });
+      assert.equal(readCounts(silo, ["2003-01-01"]), [1]);
+      assert.equal(await readLock(folder), { files: [expectEntry(silo, "2003-01-01")] });
+    });
+    await runWithSilo(async (silo, folder) => {
+      // Port 9 on loopback refuses connections: a request sent there would fail the run.
+      process.env.SILO_BASE_URL = "http://127.0.0.1:9/nowhere";
+      await fetchSilo(makeOptions(silo, folder, { retries: 0 }));
+      assert.equal(readCounts(silo, ["2003-01-01"]), [1]);
+    });
+  } finally {
+    if (saved === undefined) delete process.env.SILO_BASE_URL;
+    else process.env.SILO_BASE_URL = saved;
+  }
+});
+
+download.run();
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const failures = suite("fetch - failures");
+
+failures("fetch - lists every failed day with URL and reason, keeps the completed files, retries only what is transient", async () => {
+  await runWithSilo(async (silo, folder) => {
+    const dates = ["2003-01-01", "2003-01-02", "2003-01-03", "2003-01-04", "2003-01-05", "2003-01-06"];
+    silo.script.set(dateToPath("2003-01-02"), [{ kind: "missing" }]);
+    silo.script.set(dateToPath("2003-01-03"), [{ kind: "truncate" }]);
+    silo.script.set(dateToPath("2003-01-04"), [{ kind: "status", status: 503 }, { kind: "ok" }]);
+    silo.script.set(dateToPath("2003-01-05"), [{ kind: "html" }]);
+    const lines: string[] = [];
+    const err = await catchError(fetchSilo(makeOptions(silo, folder, { from: dates[0], to: dates[5], log: (line) => lines.push(line) })));
+
+    const url = (date: string) => `${silo.baseUrl}/${dateToPath(date)}`;
+    assert.is(err.stage, "fetch");
+    assert.is(err.file, folder);
+    assert.is(
+      err.message,
+      `${folder}: 3 of 6 days failed to download; completed files and their lock entries are kept, re-run to resume:\n` +
+        `  2003-01-02 ${url("2003-01-02")}: 404 Not Found (no such day in the bucket)\n` +
+        `  2003-01-03 ${url("2003-01-03")}: truncated: 1000 of 4000 bytes after 5 attempts\n` +
+        `  2003-01-05 ${url("2003-01-05")}: ${url("2003-01-05")} is not a GeoTIFF (starts with "<!DOCTYPE html><html><body>Servi"; an HTML error page?) [fetch]`,
+    );
+    // 404 and HTML are answers, not hiccups: one request each. Truncation: retries + 1. 503 then 200: two.
+    assert.equal(readCounts(silo, dates), [1, 1, 5, 2, 1, 1]);
+    const kept = ["2003-01-01", "2003-01-04", "2003-01-06"];
+    assert.equal(await listFiles(folder), [...kept.map(dateToPath), LOCK_FILE]);
+    await assertDaysOnDisk(folder, kept);
+    assert.equal(await readLock(folder), { files: kept.map((date) => expectEntry(silo, date)) });
+    assert.ok(lines.includes(`failed ${dateToPath("2003-01-02")}: 404 Not Found (no such day in the bucket)`));
+    assert.is(lines.filter((line) => line.startsWith(`retry ${dateToPath("2003-01-03")} `)).length, 4);
+    assert.is(lines.filter((line) => line.startsWith(`retry ${dateToPath("2003-01-04")} `)).length, 1);
+
+    // The bucket recovers: a re-run skips what it finished and fetches only the rest.
+    silo.script.clear();
+    const report = await fetchSilo(makeOptions(silo, folder, { from: dates[0], to: dates[5] }));
+    assert.equal(report, {
+      downloaded: ["2003-01-02", "2003-01-03", "2003-01-05"].map(dateToPath),
+      skipped: kept.map(dateToPath),
+      bytes: addUp(["2003-01-02", "2003-01-03", "2003-01-05"].map(measureTiff)),
+    });
+    assert.equal(readCounts(silo, dates), [1, 2, 6, 2, 2, 1]);
+    assert.equal(await readLock(folder), { files: dates.map((date) => expectEntry(silo, date)) });
+  });
+});
+
+failures("fetch - gives up on a persistent 503 after retries + 1 attempts", async () => {
+  await runWithSilo(async (silo, folder) => {
+    silo.script.set(dateToPath("2003-01-01"), [{ kind: "status", status: 503 }]);
+    const err = await catchError(fetchSilo(makeOptions(silo, folder, { retries: 2 })));
+    assert.is(
+      err.reason,
+      `1 of 1 days failed to download; completed files and their lock entries are kept, re-run to resume:\n` +
+        `  2003-01-01 ${silo.baseUrl}/2003/20030101.max_temp.tif: 503 Service Unavailable after 3 attempts`,
+    );
+    assert.equal(readCounts(silo, ["2003-01-01"]), [3]);
+    assert.equal(await listFiles(folder), []);
+  });
+});
+
+failures("fetch - does not retry other 4xx answers", async () => {
+  await runWithSilo(async (silo, folder) => {
+    silo.script.set(dateToPath("2003-01-01"), [{ kind: "status", status: 403 }]);
+    const err = await catchError(fetchSilo(makeOptions(silo, folder, {})));
+    assert.ok(err.reason.endsWith(`2003/20030101.max_temp.tif: 403 Forbidden`), err.reason);
+    assert.equal(readCounts(silo, ["2003-01-01"]), [1]);
+  });
+});
+
+failures("fetch - a body cut short without Content-Length is truncated too", async () => {
+  await runWithSilo(async (silo, folder) => {
+    silo.script.set(dateToPath("2003-01-01"), [{ kind: "truncate-chunked" }, { kind: "ok" }]);
+    silo.script.set(dateToPath("2003-01-02"), [{ kind: "truncate-chunked" }]);
+    const err = await catchError(fetchSilo(makeOptions(silo, folder, { to: "2003-01-02", retries: 1 })));
+    assert.ok(
+      err.reason.endsWith(`2003-01-02 ${silo.baseUrl}/2003/20030102.max_temp.tif: truncated: connection closed after 1000 bytes after 2 attempts`),
+      err.reason,
+    );
+    assert.equal(readCounts(silo, ["2003-01-01", "2003-01-02"]), [2, 2]);
+    assert.equal(await listFiles(folder), [dateToPath("2003-01-01"), LOCK_FILE]);
+    await assertDaysOnDisk(folder, ["2003-01-01"]);
+  });
+});
+
+failures("fetch - honours a numeric Retry-After on 429", async () => {
+  await runWithSilo(async (silo, folder) => {
+    silo.script.set(dateToPath("2003-01-01"), [{ kind: "status", status: 429, retryAfter: "1" }, { kind: "ok" }]);
+    const started = performance.now();
+    await fetchSilo(makeOptions(silo, folder, {}));
+    const elapsedMs = performance.now() - started;
+    assert.ok(elapsedMs >= 990, `waited ${elapsedMs} ms, expected about 1000 (backoffMs is only 5)`);
+    assert.equal(readCounts(silo, ["2003-01-01"]), [2]);
+    await assertDaysOnDisk(folder, ["2003-01-01"]);
+  });
+});
+
+failures("fetch - rejects invalid date arguments before any request", async () => {
+  await runWithSilo(async (silo, folder) => {
+    const cases: Array<[string, string, string]> = [
+      ["2003-02-29", "2003-03-01", "from"], // 2003 is not a leap year
+      ["1900-02-29", "1900-03-01", "from"], // divisible by 100, not by 400
+      ["2004-02-30", "2004-03-01", "from"],
+      ["2003-04-31", "2003-05-01", "from"],
+      ["2003-13-01", "2003-12-31", "from"],
+      ["2003-00-10", "2003-01-10", "from"],
+      ["2003-01-00", "2003-01-10", "from"],
+      ["2003-1-01", "2003-01-10", "from"],
+      ["20030101", "2003-01-10", "from"],
+      ["", "2003-01-10", "from"],
+      ["2003-01-01", "2003-01-32", "to"],
+      ["2003-01-01", "2003-01-01T00:00:00Z", "to"],
+    ];
+    for (const [from, to, bad] of cases) {
+      const err = await catchError(fetchSilo(makeOptions(silo, folder, { from, to })));
+      const value = bad === "from" ? from : to;
+      assert.is(err.message, `${bad}: ${JSON.stringify(value)} is not a calendar date; give YYYY-MM-DD [fetch]`);
+    }
+    const order = await catchError(fetchSilo(makeOptions(silo, folder, { from: "2003-01-02", to: "2003-01-01" })));
+    assert.is(order.message, "from: 2003-01-02 is after to 2003-01-01; give from <= to [fetch]");
+    assert.is(silo.totalRequests(), 0);
+    assert.equal(await listFiles(folder), []);
+  });
+});
+
+failures.run();
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const resume = suite("fetch - resume");
+
+resume("fetch - skips intact files without a request and downloads corrupted or unrecorded ones again", async () => {
+  await runWithSilo(async (silo, folder) => {
+    const dates = ["2003-07-01", "2003-07-02", "2003-07-03", "2003-07-04"];
+    const options = makeOptions(silo, folder, { from: dates[0], to: dates[3] });
+    await fetchSilo(options);
+    const lock = await readLock(folder);
+
+    const lines: string[] = [];
+    const second = await fetchSilo({ ...options, log: (line) => lines.push(line) });
+    assert.equal(second, { downloaded: [], skipped: dates.map(dateToPath), bytes: 0 });
+    assert.equal(readCounts(silo, dates), [1, 1, 1, 1]);
+    assert.equal(lines.sort(), dates.map((date) => `skipped ${dateToPath(date)} (already present, sha256 ok)`));
+
+    // Same size, different bytes; cut short; and a stale .part from a killed run.
+    const flipped = makeTiff("2003-07-01");
+    flipped[100] ^= 0xff;
+    await writeFile(path.join(folder, dateToPath("2003-07-01")), flipped);
+    await truncate(path.join(folder, dateToPath("2003-07-02")), 500);
+    await writeFile(path.join(folder, `${dateToPath("2003-07-03")}.part`), "half");
+    const third = await fetchSilo(options);
+    assert.equal(third, {
+      downloaded: [dateToPath("2003-07-01"), dateToPath("2003-07-02")],
+      skipped: [dateToPath("2003-07-03"), dateToPath("2003-07-04")],
+      bytes: measureTiff("2003-07-01") + measureTiff("2003-07-02"),
+    });
+    assert.equal(readCounts(silo, dates), [2, 2, 1, 1]);
+    await assertDaysOnDisk(folder, dates);
+    assert.equal(await readLock(folder), lock);
+
+    // A file on disk the lock does not vouch for is not trusted.
+    const lockPath = path.join(folder, LOCK_FILE);
+    const trimmed = { files: (lock as { files: LockEntry[] }).files.filter((entry) => entry.path !== dateToPath("2003-07-04")) };
+    await writeFile(lockPath, JSON.stringify(trimmed));
+    const fourth = await fetchSilo(options);
+    assert.equal(fourth.downloaded, [dateToPath("2003-07-04")]);
+    assert.equal(readCounts(silo, dates), [2, 2, 1, 2]);
+    assert.equal(await readLock(folder), lock);
+    assert.equal(await listFiles(folder), [...dates.map(dateToPath), LOCK_FILE]);
+  });
+});
+
+resume("fetch - refuses a lock file it cannot read", async () => {
+  await runWithSilo(async (silo, folder) => {
+    await writeFile(path.join(folder, LOCK_FILE), "{not json");
+    const err = await catchError(fetchSilo(makeOptions(silo, folder, {})));
+    assert.is(err.file, path.join(folder, LOCK_FILE));
+    assert.match(err.reason, "delete it to download everything again");
+    assert.is(silo.totalRequests(), 0);
+  });
+});
+
+resume.run();
