@@ -1,0 +1,205 @@
+// Tests the generated demo raster: land mask against known places, value rules, determinism and writeDemo's reuse.
+
+import { createHash } from "node:crypto";
+import { mkdtemp, readFile, readdir, rm, stat, unlink } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { PLAUSIBLE_TMAX_DEGC } from "../schemas/contract.js";
+import { GRID } from "../schemas/grid.js";
+import { PublishError } from "../pipeline/errors.js";
+import { readSiloTiff } from "../pipeline/geotiff.js";
+import {
+  DEMO_DESCRIPTION,
+  DEMO_FIRST,
+  DEMO_LAST,
+  DEMO_SEED,
+  dateToDemoPath,
+  listDemoDates,
+  makeDemoDay,
+  makeLandMask,
+  writeDemo,
+} from "../pipeline/demo.js";
+
+// SILO's full-grid ocean mask is 290,758 cells (decisions.md 1). Natural Earth's 1:10m coast is not SILO's
+// mask, so allow 2% of the land count; measured: 278,340 land cells (-1.3%).
+const SILO_LAND_CELLS = GRID.width * GRID.height - 290_758;
+const LAND_TOLERANCE = Math.round(SILO_LAND_CELLS * 0.02);
+// sha256 of makeDemoDay("2003-01-01") as little-endian float32 bytes: any change to the generator shows here,
+// and should come with a new DEMO_GENERATOR_VERSION.
+const PINNED_20030101_SHA256 = "cd4c6eebbc99fe7530027e1da7d41c27efb8ae8df31054ee3ce827def0d81a79";
+
+const t0 = performance.now();
+const mask = makeLandMask();
+const maskMs = performance.now() - t0;
+const t1 = performance.now();
+const days = new Map(listDemoDates().map((d) => [d, makeDemoDay(d, mask)]));
+const daysMs = performance.now() - t1;
+console.log(`demo: land mask ${maskMs.toFixed(0)} ms, ${days.size} days ${daysMs.toFixed(0)} ms`);
+
+/** Index of the grid cell whose 0.05 degree square contains the point (edges from decisions.md 1). */
+function pointToIndex(lat: number, lon: number): number {
+  const col = Math.floor((lon * 1000 - GRID.westEdgeMilliDeg) / GRID.cellMilliDeg);
+  const row = Math.floor((GRID.northEdgeMilliDeg - lat * 1000) / GRID.cellMilliDeg);
+  return row * GRID.width + col;
+}
+
+function hashFloats(values: Float32Array): string {
+  return createHash("sha256").update(new Uint8Array(values.buffer, values.byteOffset, values.byteLength)).digest("hex");
+}
+
+function countLand(): number {
+  let land = 0;
+  for (const m of mask) land += m;
+  return land;
+}
+
+const landMask = suite("demo land mask");
+
+landMask("demo land mask - covers the full SILO grid with 0/1 cells", () => {
+  assert.is(mask.length, 841 * 681);
+  assert.ok(mask.every((m) => m === 0 || m === 1));
+});
+
+landMask("demo land mask - Australian places are land", () => {
+  const places: [string, number, number][] = [
+    ["Alice Springs", -23.7, 133.88],
+    ["Hobart", -42.88, 147.33],
+    ["Perth", -31.95, 115.86],
+    ["Canberra", -35.28, 149.13],
+    ["Uluru", -25.34, 131.04],
+    ["Kangaroo Island", -35.8, 137.25],
+    ["Melville Island", -11.6, 130.9],
+  ];
+  for (const [name, lat, lon] of places) assert.is(mask[pointToIndex(lat, lon)], 1, name);
+});
+
+landMask("demo land mask - sea and foreign land are missing", () => {
+  const places: [string, number, number][] = [
+    ["Coral Sea", -18, 152],
+    ["Timor (Indonesia), row 0", -9.98, 124.5],
+    ["Tagula Island (Papua New Guinea)", -11.5, 153.5],
+    ["Gulf of Carpentaria", -14.5, 139],
+    ["Bass Strait", -39.5, 146.5],
+    ["Great Australian Bight", -34, 130],
+    ["Indian Ocean", -25, 112.5],
+    ["Arafura Sea", -10.5, 134],
+  ];
+  for (const [name, lat, lon] of places) assert.is(mask[pointToIndex(lat, lon)], 0, name);
+});
+
+landMask(`demo land mask - land count within ${LAND_TOLERANCE} of SILO's ${SILO_LAND_CELLS}`, () => {
+  const land = countLand();
+  console.log(`demo: ${land} land cells, ${mask.length - land} ocean cells (SILO: ${SILO_LAND_CELLS} land, 290758 ocean)`);
+  assert.ok(Math.abs(land - SILO_LAND_CELLS) <= LAND_TOLERANCE, `${land} land cells`);
+});
+
+landMask.run();
+
+const values = suite("demo values");
+
+values("demo values - the same date gives the same bytes, pinned by hash", () => {
+  const again = makeDemoDay(DEMO_FIRST, mask);
+  assert.is(hashFloats(again), hashFloats(days.get(DEMO_FIRST)!));
+  assert.is(hashFloats(again), PINNED_20030101_SHA256);
+});
+
+values("demo values - every land value is plausible and has one decimal; ocean is NaN", () => {
+  const [lo, hi] = PLAUSIBLE_TMAX_DEGC;
+  for (const [date, day] of days) {
+    assert.is(day.length, mask.length, date);
+    for (let i = 0; i < day.length; i++) {
+      const v = day[i];
+      if (mask[i] === 0) {
+        if (!Number.isNaN(v)) assert.unreachable(`${date} cell ${i}: ocean holds ${v}`);
+      } else if (!Number.isNaN(v)) {
+        if (!(v >= lo && v <= hi)) assert.unreachable(`${date} cell ${i}: ${v} outside ${lo}..${hi}`);
+        if (Math.fround(Math.round(v * 10) / 10) !== v) assert.unreachable(`${date} cell ${i}: ${v} has more than one decimal`);
+      }
+    }
+  }
+});
+
+values("demo values - climate is January-like where it should be", () => {
+  const at = (lat: number, lon: number) => days.get(DEMO_FIRST)![pointToIndex(lat, lon)];
+  assert.ok(at(-23.7, 133.88) >= 35 && at(-23.7, 133.88) <= 46, `Alice Springs ${at(-23.7, 133.88)}`);
+  assert.ok(at(-42.88, 147.33) >= 14 && at(-42.88, 147.33) <= 27, `Hobart ${at(-42.88, 147.33)}`);
+  assert.ok(at(-12.46, 130.84) >= 28 && at(-12.46, 130.84) <= 35, `Darwin ${at(-12.46, 130.84)}`);
+});
+
+values("demo values - some days have inland gaps, and not every day", () => {
+  const gapDays = [...days].filter(([, day]) => day.some((v, i) => mask[i] === 1 && Number.isNaN(v))).map(([d]) => d);
+  console.log(`demo: inland gaps on ${gapDays.length} of ${days.size} days`);
+  assert.ok(gapDays.length > 0);
+  assert.ok(gapDays.length < days.size);
+});
+
+values("demo values - no two days are the same", () => {
+  const hashes = new Set([...days.values()].map(hashFloats));
+  assert.is(hashes.size, days.size);
+});
+
+values("demo values - rejects a non-calendar date and a mask of the wrong size", () => {
+  assert.throws(() => makeDemoDay("2003-02-29", mask), (err: unknown) => err instanceof PublishError);
+  assert.throws(() => makeDemoDay("2003-1-1", mask), (err: unknown) => err instanceof PublishError);
+  assert.throws(() => makeDemoDay(DEMO_FIRST, new Uint8Array(10)), (err: unknown) => err instanceof PublishError);
+});
+
+values("demo values - January 2003 and its descriptor", () => {
+  const dates = listDemoDates();
+  assert.is(dates.length, 31);
+  assert.is(dates[0], DEMO_FIRST);
+  assert.is(dates[30], DEMO_LAST);
+  assert.is(dateToDemoPath("2003-01-09"), "2003/20030109.max_temp.tif");
+  assert.is(DEMO_DESCRIPTION.seed, DEMO_SEED);
+  assert.is(DEMO_DESCRIPTION.note, "generated values, not observations");
+});
+
+values.run();
+
+const write = suite("demo writeDemo");
+
+write("demo writeDemo - writes 31 files, reuses them, and regenerates exactly a deleted one", async () => {
+  const folder = await mkdtemp(join(tmpdir(), "demo-test-"));
+  try {
+    const expected = listDemoDates().map((d) => join(folder, dateToDemoPath(d)));
+
+    const lines: string[] = [];
+    let t = performance.now();
+    assert.equal(await writeDemo(folder, (line) => lines.push(line)), expected);
+    console.log(`demo: first writeDemo ${(performance.now() - t).toFixed(0)} ms`);
+    assert.equal(lines, listDemoDates().map((d) => `generated ${dateToDemoPath(d)}`));
+    assert.equal((await readdir(join(folder, "2003"))).sort(), expected.map((p) => p.slice(folder.length + 6)));
+    const record = JSON.parse(await readFile(join(folder, "demo.json"), "utf8"));
+    assert.is(record.generatorVersion, DEMO_DESCRIPTION.generatorVersion);
+    assert.is(record.seed, DEMO_SEED);
+    assert.is(record.files.length, 31);
+
+    const decoded = await readSiloTiff(expected[0], PLAUSIBLE_TMAX_DEGC);
+    assert.equal(decoded.window, [0, 0, GRID.width, GRID.height]);
+    assert.is(hashFloats(decoded.values), PINNED_20030101_SHA256);
+
+    const mtimes = await Promise.all(expected.map(async (p) => (await stat(p)).mtimeMs));
+    lines.length = 0;
+    t = performance.now();
+    assert.equal(await writeDemo(folder, (line) => lines.push(line)), expected);
+    console.log(`demo: second writeDemo (all present) ${(performance.now() - t).toFixed(0)} ms`);
+    assert.equal(lines, listDemoDates().map((d) => `unchanged ${dateToDemoPath(d)}`));
+    assert.equal(await Promise.all(expected.map(async (p) => (await stat(p)).mtimeMs)), mtimes);
+
+    const victim = expected[14];
+    const before = await readFile(victim);
+    await unlink(victim);
+    lines.length = 0;
+    await writeDemo(folder, (line) => lines.push(line));
+    assert.equal(lines.filter((l) => l.startsWith("generated")), ["generated 2003/20030115.max_temp.tif"]);
+    assert.ok(before.equals(await readFile(victim)));
+    const after = await Promise.all(expected.map(async (p) => (await stat(p)).mtimeMs));
+    assert.equal(after.filter((m, i) => m !== mtimes[i]).length, 1);
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+});
+
+write.run();
