@@ -1,0 +1,138 @@
+// Grid, tile lattice, number and cursor arithmetic at the extremes (table-driven, round trips).
+
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { decodeCursor, encodeCursor, versionId } from "../schemas/dist.js";
+import {
+  GRID, bboxToWindow, cellToTile, colToEdgeLon, colToLon, parseTileId, rowToEdgeLat, rowToLat, tileId, windowBbox,
+  windowToTiles, windowTransform,
+} from "../schemas/grid.js";
+import { float32ToJson, float32ToShortest } from "../schemas/numbers.js";
+
+const grid = suite("grid");
+
+grid("grid - centres and edges come from integer indices, exactly", () => {
+  assert.is(colToLon(0), 112);
+  assert.is(colToLon(840), 154);
+  assert.is(colToLon(606), 142.3);
+  assert.is(colToLon(607), 142.35);
+  assert.is(colToEdgeLon(607), 142.325);
+  assert.is(rowToLat(0), -10);
+  assert.is(rowToLat(680), -44);
+  assert.is(rowToLat(399), -29.95);
+  assert.is(colToEdgeLon(0), 111.975);
+  assert.is(colToEdgeLon(GRID.width), 154.025);
+  assert.is(rowToEdgeLat(0), -9.975);
+  assert.is(rowToEdgeLat(GRID.height), -44.025);
+  for (let c = 0; c < GRID.width; c++) assert.is(String(colToLon(c)).length <= 7, true, `col ${c}: ${colToLon(c)}`);
+  for (let r = 0; r < GRID.height; r++) assert.is(String(rowToLat(r)).length <= 7, true, `row ${r}: ${rowToLat(r)}`);
+});
+
+grid("grid - the full grid cuts into 12 lattice tiles, edge tiles clipped", () => {
+  const slots = windowToTiles([0, 0, GRID.width, GRID.height]);
+  assert.is(slots.length, 12);
+  assert.equal(slots.map((s) => s.window[2]).slice(0, 4), [256, 256, 256, 73]);
+  assert.equal(slots.map((s) => s.window[3]).filter((_, i) => i % 4 === 0), [256, 256, 169]);
+  const corner = slots[11];
+  assert.equal([corner.tileRow, corner.tileCol, ...corner.window], [2, 3, 768, 512, 73, 169]);
+  assert.equal(windowBbox(corner.window), [150.375, -44.025, 154.025, -35.575]);
+  assert.equal(windowTransform(768, 512), [0.05, 0, 150.375, 0, -0.05, -35.575]);
+  assert.equal(windowBbox(slots[0].window), [111.975, -22.775, 124.775, -9.975]);
+  assert.equal(windowTransform(0, 0), [0.05, 0, 111.975, 0, -0.05, -9.975]);
+});
+
+grid("grid - a window slot keeps its lattice position; tiles of different windows line up", () => {
+  assert.equal(windowToTiles([250, 250, 10, 10]).map((s) => [s.tileRow, s.tileCol, ...s.window]), [
+    [0, 0, 250, 250, 6, 6],
+    [0, 1, 256, 250, 4, 6],
+    [1, 0, 250, 256, 6, 4],
+    [1, 1, 256, 256, 4, 4],
+  ]);
+  assert.equal(windowToTiles([0, 0, 256, 256]).length, 1);
+  assert.equal(windowToTiles([840, 680, 1, 1]).map((s) => [s.tileRow, s.tileCol, ...s.window]), [[2, 3, 840, 680, 1, 1]]);
+  const slot = cellToTile(257, 3, [250, 0, 20, 20]);
+  assert.equal([slot.tileRow, slot.tileCol, ...slot.window], [0, 1, 256, 0, 14, 20]);
+});
+
+grid("grid - bbox selection: west/south inclusive, east/north exclusive, on rounded centres", () => {
+  const cases: [string, [number, number, number, number], number[] | null][] = [
+    ["box on exact cell edges", [colToEdgeLon(10), rowToEdgeLat(20), colToEdgeLon(12), rowToEdgeLat(10)], [10, 10, 2, 10]],
+    ["box on exact centres", [colToLon(10), rowToLat(20), colToLon(12), rowToLat(10)], [10, 11, 2, 10]],
+    ["box between centres", [142.31, -30.04, 142.34, -30.01], null],
+    ["one centre on west/south edges", [142.35, -30, 142.36, -29.99], [607, 400, 1, 1]],
+    ["centre on east edge is out", [142.34, -30, 142.35, -29.99], null],
+    ["centre on north edge is out", [142.34, -30.01, 142.36, -30], null],
+    ["whole world", [-180, -90, 180, 90], [0, 0, 841, 681]],
+    ["north-west corner cell", [112, -10, 112.001, -9.999], [0, 0, 1, 1]],
+    ["south-east corner cell", [154, -44, 154.001, -43.999], [840, 680, 1, 1]],
+    ["east of the grid", [154.01, -30, 160, -20], null],
+    ["north of the grid", [130, -9.99, 140, 0], null],
+    ["south of the grid", [130, -60, 140, -44.001], null],
+  ];
+  for (const [name, bbox, expected] of cases) assert.equal(bboxToWindow(bbox), expected, name);
+});
+
+grid("grid - every column and row round-trips through a one-cell box", () => {
+  for (let c = 0; c < GRID.width; c++) {
+    assert.equal(bboxToWindow([colToLon(c), -30, colToEdgeLon(c + 1), -29.96]), [c, 400, 1, 1], `col ${c}`);
+  }
+  for (let r = 0; r < GRID.height; r++) {
+    assert.equal(bboxToWindow([130, rowToLat(r), 130.01, rowToEdgeLat(r)]), [360, r, 1, 1], `row ${r}`);
+  }
+});
+
+grid("grid - tile ids sort in date, lattice row, lattice column order and parse back", () => {
+  assert.is(tileId("2004-02-29", 2, 3), "20040229-r2-c3");
+  assert.equal(parseTileId("20040229-r2-c3"), { date: "2004-02-29", tileRow: 2, tileCol: 3 });
+  assert.is(parseTileId("20040229-r2-c"), null);
+  assert.is(parseTileId("x20040229-r2-c3"), null);
+  const ids = windowToTiles([0, 0, 841, 681]).map((s) => tileId("2003-01-01", s.tileRow, s.tileCol));
+  assert.equal([...ids].sort(), ids);
+});
+
+grid.run();
+
+const numbers = suite("numbers");
+
+numbers("numbers - float32 cells serialize as their shortest round-tripping decimal", () => {
+  const cases: [number, string][] = [
+    [24.2, "24.2"], [-3276.8, "-3276.8"], [0.1, "0.1"], [45.7, "45.7"], [-19.9, "-19.9"], [0, "0"], [60, "60"],
+    [1e-7, "1e-7"], [16777217, "16777216"], [3.4028234663852886e38, "3.4028235e+38"], [NaN, "null"],
+  ];
+  for (const [value, text] of cases) assert.is(float32ToJson(Math.fround(value)), text, String(value));
+  assert.is(JSON.stringify(float32ToShortest(Math.fround(24.2))), "24.2");
+});
+
+numbers("numbers - shortest decimals round-trip and are minimal for many float32 values", () => {
+  let seed = 7;
+  const bits = new Uint32Array(1);
+  const f = new Float32Array(bits.buffer);
+  for (let i = 0; i < 20000; i++) {
+    seed = (seed * 1103515245 + 12345) >>> 0;
+    bits[0] = seed;
+    const v = f[0];
+    if (!Number.isFinite(v)) continue;
+    const s = float32ToShortest(v)!;
+    assert.is(Math.fround(s), v);
+    const digits = s.toExponential().split("e")[0].replace(/[-.]/g, "").length;
+    if (digits > 1) assert.is.not(Math.fround(Number(v.toPrecision(digits - 1))), v);
+  }
+});
+
+numbers.run();
+
+const cursors = suite("cursors");
+
+cursors("cursors - issued cursors decode; edited, foreign and malformed ones do not", () => {
+  const c = encodeCursor("v1", "layers", 200);
+  assert.ok(/^200-[0-9a-f]{12}$/.test(c));
+  assert.is(decodeCursor("v1", "layers", c), 200);
+  assert.is(decodeCursor("v2", "layers", c), null);
+  assert.is(decodeCursor("v1", "observations", c), null);
+  assert.is(decodeCursor("v1", "layers", c.replace("200", "300")), null);
+  assert.is(decodeCursor("v1", "layers", "0-000000000000"), null);
+  assert.is(decodeCursor("v1", "layers", "abc"), null);
+  assert.is(versionId("silo-tmax", "2003-01-01", "2003-01-31", "e165b22947cfbbc5ffff"), "silo-tmax-20030101-20030131-e165b22947cfbbc5");
+});
+
+cursors.run();
