@@ -1,0 +1,62 @@
+// The server's one error type and its one table from error kind to HTTP status (interface.md 7, decisions.md 4).
+
+import type { Issue } from "../schemas/validate.js";
+
+export type { Issue };
+
+// The only place a kind meets its status: handlers name the kind, never the number (titiler keeps one such table).
+const STATUS_BY_KIND = {
+  invalid_parameters: 400,
+  malformed_json: 400,
+  not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  request_too_large: 413,
+  response_too_large: 413,
+  unsupported_media_type: 415,
+  invalid_request: 422,
+  coverage_unavailable: 422,
+  no_cell_centers: 422,
+  unsupported_grid: 422,
+  service_unavailable: 503,
+  acquisition_not_ready: 503,
+} as const;
+
+export type ErrorKind = keyof typeof STATUS_BY_KIND;
+
+export class HttpError extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    readonly issues?: Issue[],
+    /** extra response headers, e.g. Allow on a 405 */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = "HttpError";
+    this.status = STATUS_BY_KIND[kind];
+  }
+}
+
+export interface ErrorBody {
+  error: string;
+  message: string;
+  issues?: Issue[];
+}
+
+export function statusOfKind(kind: ErrorKind): number {
+  return STATUS_BY_KIND[kind];
+}
+
+/** The section 7 body of a typed error. */
+export function errorToBody(err: HttpError): ErrorBody {
+  return err.issues ? { error: err.kind, message: err.message, issues: err.issues } : { error: err.kind, message: err.message };
+}
+
+/** What an unexpected failure answers: a generic 500 that says nothing about the cause (style.md, Errors). */
+export const INTERNAL_ERROR_BODY: ErrorBody = {
+  error: "internal_error",
+  message: "The server failed to answer this request; the failure has been logged.",
+};

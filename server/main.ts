@@ -1,0 +1,101 @@
+// Entry point: `tsx server/main.ts` serves DIST on HOST:PORT, or says which command builds dist and exits 1.
+
+import { resolve } from "node:path";
+import { QUERY_UNIT, QUERY_VARIABLE } from "../schemas/contract.js";
+import { colToEdgeLon, rowToEdgeLat } from "../schemas/grid.js";
+import { createApp, type App } from "./app.js";
+import { isQueryCompatible } from "./query.js";
+import { DistError } from "./store.js";
+
+interface ServeConfig {
+  dist: string;
+  port: number;
+  host: string;
+  log: boolean;
+  environment: string;
+}
+
+function readServeConfig(env: NodeJS.ProcessEnv): ServeConfig {
+  const port = Number(env.PORT ?? 8080);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error(`PORT=${env.PORT} is not a port number (0..65535)`);
+  }
+  return {
+    dist: env.DIST || "dist",
+    port,
+    host: env.HOST || "127.0.0.1",
+    log: env.LOG !== "0",
+    environment: env.SERVICE_ENVIRONMENT || "demo",
+  };
+}
+
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * A query that returns data: 2 x 2 cells at the centre of the newest demo version's first date (inland
+ * Australia on the full grid), cell edges as the box so exactly those four centres fall inside.
+ */
+function describeExampleQuery(app: App, baseUrl: string): string | null {
+  const versions = [...app.store.versions.values()]
+    .filter((v) => v.failure === null && v.index?.kind === "raster" && isQueryCompatible(v.record))
+    .sort((a, b) => ((a.record.published_at ?? "") < (b.record.published_at ?? "") ? 1 : -1));
+  const newest = versions[0];
+  const first = newest?.index?.kind === "raster" ? newest.index.dates[0] : undefined;
+  if (!newest || !first) return null;
+  const [col, row, width, height] = first.window;
+  const c = col + Math.max(0, Math.floor(width / 2) - 1);
+  const r = row + Math.max(0, Math.floor(height / 2) - 1);
+  const cols = Math.min(2, width);
+  const rows = Math.min(2, height);
+  const request = {
+    variables: [QUERY_VARIABLE],
+    region: { bbox: [colToEdgeLon(c), rowToEdgeLat(r + rows), colToEdgeLon(c + cols), rowToEdgeLat(r)], crs: "EPSG:4326" },
+    period: { start: first.date, end: first.date },
+    temporal_resolution: "daily",
+    spatial_resolution: "native",
+    units: { [QUERY_VARIABLE]: QUERY_UNIT },
+    data_class: "interpolated_observation",
+    missing_policy: "preserve",
+    source_preference: "silo",
+  };
+  return `curl -sS -X POST ${baseUrl}/api/v1/data/query -H 'Content-Type: application/json' -d ${shellQuote(JSON.stringify(request))}`;
+}
+
+async function main(): Promise<void> {
+  let config: ServeConfig;
+  try {
+    config = readServeConfig(process.env);
+  } catch (err) {
+    console.error((err as Error).message);
+    process.exit(1);
+  }
+  let app: App;
+  try {
+    app = await createApp({ dist: resolve(config.dist), log: config.log, environment: config.environment });
+  } catch (err) {
+    if (err instanceof DistError) {
+      console.error(`Cannot serve ${config.dist}: ${err.message}`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  app.server.listen(config.port, config.host, () => {
+    const address = app.server.address();
+    const port = typeof address === "object" && address ? address.port : config.port;
+    const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+    const baseUrl = `http://${host}:${port}`;
+    console.log(`Serving ${resolve(config.dist)} at ${baseUrl}  (OpenAPI: ${baseUrl}/api/v1/openapi.json)`);
+    const example = describeExampleQuery(app, baseUrl);
+    if (example) console.log(`Try:\n  ${example}`);
+    else console.log(`Try:\n  curl -sS ${baseUrl}/api/v1/datasets`);
+  });
+  const stop = () => {
+    void app.close().then(() => process.exit(0));
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+}
+
+await main();
