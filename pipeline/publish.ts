@@ -1,6 +1,6 @@
 // `make publish`: sources -> decoded grids -> tiles -> hashed files -> indexes -> catalog, in that order.
 
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Dataset } from "../schemas/dist.js";
 import { readPublished, writeCatalog } from "./catalog.js";
@@ -11,6 +11,7 @@ import { createProgress, type Progress } from "./progress.js";
 import { labelRaster } from "./provenance.js";
 import { publishRaster, RASTER_TRANSFORM_VERSION } from "./raster.js";
 import { NOAA_WEATHER } from "../sources/noaa-weather.js";
+import { PublishError } from "./errors.js";
 
 export interface PublishOptions {
   sources: string; // folder of SILO daily max_temp GeoTIFFs
@@ -54,11 +55,48 @@ function findSamePublished(datasets: Dataset[], key: string, transform: string, 
   );
 }
 
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** One publish at a time per dist: two would race on the manifest and the catalog swap. */
+async function lockDist(dist: string): Promise<() => Promise<void>> {
+  const file = join(dist, ".publish.lock");
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await writeFile(file, String(process.pid), { flag: "wx" });
+      return () => rm(file, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      const holder = Number(await readFile(file, "utf8").catch(() => ""));
+      if (holder && isRunning(holder)) {
+        throw new PublishError(file, "lock", `another publish (pid ${holder}) is writing this dist; wait for it to finish`);
+      }
+      await rm(file, { force: true }); // left by a publish that was killed
+    }
+  }
+  throw new PublishError(file, "lock", "cannot take the publish lock");
+}
+
 export async function publish(options: PublishOptions): Promise<PublishSummary> {
   const started = Date.now();
+  await mkdir(options.dist, { recursive: true });
+  const unlock = await lockDist(options.dist);
+  try {
+    return await publishLocked(options, started);
+  } finally {
+    await unlock();
+  }
+}
+
+async function publishLocked(options: PublishOptions, started: number): Promise<PublishSummary> {
   const progress =
     options.progress ?? (options.log ? { line: options.log, status: () => {}, done: () => {} } : createProgress());
-  await mkdir(options.dist, { recursive: true });
   const previous = await readPublished(options.dist);
   const published = previous?.catalog.datasets ?? [];
   const writer = new DistWriter(options.dist);

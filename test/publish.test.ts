@@ -196,6 +196,21 @@ publishing("publish - an immutable name never receives different bytes", async (
   assert.is(await readFile(join(work, "w", "versions/x/a.json"), "utf8"), "one");
 });
 
+publishing("publish - one publish at a time per dist; a lock left by a killed publish is taken over", async () => {
+  const dist = join(work, "a");
+  await writeFile(join(dist, ".publish.lock"), String(process.pid));
+  try {
+    await publish({ sources, dist, ...quiet });
+    assert.unreachable("should have thrown");
+  } catch (err) {
+    assert.match((err as Error).message, new RegExp(`another publish \\(pid ${process.pid}\\) is writing this dist`));
+  }
+  await writeFile(join(dist, ".publish.lock"), "2147483646");
+  const s = await publish({ sources, dist, ...quiet });
+  assert.is(s.unchanged.length, 2);
+  assert.not.ok((await readdir(dist)).includes(".publish.lock"));
+});
+
 publishing("verify - catches a flipped byte and a missing file, naming each", async () => {
   const dist = join(work, "b");
   assert.is((await cli(["verify", "--dist", dist])).code, 0);
