@@ -1,0 +1,248 @@
+// Server test fixture: a small dist published by the real pipeline from generated SILO-window GeoTIFFs, plus an HTTP client.
+
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import http from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as assert from "uvu/assert";
+import { writeSiloTiff } from "../pipeline/geotiff.js";
+import { publish } from "../pipeline/publish.js";
+import { type CatalogFile, type Dataset, sha256Hex } from "../schemas/dist.js";
+import { type Window, colToEdgeLon, rowToEdgeLat } from "../schemas/grid.js";
+import { toIssues, validatorFor } from "../schemas/validate.js";
+import { type App, createApp } from "../server/app.js";
+
+/** Version A: cols 200..320, rows 200..320 crosses lattice column 256 and row 256, so four tiles a day. */
+export const WINDOW_A: Window = [200, 200, 121, 121];
+/** 2004-02-01 .. 2004-03-04: 33 days, with 28 and 29 February and 1 March, enough for 31- and 32-day periods. */
+export const DATES_A = listDates("2004-02-01", 33);
+/** Versions B and C (same published_at, so id order decides): a small window in tile r0-c1 on three days. */
+export const WINDOW_B: Window = [300, 200, 11, 11];
+export const DATES_B = ["2004-02-28", "2004-02-29", "2004-03-01"];
+export const VALUE_B = 50;
+export const VALUE_C = 51;
+
+export const PUBLISHED_A = "2024-01-01T00:00:00Z";
+export const PUBLISHED_BC = "2024-02-01T00:00:00Z";
+export const PUBLISHED_PAID = "2024-03-01T00:00:00Z";
+
+function listDates(first: string, count: number): string[] {
+  const start = Date.parse(`${first}T00:00:00Z`);
+  return Array.from({ length: count }, (_, i) => new Date(start + i * 86_400_000).toISOString().slice(0, 10));
+}
+
+/** Ocean in version A: the bottom-right corner block and one cell at the lattice corner, on every day. */
+export function isOceanA(col: number, row: number): boolean {
+  return (col >= 310 && row >= 310) || (col === 255 && row === 255);
+}
+
+/**
+ * The value of a cell of version A on day index `day`: at most 4 decimals and 6 significant digits, so its
+ * float32 reads back as exactly this decimal; distinct for every cell of a day. null for ocean.
+ */
+export function valueA(col: number, row: number, day: number): number | null {
+  if (isOceanA(col, row)) return null;
+  return Number((day + (col - 200) / 10 + (row - 200) / 10000).toFixed(4));
+}
+
+async function writeSources(dir: string, dates: string[], window: Window, valueOf: (col: number, row: number, day: number) => number | null): Promise<void> {
+  const [c0, r0, w, h] = window;
+  for (const [day, date] of dates.entries()) {
+    const values = new Float32Array(w * h);
+    for (let r = 0; r < h; r++) {
+      for (let c = 0; c < w; c++) values[r * w + c] = valueOf(c0 + c, r0 + r, day) ?? NaN;
+    }
+    await writeSiloTiff(join(dir, date.slice(0, 4), `${date.replaceAll("-", "")}.max_temp.tif`), window, values);
+  }
+}
+
+export interface Fixture {
+  root: string;
+  dist: string;
+  catalog: CatalogFile;
+  a: Dataset;
+  b: Dataset;
+  c: Dataset;
+  paid: Dataset;
+  restricted: Dataset;
+  noaa: Dataset;
+}
+
+let building: Promise<Fixture> | null = null;
+
+/** One published dist shared by every server suite in this process (publishing is the slow part). */
+export function buildFixture(): Promise<Fixture> {
+  building ??= (async () => {
+    const root = await mkdtemp(join(tmpdir(), "server-test-"));
+    process.on("exit", () => {
+      void rm(root, { recursive: true, force: true });
+    });
+    const dist = join(root, "dist");
+    const sourcesA = join(root, "sources-a");
+    const sourcesB = join(root, "sources-b");
+    const sourcesC = join(root, "sources-c");
+    await writeSources(sourcesA, DATES_A, WINDOW_A, valueA);
+    await writeSources(sourcesB, DATES_B, WINDOW_B, () => VALUE_B);
+    await writeSources(sourcesC, DATES_B, WINDOW_B, () => VALUE_C);
+    const log = () => {};
+    await publish({ sources: sourcesA, dist, log, publishedAt: PUBLISHED_A });
+    await publish({ sources: sourcesB, dist, log, publishedAt: PUBLISHED_BC, datasetKey: "silo-tmax-b", observations: false });
+    await publish({ sources: sourcesC, dist, log, publishedAt: PUBLISHED_BC, datasetKey: "silo-tmax-c", observations: false });
+    await publish({ sources: sourcesA, dist, log, publishedAt: PUBLISHED_PAID, datasetKey: "silo-tmax-paid", accessLevel: "paid", observations: false });
+    await publish({
+      sources: sourcesA,
+      dist,
+      log,
+      publishedAt: PUBLISHED_PAID,
+      datasetKey: "silo-tmax-restricted",
+      accessLevel: "restricted",
+      observations: false,
+    });
+    const catalog = JSON.parse(await readFile(join(dist, "catalog.json"), "utf8")) as CatalogFile;
+    const byKey = (key: string) => {
+      const found = catalog.datasets.find((d) => d.dataset_key === key);
+      if (!found) throw new Error(`fixture: no ${key} version in the catalog`);
+      return found;
+    };
+    return {
+      root,
+      dist,
+      catalog,
+      a: byKey("silo-tmax"),
+      b: byKey("silo-tmax-b"),
+      c: byKey("silo-tmax-c"),
+      paid: byKey("silo-tmax-paid"),
+      restricted: byKey("silo-tmax-restricted"),
+      noaa: byKey("noaa-weather"),
+    };
+  })();
+  return building;
+}
+
+let copies = 0;
+
+/** A private copy of the fixture's dist, for tests that damage or edit files. */
+export async function copyDist(fixture: Fixture): Promise<string> {
+  const dist = join(fixture.root, `copy-${++copies}`);
+  await cp(fixture.dist, dist, { recursive: true });
+  return dist;
+}
+
+/** Rewrites catalog.json of a dist copy (the catalog is the one file outside the manifest, so nothing else moves). */
+export async function editCatalog(dist: string, edit: (catalog: CatalogFile) => void): Promise<void> {
+  const file = join(dist, "catalog.json");
+  const catalog = JSON.parse(await readFile(file, "utf8")) as CatalogFile;
+  edit(catalog);
+  await writeFile(file, JSON.stringify(catalog));
+}
+
+export interface Served {
+  app: App;
+  url: string;
+  port: number;
+}
+
+/** Starts the real app on an ephemeral port, runs `fn`, and always closes it. */
+export async function withServer<T>(dist: string, fn: (served: Served) => Promise<T>, options: { log?: boolean; environment?: string } = {}): Promise<T> {
+  const app = await createApp({ dist, log: options.log ?? false, environment: options.environment });
+  await new Promise<void>((resolve) => app.server.listen(0, "127.0.0.1", resolve));
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  try {
+    return await fn({ app, url: `http://127.0.0.1:${port}`, port });
+  } finally {
+    await app.close();
+  }
+}
+
+export interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  bytes: Buffer;
+  text: string;
+  json: () => any;
+}
+
+export interface RequestSpec {
+  method?: string;
+  headers?: Record<string, string | number>;
+  body?: string | Buffer;
+  /** send the body in chunks without Content-Length */
+  chunked?: boolean;
+}
+
+/** One real HTTP exchange with node:http (no automatic decompression: the bytes are the bytes on the wire). */
+export function request(served: Served, path: string, spec: RequestSpec = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const body = spec.body === undefined ? undefined : Buffer.isBuffer(spec.body) ? spec.body : Buffer.from(spec.body);
+    const headers: Record<string, string | number> = { ...spec.headers };
+    if (body !== undefined && !spec.chunked) headers["Content-Length"] ??= body.length;
+    const req = http.request(
+      { host: "127.0.0.1", port: served.port, path, method: spec.method ?? (body !== undefined ? "POST" : "GET"), headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const bytes = Buffer.concat(chunks);
+          const text = bytes.toString("utf8");
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, bytes, text, json: () => JSON.parse(text) });
+        });
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    if (body !== undefined && spec.chunked) {
+      for (let i = 0; i < body.length; i += 4096) req.write(body.subarray(i, i + 4096));
+      req.end();
+    } else req.end(body);
+  });
+}
+
+export function post(served: Served, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+  return request(served, path, {
+    method: "POST",
+    body: typeof body === "string" ? body : JSON.stringify(body),
+    headers: { "Content-Type": "application/json", ...headers },
+  });
+}
+
+/** Fails with the contract issues when `value` does not match schema `id`. */
+export function assertSchema(id: string, value: unknown): void {
+  const validate = validatorFor(id);
+  if (!validate(value)) assert.unreachable(`${id}: ${JSON.stringify(toIssues(validate.errors, value))}`);
+}
+
+/** Asserts an error answer: status, `error` code, section 7 body shape. */
+export function assertError(answer: Answer, status: number, error: string): any {
+  assert.is(answer.status, status, `status of ${answer.text}`);
+  assert.match(String(answer.headers["content-type"]), /^application\/json/);
+  const body = answer.json();
+  assertSchema("error.schema.json", body);
+  assert.is(body.error, error);
+  assert.type(body.message, "string");
+  assert.is(answer.headers["access-control-allow-origin"], "*");
+  return body;
+}
+
+/** A valid data request over a box given in global cell indices (edges exactly on cell edges). */
+export function requestFor(cells: { col: number; row: number; width: number; height: number }, start: string, end: string, extra: Record<string, unknown> = {}) {
+  return {
+    variables: ["air_temperature_max"],
+    region: {
+      bbox: [colToEdgeLon(cells.col), rowToEdgeLat(cells.row + cells.height), colToEdgeLon(cells.col + cells.width), rowToEdgeLat(cells.row)],
+      crs: "EPSG:4326",
+    },
+    period: { start, end },
+    temporal_resolution: "daily",
+    spatial_resolution: "native",
+    units: { air_temperature_max: "degC" },
+    data_class: "interpolated_observation",
+    missing_policy: "preserve",
+    source_preference: "silo",
+    ...extra,
+  };
+}
+
+export function sha256Base64(data: Uint8Array | string): string {
+  return Buffer.from(sha256Hex(data), "hex").toString("base64");
+}
