@@ -3,7 +3,8 @@
 // Machines here are shared and noisy, so every figure is paired with a baseline measured moments before:
 // publish per day against decoding the same day alone; query latency against GET /api/health.
 
-import { mkdtemp, rm } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,9 +29,22 @@ function percentile(xs: number[], p: number): number {
 }
 const ms = (x: number) => `${x.toFixed(2)} ms`;
 
-async function benchPublish(dist: string): Promise<string> {
-  await writeDemo(DEMO);
-  const files = await findSiloFiles(DEMO);
+/** The demo days recompressed as SILO ships them (COG, DEFLATE + floating-point predictor), when GDAL is here. */
+async function makeCogs(folder: string): Promise<string | null> {
+  try {
+    execFileSync("gdal_translate", ["--version"], { stdio: "ignore" });
+  } catch {
+    return null;
+  }
+  for (const f of await findSiloFiles(DEMO)) {
+    await mkdir(join(folder, f.date.slice(0, 4)), { recursive: true });
+    execFileSync("gdal_translate", ["-q", "-of", "COG", "-co", "COMPRESS=DEFLATE", "-co", "PREDICTOR=FLOATING_POINT", f.path, join(folder, f.memberPath)]);
+  }
+  return folder;
+}
+
+async function benchPublish(sources: string, label: string, dist: string): Promise<string> {
+  const files = await findSiloFiles(sources);
   const decodeMs: number[] = [];
   for (const f of files) {
     const t = performance.now();
@@ -38,14 +52,14 @@ async function benchPublish(dist: string): Promise<string> {
     decodeMs.push(performance.now() - t);
   }
   const t = performance.now();
-  const s = await publish({ sources: DEMO, dist, observations: true, log: () => {} });
+  const s = await publish({ sources, dist, observations: true, log: () => {} });
   const totalMs = performance.now() - t;
   const state = await readPublished(dist);
   const raster = s.added.find((d) => d.dataset_key === "silo-tmax")!;
   const rasterBytes = state!.manifest.files.filter((f) => f.path.startsWith(`versions/${raster.id}/`)).reduce((n, f) => n + f.size, 0);
   const perDay = totalMs / s.days;
   return [
-    `publish: ${s.days} full-grid days (841 x 681) + ${s.observations} observations in ${(totalMs / 1000).toFixed(1)} s`,
+    `publish ${label}: ${s.days} full-grid days (841 x 681) + ${s.observations} observations in ${(totalMs / 1000).toFixed(1)} s`,
     `  per day ${ms(perDay)}  baseline decode-only per day ${ms(median(decodeMs))}  ratio ${(perDay / median(decodeMs)).toFixed(1)}x`,
     `  dist per day ${(rasterBytes / s.days / 1e6).toFixed(2)} MB (tiles JSON + cells.f32 + pages), raster version ${(rasterBytes / 1e6).toFixed(1)} MB`,
   ].join("\n");
@@ -109,10 +123,15 @@ async function benchServer(dist: string): Promise<string> {
   }
 }
 
-const dist = await mkdtemp(join(tmpdir(), "bench-dist-"));
+const work = await mkdtemp(join(tmpdir(), "bench-"));
 try {
-  console.log(await benchPublish(dist));
+  await writeDemo(DEMO);
+  const cogs = await makeCogs(join(work, "cogs"));
+  if (cogs) console.log(await benchPublish(cogs, "(GDAL COGs, DEFLATE + floating-point predictor, as SILO ships them)", join(work, "dist-cog")));
+  else console.log("publish of COGs skipped: gdal_translate not found (bash test/ensure-gdal.sh installs it)");
+  const dist = join(work, "dist");
+  console.log(await benchPublish(DEMO, "(bundled demo, uncompressed GeoTIFF)", dist));
   console.log(await benchServer(dist));
 } finally {
-  await rm(dist, { recursive: true, force: true });
+  await rm(work, { recursive: true, force: true });
 }

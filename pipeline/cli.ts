@@ -21,7 +21,7 @@ async function runPublish(sources: string | undefined, dist: string): Promise<vo
   const progress = createProgress();
   if (!sources) {
     progress.line(`generating the demo grids into ${DEMO_SOURCES} (skipped when already there)`);
-    await writeDemo(DEMO_SOURCES, (l) => progress.status(l));
+    await writeDemo(DEMO_SOURCES, (l) => progress.status(l, l));
   }
   const s = await publish({ sources: sources || DEMO_SOURCES, dist, progress });
   const state = await readPublished(dist);

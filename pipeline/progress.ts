@@ -3,8 +3,8 @@
 export interface Progress {
   /** a line worth keeping in any log */
   line(text: string): void;
-  /** the live status; shown in place on a TTY, every `quietEvery` updates in plain mode */
-  status(text: string): void;
+  /** the live status, shown in place on a TTY; in plain mode only `plain` is printed, as a line, when given */
+  status(text: string, plain?: string): void;
   done(): void;
 }
 
@@ -20,8 +20,11 @@ export function createProgress(stream: NodeJS.WriteStream = process.stderr, quie
       clear();
       if (!quiet) stream.write(`${text}\n`);
     },
-    status(text) {
-      if (!live) return;
+    status(text, plain) {
+      if (!live) {
+        if (plain !== undefined && !quiet) stream.write(`${plain}\n`);
+        return;
+      }
       clear();
       shown = text.slice(0, (stream.columns || 100) - 1);
       stream.write(shown);

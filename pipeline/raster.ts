@@ -130,8 +130,10 @@ export async function publishRaster(files: SiloFile[], labels: RasterLabels, wri
         contentLines.push(stableStringify({ ...describeTile(file.date, slot), source_window: slot.window, cells_sha256: cellsSha256 }));
       }
       sources.push(labels.sourceEntry(file, await hashFile(file.path)));
-      progress.status(`decoded ${i + 1}/${files.length} files  ${formatBytes(offset)}  ${((Date.now() - started) / 1000).toFixed(1)} s`);
-      if (!process.stderr.isTTY) progress.line(`decoded ${file.memberPath}  ${grid.window.join(",")}  missing ${grid.missing}`);
+      progress.status(
+        `decoded ${i + 1}/${files.length} files  ${formatBytes(offset)}  ${((Date.now() - started) / 1000).toFixed(1)} s`,
+        `decoded ${file.memberPath}  window ${grid.window.join(",")}  missing ${grid.missing}`,
+      );
     }
   } finally {
     await cellsFile.close();
