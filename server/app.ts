@@ -28,6 +28,8 @@ export interface AppOptions {
   log?: boolean;
   /** health `environment` (decisions.md 4: SERVICE_ENVIRONMENT, default demo) */
   environment?: string;
+  /** where verification failures are reported (default stderr) */
+  warn?: (message: string) => void;
 }
 
 export interface App {
@@ -113,7 +115,7 @@ function readCellIndex(req: Request, name: string): number {
 }
 
 export async function createApp(options: AppOptions): Promise<App> {
-  const store = await Store.open(options.dist);
+  const store = await Store.open(options.dist, options.warn);
   const logRequests = options.log ?? true;
   const environment = options.environment ?? "demo";
   const catalogSha256 = sha256Hex(store.catalogBody);

@@ -143,8 +143,12 @@ export interface Served {
 }
 
 /** Starts the real app on an ephemeral port, runs `fn`, and always closes it. */
-export async function withServer<T>(dist: string, fn: (served: Served) => Promise<T>, options: { log?: boolean; environment?: string } = {}): Promise<T> {
-  const app = await createApp({ dist, log: options.log ?? false, environment: options.environment });
+export async function withServer<T>(
+  dist: string,
+  fn: (served: Served) => Promise<T>,
+  options: { log?: boolean; environment?: string; warn?: (message: string) => void } = {},
+): Promise<T> {
+  const app = await createApp({ dist, log: options.log ?? false, environment: options.environment, warn: options.warn ?? (() => {}) });
   await new Promise<void>((resolve) => app.server.listen(0, "127.0.0.1", resolve));
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : 0;
