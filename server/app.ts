@@ -49,12 +49,12 @@ interface Route {
 
 const VERSION_ID = /^[a-zA-Z0-9_-]{1,128}$/;
 
-const firstValue = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+const readFirst = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
 /** Absolute base URL of this request, for capabilities links (interface.md 2.10: links are URIs). */
-function baseUrlOf(req: IncomingMessage): string {
-  const host = firstValue(req.headers.host);
-  const proto = firstValue(req.headers["x-forwarded-proto"]) === "https" ? "https" : "http";
+function findBaseUrl(req: IncomingMessage): string {
+  const host = readFirst(req.headers.host);
+  const proto = readFirst(req.headers["x-forwarded-proto"]) === "https" ? "https" : "http";
   // A Host header that is not a plain host[:port] is not echoed into links.
   const safeHost = host && /^[A-Za-z0-9.-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$/.test(host) ? host : null;
   if (safeHost) return `${proto}://${safeHost}`;
@@ -63,14 +63,14 @@ function baseUrlOf(req: IncomingMessage): string {
   return `${proto}://${shown}:${req.socket.localPort}`;
 }
 
-function invalidParameter(name: string, code: string, message: string): HttpError {
+function rejectParameter(name: string, code: string, message: string): HttpError {
   return new HttpError("invalid_parameters", `Query parameter ${name} ${message}.`, [{ code, path: [name], message }]);
 }
 
 /** One value of a query parameter; a repeated parameter is ambiguous and rejected. */
 function readParam(req: Request, name: string): string | undefined {
   const value = (req.query as Record<string, string | string[] | undefined>)[name];
-  if (Array.isArray(value)) throw invalidParameter(name, "repeated", "is given more than once");
+  if (Array.isArray(value)) throw rejectParameter(name, "repeated", "is given more than once");
   return value;
 }
 
@@ -82,35 +82,35 @@ function checkVersionId(id: string): void {
   }
 }
 
-interface PageSpec {
+interface PageConfig {
   limit: number;
   after: string | null;
   tile: string | null;
 }
 
 /** limit 1..1000 (default 100), after <= 256 chars, tile <= 128 chars (interface.md 4.7.1, 4.8, 8). */
-function readPageParams(req: Request, withTile: boolean): PageSpec {
+function readPageParams(req: Request, withTile: boolean): PageConfig {
   const limitSpec = readParam(req, "limit");
   let limit: number = LIMITS.defaultPageLimit;
   if (limitSpec !== undefined) {
-    if (!/^[0-9]{1,7}$/.test(limitSpec)) throw invalidParameter("limit", "type", "must be an integer from 1 to 1000");
+    if (!/^[0-9]{1,7}$/.test(limitSpec)) throw rejectParameter("limit", "type", "must be an integer from 1 to 1000");
     limit = Number(limitSpec);
-    if (limit < 1 || limit > LIMITS.maxPageLimit) throw invalidParameter("limit", "out_of_range", "must be an integer from 1 to 1000");
+    if (limit < 1 || limit > LIMITS.maxPageLimit) throw rejectParameter("limit", "out_of_range", "must be an integer from 1 to 1000");
   }
   const after = readParam(req, "after") ?? null;
   if (after !== null && after.length > LIMITS.maxCursorLength) {
-    throw invalidParameter("after", "length", `must be at most ${LIMITS.maxCursorLength} characters`);
+    throw rejectParameter("after", "length", `must be at most ${LIMITS.maxCursorLength} characters`);
   }
   const tile = withTile ? (readParam(req, "tile") ?? null) : null;
-  if (tile !== null && tile.length > 128) throw invalidParameter("tile", "length", "must be at most 128 characters");
+  if (tile !== null && tile.length > 128) throw rejectParameter("tile", "length", "must be at most 128 characters");
   return { limit, after, tile };
 }
 
 /** A non-negative integer query parameter of sample (interface.md 4.9); missing or malformed is 400. */
 function readCellIndex(req: Request, name: string): number {
   const spec = readParam(req, name);
-  if (spec === undefined || spec === "") throw invalidParameter(name, "required", "is required");
-  if (!/^[0-9]+$/.test(spec)) throw invalidParameter(name, "type", "must be a non-negative integer");
+  if (spec === undefined || spec === "") throw rejectParameter(name, "required", "is required");
+  if (!/^[0-9]+$/.test(spec)) throw rejectParameter(name, "type", "must be a non-negative integer");
   return Number(spec);
 }
 
@@ -134,14 +134,14 @@ export async function createApp(options: AppOptions): Promise<App> {
     return v;
   }
 
-  async function sendPage(req: Request, res: ServerResponse, kind: ListKind, v: VersionEntry, page: PageSpec): Promise<void> {
+  async function sendPage(req: Request, res: ServerResponse, kind: ListKind, v: VersionEntry, page: PageConfig): Promise<void> {
     const count = store.countItems(v, kind);
     let offset = 0;
     if (page.after !== null) {
       const decoded = decodeCursor(v.id, kind, page.after);
       // Cursors are only issued for offsets inside the list (decisions.md 4), so anything else was not ours.
       if (decoded === null || decoded >= count) {
-        throw invalidParameter("after", "invalid_cursor", "is not a cursor this server issued for this list");
+        throw rejectParameter("after", "invalid_cursor", "is not a cursor this server issued for this list");
       }
       offset = decoded;
     }
@@ -187,7 +187,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     );
 
   const capabilities: Handler = async (req, res) => {
-    const base = baseUrlOf(req);
+    const base = findBaseUrl(req);
     const body = Buffer.from(
       JSON.stringify({
         apiVersion: API_VERSION,
@@ -270,8 +270,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   const sample: Handler = async (req, res) => {
     checkVersionId(req.params.id);
     const tile = readParam(req, "tile");
-    if (tile === undefined || tile === "") throw invalidParameter("tile", "required", "is required");
-    if (tile.length > 128) throw invalidParameter("tile", "length", "must be at most 128 characters");
+    if (tile === undefined || tile === "") throw rejectParameter("tile", "required", "is required");
+    if (tile.length > 128) throw rejectParameter("tile", "length", "must be at most 128 characters");
     const row = readCellIndex(req, "row");
     const col = readCellIndex(req, "col");
     const v = findDataVersion(req.params.id);

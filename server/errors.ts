@@ -46,10 +46,6 @@ export interface ErrorBody {
   issues?: Issue[];
 }
 
-export function statusOfKind(kind: ErrorKind): number {
-  return STATUS_BY_KIND[kind];
-}
-
 /** The section 7 body of a typed error. */
 export function errorToBody(err: HttpError): ErrorBody {
   return err.issues ? { error: err.kind, message: err.message, issues: err.issues } : { error: err.kind, message: err.message };

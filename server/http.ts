@@ -113,13 +113,13 @@ async function compressBody(body: Buffer, encoding: Encoding): Promise<Buffer> {
     : gzip(body);
 }
 
-function etagOf(hex: string, encoding: Encoding | null): string {
+function formatEtag(hex: string, encoding: Encoding | null): string {
   // Each encoding is a different representation, so it gets its own strong validator (RFC 9110 8.8.3).
   return `"${hex.slice(0, 32)}${encoding ? `-${encoding}` : ""}"`;
 }
 
 /** If-None-Match matches any representation of the same content (weak comparison, RFC 9110 13.1.2). */
-function matchesIfNoneMatch(header: string | undefined, hex: string): boolean {
+function isNotModified(header: string | undefined, hex: string): boolean {
   if (!header) return false;
   const base = hex.slice(0, 32);
   for (const raw of header.split(",")) {
@@ -158,8 +158,8 @@ export async function sendBytes(req: IncomingMessage, res: ServerResponse, body:
   const encoding = compressible ? selectEncoding(req.headers["accept-encoding"]) : null;
 
   if (options.etagHex) {
-    headers["ETag"] = etagOf(options.etagHex, encoding);
-    if (matchesIfNoneMatch(req.headers["if-none-match"], options.etagHex)) {
+    headers["ETag"] = formatEtag(options.etagHex, encoding);
+    if (isNotModified(req.headers["if-none-match"], options.etagHex)) {
       delete headers["Content-Type"];
       res.writeHead(304, headers);
       res.end();
@@ -178,8 +178,8 @@ export async function sendBytes(req: IncomingMessage, res: ServerResponse, body:
   if (options.digest) {
     // Content-Digest covers the bytes on the wire, after any content coding (RFC 9530 2); Repr-Digest the
     // uncompressed body, which is what a client sees after its HTTP library decompresses.
-    headers["Content-Digest"] = digestHeader(payload);
-    headers["Repr-Digest"] = digestHeader(body);
+    headers["Content-Digest"] = formatDigest(payload);
+    headers["Repr-Digest"] = formatDigest(body);
   }
   headers["Content-Length"] = payload.length;
   res.writeHead(options.status ?? 200, headers);
@@ -190,13 +190,13 @@ export async function sendJson(req: IncomingMessage, res: ServerResponse, value:
   await sendBytes(req, res, Buffer.from(JSON.stringify(value)), { ...options, type: JSON_TYPE });
 }
 
-export function sha256Base64(data: Uint8Array): string {
+export function hashBase64(data: Uint8Array): string {
   return Buffer.from(sha256Hex(data), "hex").toString("base64");
 }
 
 /** The digest header value of a body: `sha-256=:<base64>:` (RFC 9530). */
-export function digestHeader(data: Uint8Array): string {
-  return `sha-256=:${sha256Base64(data)}:`;
+export function formatDigest(data: Uint8Array): string {
+  return `sha-256=:${hashBase64(data)}:`;
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });

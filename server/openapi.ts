@@ -7,7 +7,7 @@ type Json = Record<string, unknown>;
 
 const SCHEMA_FILE = /^([a-z0-9-]+)\.schema\.json$/;
 
-function componentName(schemaId: string): string {
+function schemaIdToComponent(schemaId: string): string {
   const m = SCHEMA_FILE.exec(schemaId);
   if (!m) throw new Error(`schema id ${schemaId} is not <name>.schema.json`);
   return m[1];
@@ -25,7 +25,7 @@ function rewriteRefs(node: unknown, own: string): unknown {
     if (key === "$id" || key === "$schema") continue;
     if (key === "$ref" && typeof value === "string") {
       const [file, pointer = ""] = value.split("#");
-      const target = file === "" ? own : componentName(file);
+      const target = file === "" ? own : schemaIdToComponent(file);
       out.$ref = `#/components/schemas/${target}${pointer}`;
     } else {
       out[key] = rewriteRefs(value, own);
@@ -34,8 +34,8 @@ function rewriteRefs(node: unknown, own: string): unknown {
   return out;
 }
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const jsonContent = (schema: unknown) => ({ "application/json": { schema } });
+const refSchema = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const describeJson = (schema: unknown) => ({ "application/json": { schema } });
 
 const ERROR_MEANINGS: Record<string, string> = {
   "304": "Not modified: the If-None-Match validator matches (no body).",
@@ -49,7 +49,7 @@ const ERROR_MEANINGS: Record<string, string> = {
   "503": "Data service unavailable; retry with exponential backoff (`service_unavailable`; `acquisition_not_ready` on the acquisition route).",
 };
 
-function errorResponses(codes: string[]): Json {
+function describeErrors(codes: string[]): Json {
   const out: Json = {};
   for (const code of codes) out[code] = { $ref: `#/components/responses/E${code}` };
   return out;
@@ -60,7 +60,7 @@ const idParameter = {
   in: "path",
   required: true,
   description: "Dataset version id.",
-  schema: ref("common/$defs/version-id"),
+  schema: refSchema("common/$defs/version-id"),
 };
 const limitParameter = {
   name: "limit",
@@ -79,11 +79,11 @@ const etagHeaders = {
   "Cache-Control": { description: "`public, max-age=31536000, immutable`: a dataset version never changes.", schema: { type: "string" } },
 };
 
-function dataRequestBody(schemaName: string) {
+function describeRequestBody(schemaName: string) {
   return {
     required: true,
     description: `JSON body of at most ${LIMITS.maxRequestBytes} bytes; Content-Type application/json.`,
-    content: jsonContent(ref(schemaName)),
+    content: describeJson(refSchema(schemaName)),
   };
 }
 
@@ -96,21 +96,21 @@ function describePaths(): Json {
       get: {
         operationId: "getHealth",
         summary: "Process and configuration status (no database or source check).",
-        responses: { "200": { description: "Health.", content: jsonContent(ref("health")) } },
+        responses: { "200": { description: "Health.", content: describeJson(refSchema("health")) } },
       },
     },
     "/api/v1/capabilities": {
       get: {
         operationId: "getCapabilities",
         summary: "Implemented variables, sources, representations, limits and features.",
-        responses: { "200": { description: "Capabilities.", content: jsonContent(ref("capabilities")) } },
+        responses: { "200": { description: "Capabilities.", content: describeJson(refSchema("capabilities")) } },
       },
     },
     "/api/v1/openapi.json": {
       get: {
         operationId: "getOpenApi",
         summary: "This OpenAPI 3.1 description.",
-        responses: { "200": { description: "OpenAPI document.", content: jsonContent({ type: "object" }) } },
+        responses: { "200": { description: "OpenAPI document.", content: describeJson({ type: "object" }) } },
       },
     },
     "/api/v1/datasets": {
@@ -118,8 +118,8 @@ function describePaths(): Json {
         operationId: "listDatasets",
         summary: "Published catalog metadata (restricted datasets omitted; unknown query parameters ignored).",
         responses: {
-          "200": { description: "Catalog.", content: jsonContent(ref("catalog-response")) },
-          ...errorResponses(["413", "503"]),
+          "200": { description: "Catalog.", content: describeJson(refSchema("catalog-response")) },
+          ...describeErrors(["413", "503"]),
         },
       },
     },
@@ -129,8 +129,8 @@ function describePaths(): Json {
         summary: "One immutable dataset version: units, coverage, source hashes, license, attribution, spatial support.",
         parameters: [idParameter],
         responses: {
-          "200": { description: "The dataset record.", headers: etagHeaders, content: jsonContent(ref("dataset-response")) },
-          ...errorResponses(["304", "400", "404", "413", "503"]),
+          "200": { description: "The dataset record.", headers: etagHeaders, content: describeJson(refSchema("dataset-response")) },
+          ...describeErrors(["304", "400", "404", "413", "503"]),
         },
       },
     },
@@ -140,8 +140,8 @@ function describePaths(): Json {
         summary: "Observations of a public demo version in stable id order; follow nextCursor until null.",
         parameters: [idParameter, limitParameter, afterParameter],
         responses: {
-          "200": { description: "One page.", headers: etagHeaders, content: jsonContent(ref("observations-page")) },
-          ...errorResponses(PAGE_ERRORS),
+          "200": { description: "One page.", headers: etagHeaders, content: describeJson(refSchema("observations-page")) },
+          ...describeErrors(PAGE_ERRORS),
         },
       },
     },
@@ -164,9 +164,9 @@ function describePaths(): Json {
           "200": {
             description: "A page of tile metadata, or one tile.",
             headers: etagHeaders,
-            content: jsonContent({ oneOf: [ref("layers-page"), ref("tile-response")] }),
+            content: describeJson({ oneOf: [refSchema("layers-page"), refSchema("tile-response")] }),
           },
-          ...errorResponses(PAGE_ERRORS),
+          ...describeErrors(PAGE_ERRORS),
         },
       },
     },
@@ -181,8 +181,8 @@ function describePaths(): Json {
           { name: "col", in: "query", required: true, description: "Zero-based column within the tile.", schema: { type: "integer", minimum: 0 } },
         ],
         responses: {
-          "200": { description: "Pixel sample.", headers: etagHeaders, content: jsonContent(ref("pixel-sample")) },
-          ...errorResponses(PAGE_ERRORS),
+          "200": { description: "Pixel sample.", headers: etagHeaders, content: describeJson(refSchema("pixel-sample")) },
+          ...describeErrors(PAGE_ERRORS),
         },
       },
     },
@@ -190,10 +190,10 @@ function describePaths(): Json {
       post: {
         operationId: "validateDataRequest",
         summary: "Contract check only (shape, calendar dates, ordered bounds); not a coverage guarantee, quote or purchase.",
-        requestBody: dataRequestBody("data-request"),
+        requestBody: describeRequestBody("data-request"),
         responses: {
-          "200": { description: "Valid, with defaults applied.", content: jsonContent(ref("validation")) },
-          ...errorResponses(POST_ERRORS),
+          "200": { description: "Valid, with defaults applied.", content: describeJson(refSchema("validation")) },
+          ...describeErrors(POST_ERRORS),
         },
       },
     },
@@ -201,10 +201,10 @@ function describePaths(): Json {
       post: {
         operationId: "resolveDataRequest",
         summary: "Complete published demo coverage check: the selected version and row count, or an unavailable reason.",
-        requestBody: dataRequestBody("data-request"),
+        requestBody: describeRequestBody("data-request"),
         responses: {
-          "200": { description: "Resolution (available=false is a successful outcome).", content: jsonContent(ref("resolution")) },
-          ...errorResponses(POST_ERRORS),
+          "200": { description: "Resolution (available=false is a successful outcome).", content: describeJson(refSchema("resolution")) },
+          ...describeErrors(POST_ERRORS),
         },
       },
     },
@@ -212,23 +212,23 @@ function describePaths(): Json {
       post: {
         operationId: "queryData",
         summary: "The complete bounded result inline: native cells whose centres fall in the box, dates inclusive.",
-        requestBody: dataRequestBody("data-request"),
+        requestBody: describeRequestBody("data-request"),
         responses: {
           "200": {
             description: "Query result as JSON, or CSV (header row, quoted values, null as an empty field, CRLF line ends).",
             headers: {
               "Content-Digest": { description: "sha-256=:<base64>: of the exact response bytes.", schema: { type: "string" } },
               "Repr-Digest": { description: "sha-256=:<base64>: of the uncompressed body.", schema: { type: "string" } },
-              "Service-Dataset-Version": { description: "The immutable version used.", schema: ref("common/$defs/version-id") },
-              "Service-Request-SHA256": { description: "SHA-256 of the validated, normalized request.", schema: ref("common/$defs/sha256") },
+              "Service-Dataset-Version": { description: "The immutable version used.", schema: refSchema("common/$defs/version-id") },
+              "Service-Request-SHA256": { description: "SHA-256 of the validated, normalized request.", schema: refSchema("common/$defs/sha256") },
               Link: { description: '`</api/v1/datasets/{id}>; rel="describedby"`: source references, license, attribution.', schema: { type: "string" } },
             },
             content: {
-              ...jsonContent(ref("query-result")),
+              ...describeJson(refSchema("query-result")),
               "text/csv": { schema: { type: "string", description: "date,longitude,latitude,variable,value,unit,tile,row,col" } },
             },
           },
-          ...errorResponses(POST_ERRORS),
+          ...describeErrors(POST_ERRORS),
         },
       },
     },
@@ -238,8 +238,8 @@ function describePaths(): Json {
         summary: "Acquisition (not enabled): always 503 acquisition_not_ready; never charges or queues work.",
         description: "Use POST /api/v1/data/query for published demo data. The Authorization headers are documented for the planned flow and are not active.",
         security: [{ bearer: [] }, {}],
-        requestBody: { required: false, content: jsonContent(ref("acquisition-request")) },
-        responses: errorResponses(["402", "409", "503"]),
+        requestBody: { required: false, content: describeJson(refSchema("acquisition-request")) },
+        responses: describeErrors(["402", "409", "503"]),
       },
     },
   };
@@ -249,12 +249,12 @@ function describePaths(): Json {
 export function buildOpenApi(): Json {
   const componentSchemas: Json = {};
   for (const [id, schema] of Object.entries(schemas)) {
-    const name = componentName(id);
+    const name = schemaIdToComponent(id);
     componentSchemas[name] = rewriteRefs(schema, name);
   }
   const responses: Json = {};
   for (const [code, description] of Object.entries(ERROR_MEANINGS)) {
-    responses[`E${code}`] = code === "304" ? { description } : { description, content: jsonContent(ref("error")) };
+    responses[`E${code}`] = code === "304" ? { description } : { description, content: describeJson(refSchema("error")) };
   }
   return {
     openapi: "3.1.0",
