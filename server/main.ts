@@ -81,6 +81,10 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  app.server.on("error", (err: NodeJS.ErrnoException) => {
+    console.error(`Cannot listen on ${config.host}:${config.port}: ${err.code ?? err.message}; choose another PORT or HOST.`);
+    process.exit(1);
+  });
   app.server.listen(config.port, config.host, () => {
     const address = app.server.address();
     const port = typeof address === "object" && address ? address.port : config.port;

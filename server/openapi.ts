@@ -264,7 +264,6 @@ export function buildOpenApi(): Json {
       description:
         "Read-only climate data service: versioned, immutable datasets; bounded queries answered inline with a provenance manifest. Acquisition is not enabled.",
     },
-    jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
     servers: [{ url: "/" }],
     paths: describePaths(),
     components: {
