@@ -1,6 +1,7 @@
 // Server test fixture: a small dist published by the real pipeline from generated SILO-window GeoTIFFs, plus an HTTP client.
 
-import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { rmSync } from "node:fs";
+import { cp, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -74,9 +75,8 @@ let building: Promise<Fixture> | null = null;
 export function buildFixture(): Promise<Fixture> {
   building ??= (async () => {
     const root = await mkdtemp(join(tmpdir(), "server-test-"));
-    process.on("exit", () => {
-      void rm(root, { recursive: true, force: true });
-    });
+    // exit handlers run synchronously, so the temp dir goes with rmSync
+    process.on("exit", () => rmSync(root, { recursive: true, force: true }));
     const dist = join(root, "dist");
     const sourcesA = join(root, "sources-a");
     const sourcesB = join(root, "sources-b");
