@@ -6,13 +6,15 @@
 // bit); IEEE 754 + - * / and sqrt are correctly rounded everywhere, so the smooth fields below use a polynomial
 // sine and rational bumps.
 
-import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { feature } from "topojson-client";
+import { dateToDayNumber, isCalendarDate, listDates } from "../schemas/dates.js";
+import { sha256Hex } from "../schemas/dist.js";
 import { GRID, colToLon, rowToLat } from "../schemas/grid.js";
+import { dateToMemberPath } from "../sources/silo.js";
 import { PublishError } from "./errors.js";
 import { writeSiloTiff } from "./geotiff.js";
 
@@ -33,7 +35,6 @@ export const DEMO_DESCRIPTION = {
 /** ISO 3166 numeric code of Australia; in countries-10m it also names Ashmore and Cartier Is. */
 const AUSTRALIA_ID = "036";
 const DEMO_RECORD = "demo.json";
-const DAY_MS = 86_400_000;
 const CELLS = GRID.width * GRID.height;
 
 type Topology = Parameters<typeof feature>[0];
@@ -135,10 +136,10 @@ export async function writeDemo(folder: string, log: (line: string) => void = ()
   let mask: Uint8Array | undefined;
   const paths: string[] = [];
   for (const date of listDemoDates()) {
-    const rel = dateToDemoPath(date);
+    const rel = dateToMemberPath(date);
     const file = join(folder, rel);
     paths.push(file);
-    const onDisk = existsSync(file) ? sha256(await readFile(file)) : undefined;
+    const onDisk = existsSync(file) ? sha256Hex(await readFile(file)) : undefined;
     if (onDisk !== undefined && onDisk === known.get(rel)) {
       record.files.push({ path: rel, sha256: onDisk });
       log(`unchanged ${rel}`);
@@ -147,7 +148,7 @@ export async function writeDemo(folder: string, log: (line: string) => void = ()
     mask ??= makeLandMask();
     await mkdir(join(folder, date.slice(0, 4)), { recursive: true });
     await writeSiloTiff(file, [0, 0, GRID.width, GRID.height], makeDemoDay(date, mask));
-    record.files.push({ path: rel, sha256: sha256(await readFile(file)) });
+    record.files.push({ path: rel, sha256: sha256Hex(await readFile(file)) });
     log(`generated ${rel}`);
   }
   await writeRecord(folder, record);
@@ -156,26 +157,13 @@ export async function writeDemo(folder: string, log: (line: string) => void = ()
 
 /** DEMO_FIRST..DEMO_LAST inclusive, as YYYY-MM-DD. */
 export function listDemoDates(): string[] {
-  const dates: string[] = [];
-  for (let d = 0; d <= dateToDayIndex(DEMO_LAST); d++) {
-    dates.push(new Date(Date.UTC(2003, 0, 1) + d * DAY_MS).toISOString().slice(0, 10));
-  }
-  return dates;
-}
-
-/** SILO's own layout: YYYY/YYYYMMDD.max_temp.tif. */
-export function dateToDemoPath(date: string): string {
-  return `${date.slice(0, 4)}/${date.replaceAll("-", "")}.max_temp.tif`;
+  return listDates(DEMO_FIRST, DEMO_LAST);
 }
 
 /** Whole days since DEMO_FIRST; the weather's clock. */
 function dateToDayIndex(date: string): number {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
-  const ms = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : NaN;
-  if (!m || new Date(ms).toISOString().slice(0, 10) !== date) {
-    throw new PublishError(`demo ${date}`, "demo", "not a calendar date YYYY-MM-DD");
-  }
-  return (ms - Date.UTC(2003, 0, 1)) / DAY_MS;
+  if (!isCalendarDate(date)) throw new PublishError(`demo ${date}`, "demo", "not a calendar date YYYY-MM-DD");
+  return dateToDayNumber(date) - dateToDayNumber(DEMO_FIRST);
 }
 
 interface Climate {
@@ -333,9 +321,6 @@ function seedRandom(label: string): () => number {
   };
 }
 
-function sha256(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
 
 async function readRecord(folder: string): Promise<DemoRecord | undefined> {
   try {

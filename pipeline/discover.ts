@@ -2,6 +2,7 @@
 
 import { readdir, readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
+import { isCalendarDate } from "../schemas/dates.js";
 import { SILO_TMAX } from "../sources/silo.js";
 import { PublishError } from "./errors.js";
 
@@ -9,13 +10,6 @@ export interface SiloFile {
   date: string; // YYYY-MM-DD
   path: string; // on disk
   memberPath: string; // relative to the sources folder, '/'-separated
-}
-
-export function isCalendarDate(date: string): boolean {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
-  if (!m) return false;
-  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
 }
 
 export async function findSiloFiles(folder: string): Promise<SiloFile[]> {

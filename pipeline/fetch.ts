@@ -5,6 +5,8 @@ import { createReadStream } from "node:fs";
 import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { STATUS_CODES } from "node:http";
 import path from "node:path";
+import { isCalendarDate, listDates } from "../schemas/dates.js";
+import { dateToMemberPath, SILO_TMAX } from "../sources/silo.js";
 import { PublishError } from "./errors.js";
 
 export interface FetchOptions {
@@ -36,14 +38,13 @@ export interface LockFile {
 }
 
 // decisions.md section 1: one file per day under <base>/<YYYY>/<YYYYMMDD>.max_temp.tif.
-export const DEFAULT_SILO_BASE_URL = "https://s3-ap-southeast-2.amazonaws.com/silo-open-data/Official/daily/max_temp";
+export const DEFAULT_SILO_BASE_URL = SILO_TMAX.baseUrl;
 export const LOCK_FILE = "silo.lock.json";
 
 const STAGE = "fetch";
 const RETRY_AFTER_CAP_MS = 30_000;
 // A connection that sends nothing for this long is treated as dropped, so one hung socket cannot stall the run forever.
 const STALL_MS = 60_000;
-const DATE_PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 interface FetchConfig {
   dates: string[];
@@ -93,7 +94,7 @@ export async function fetchSilo(options: FetchOptions): Promise<FetchReport> {
   };
 
   const fetchDay = async (date: string): Promise<void> => {
-    const relPath = dateToPath(date);
+    const relPath = dateToMemberPath(date);
     const url = `${config.baseUrl}/${relPath}`;
     const dest = path.join(config.folder, ...relPath.split("/"));
     let result: { bytes: number; sha256: string };
@@ -188,38 +189,10 @@ function toFetchConfig(options: FetchOptions): FetchConfig {
   };
 }
 
-// Returns the day as UTC midnight; checked by arithmetic so 2003-02-29 fails instead of rolling into March.
-function parseDate(name: string, value: unknown): Date {
-  const match = typeof value === "string" ? DATE_PATTERN.exec(value) : null;
-  if (match) {
-    const year = Number(match[1]);
-    const month = Number(match[2]);
-    const day = Number(match[3]);
-    if (month >= 1 && month <= 12 && day >= 1 && day <= countDaysInMonth(year, month)) {
-      const date = new Date(0);
-      // setUTCFullYear, unlike Date.UTC, does not map years 0..99 onto 1900..1999.
-      date.setUTCFullYear(year, month - 1, day);
-      return date;
-    }
-  }
+// A calendar date checked by arithmetic, so 2003-02-29 fails instead of rolling into March.
+function parseDate(name: string, value: unknown): string {
+  if (typeof value === "string" && isCalendarDate(value)) return value;
   throw new PublishError(name, STAGE, `${JSON.stringify(value)} is not a calendar date; give YYYY-MM-DD`);
-}
-
-function countDaysInMonth(year: number, month: number): number {
-  if (month === 2) return isLeapYear(year) ? 29 : 28;
-  return [4, 6, 9, 11].includes(month) ? 30 : 31;
-}
-
-function isLeapYear(year: number): boolean {
-  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-}
-
-function listDates(from: Date, to: Date): string[] {
-  const dates: string[] = [];
-  for (const day = new Date(from); day <= to; day.setUTCDate(day.getUTCDate() + 1)) {
-    dates.push(day.toISOString().slice(0, 10));
-  }
-  return dates;
 }
 
 function isHttpUrl(value: string): boolean {
@@ -229,11 +202,6 @@ function isHttpUrl(value: string): boolean {
   } catch {
     return false;
   }
-}
-
-// The bucket's own layout, used both in the URL and in the local mirror: 2003/20030101.max_temp.tif.
-function dateToPath(date: string): string {
-  return `${date.slice(0, 4)}/${date.replaceAll("-", "")}.max_temp.tif`;
 }
 
 async function readLock(lockPath: string): Promise<Map<string, LockEntry>> {

@@ -4,7 +4,7 @@ import { readFile } from "node:fs/promises";
 import { type Dataset, datasetPath, indexPath, sha256Hex, versionId } from "../schemas/dist.js";
 import { assertValid } from "../schemas/validate.js";
 import { NOAA_WEATHER } from "../sources/noaa-weather.js";
-import { isCalendarDate } from "./discover.js";
+import { isCalendarDate } from "../schemas/dates.js";
 import { PublishError } from "./errors.js";
 import type { DistWriter } from "./files.js";
 import { writePages } from "./pages.js";

@@ -11,6 +11,7 @@ import {
   QUERY_VERSION,
   SPATIAL_SELECTION,
 } from "../schemas/contract.js";
+import { dateToDayNumber, listDates } from "../schemas/dates.js";
 import { sha256Hex, type Dataset, type RasterDate } from "../schemas/dist.js";
 import {
   GRID,
@@ -44,22 +45,9 @@ export interface RequestConfig {
   dataset_version?: string;
 }
 
-const DAY_MS = 86_400_000;
-
-function dateToDayNumber(date: string): number {
-  return Date.UTC(Number(date.slice(0, 4)), Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10))) / DAY_MS;
-}
-
-function dayNumberToDate(day: number): string {
-  return new Date(day * DAY_MS).toISOString().slice(0, 10);
-}
-
 /** Every date of the inclusive period, ascending. */
 export function listPeriodDates(config: RequestConfig): string[] {
-  const dates: string[] = [];
-  const last = dateToDayNumber(config.period.end);
-  for (let day = dateToDayNumber(config.period.start); day <= last; day++) dates.push(dayNumberToDate(day));
-  return dates;
+  return listDates(config.period.start, config.period.end);
 }
 
 function rejectRequest(issues: Issue[]): HttpError {

@@ -15,12 +15,12 @@ import {
   DEMO_FIRST,
   DEMO_LAST,
   DEMO_SEED,
-  dateToDemoPath,
   listDemoDates,
   makeDemoDay,
   makeLandMask,
   writeDemo,
 } from "../pipeline/demo.js";
+import { dateToMemberPath } from "../sources/silo.js";
 
 // SILO's full-grid ocean mask is 290,758 cells (decisions.md 1). Natural Earth's 1:10m coast is not SILO's
 // mask, so allow 2% of the land count; measured: 278,340 land cells (-1.3%).
@@ -151,7 +151,7 @@ values("demo values - January 2003 and its descriptor", () => {
   assert.is(dates.length, 31);
   assert.is(dates[0], DEMO_FIRST);
   assert.is(dates[30], DEMO_LAST);
-  assert.is(dateToDemoPath("2003-01-09"), "2003/20030109.max_temp.tif");
+  assert.is(dateToMemberPath("2003-01-09"), "2003/20030109.max_temp.tif");
   assert.is(DEMO_DESCRIPTION.seed, DEMO_SEED);
   assert.is(DEMO_DESCRIPTION.note, "generated values, not observations");
 });
@@ -163,13 +163,13 @@ const write = suite("demo writeDemo");
 write("demo writeDemo - writes 31 files, reuses them, and regenerates exactly a deleted one", async () => {
   const folder = await mkdtemp(join(tmpdir(), "demo-test-"));
   try {
-    const expected = listDemoDates().map((d) => join(folder, dateToDemoPath(d)));
+    const expected = listDemoDates().map((d) => join(folder, dateToMemberPath(d)));
 
     const lines: string[] = [];
     let t = performance.now();
     assert.equal(await writeDemo(folder, (line) => lines.push(line)), expected);
     console.log(`demo: first writeDemo ${(performance.now() - t).toFixed(0)} ms`);
-    assert.equal(lines, listDemoDates().map((d) => `generated ${dateToDemoPath(d)}`));
+    assert.equal(lines, listDemoDates().map((d) => `generated ${dateToMemberPath(d)}`));
     assert.equal((await readdir(join(folder, "2003"))).sort(), expected.map((p) => p.slice(folder.length + 6)));
     const record = JSON.parse(await readFile(join(folder, "demo.json"), "utf8"));
     assert.is(record.generatorVersion, DEMO_DESCRIPTION.generatorVersion);
@@ -185,7 +185,7 @@ write("demo writeDemo - writes 31 files, reuses them, and regenerates exactly a 
     t = performance.now();
     assert.equal(await writeDemo(folder, (line) => lines.push(line)), expected);
     console.log(`demo: second writeDemo (all present) ${(performance.now() - t).toFixed(0)} ms`);
-    assert.equal(lines, listDemoDates().map((d) => `unchanged ${dateToDemoPath(d)}`));
+    assert.equal(lines, listDemoDates().map((d) => `unchanged ${dateToMemberPath(d)}`));
     assert.equal(await Promise.all(expected.map(async (p) => (await stat(p)).mtimeMs)), mtimes);
 
     const victim = expected[14];

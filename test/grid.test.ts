@@ -2,6 +2,7 @@
 
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { isCalendarDate, listDates } from "../schemas/dates.js";
 import { decodeCursor, encodeCursor, versionId } from "../schemas/dist.js";
 import {
   GRID, bboxToWindow, cellToTile, colToEdgeLon, colToLon, parseTileId, rowToEdgeLat, rowToLat, tileId, windowBbox,
@@ -136,3 +137,19 @@ cursors("cursors - issued cursors decode; edited, foreign and malformed ones do 
 });
 
 cursors.run();
+
+const dates = suite("dates");
+
+dates("dates - calendar validity follows leap-year rules; ranges are inclusive across month and year ends", () => {
+  const cases: [string, boolean][] = [
+    ["2004-02-29", true], ["2000-02-29", true], ["2003-02-29", false], ["1900-02-29", false], ["2003-04-31", false],
+    ["2003-12-31", true], ["2003-13-01", false], ["2003-00-10", false], ["2003-1-01", false], ["0099-01-01", true],
+  ];
+  for (const [date, valid] of cases) assert.is(isCalendarDate(date), valid, date);
+  assert.equal(listDates("2004-02-27", "2004-03-01"), ["2004-02-27", "2004-02-28", "2004-02-29", "2004-03-01"]);
+  assert.equal(listDates("2003-12-31", "2004-01-01"), ["2003-12-31", "2004-01-01"]);
+  assert.equal(listDates("2003-01-02", "2003-01-01"), []);
+  assert.is(listDates("2003-01-01", "2003-12-31").length, 365);
+});
+
+dates.run();
