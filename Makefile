@@ -6,6 +6,8 @@ PORT ?= 8080
 HOST ?= 127.0.0.1
 FROM ?=
 TO ?=
+EXTEND ?=
+ALLOW_GAPS ?=
 TSX := node_modules/.bin/tsx
 
 .PHONY: help install demo publish fetch verify serve test typecheck bench fixtures clean
@@ -22,13 +24,13 @@ node_modules/.package-lock.json: package.json package-lock.json
 demo: publish ## build the demo dist and serve it (the first command on a fresh machine)
 	@$(MAKE) --no-print-directory serve DIST="$(DIST)" PORT="$(PORT)" HOST="$(HOST)"
 
-publish: install ## publish SOURCES (default: the generated demo) into DIST
-	@$(TSX) pipeline/cli.ts publish --dist "$(DIST)" $(if $(SOURCES),--sources "$(SOURCES)")
+publish: install ## publish SOURCES (default: the generated demo) into DIST; EXTEND=1 adds them to the newest version
+	@$(TSX) pipeline/cli.ts publish --dist "$(DIST)" $(if $(SOURCES),--sources "$(SOURCES)") $(if $(EXTEND),--extend) $(if $(ALLOW_GAPS),--allow-gaps)
 
 fetch: install ## download SILO max_temp days FROM..TO into SOURCES (default .cache/silo)
 	@$(TSX) pipeline/cli.ts fetch --from "$(FROM)" --to "$(TO)" $(if $(SOURCES),--sources "$(SOURCES)")
 
-verify: install ## re-hash every file of DIST against its manifest
+verify: install ## check every file of DIST and every version's tree down to each block
 	@$(TSX) pipeline/cli.ts verify --dist "$(DIST)"
 
 serve: install ## serve DIST over HTTP on HOST:PORT

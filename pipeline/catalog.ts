@@ -1,74 +1,111 @@
-// The catalog and manifest: the last step of a publish, and the only file ever replaced (atomically).
+// The last steps of a publish: new versions into the catalog tree, the query candidates, the publish manifest,
+// then catalog.json swapped in one rename (the only file ever replaced): readers see old or new, never half.
 
-import { open, readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
-import { CATALOG_FILE, type CatalogFile, type Dataset, DIST_FORMAT, type FileEntry, type Manifest, manifestPath, sha256Hex } from "../schemas/dist.js";
+import { Archive, CatalogError, Snapshot } from "../api/archive.js";
+import { LocalStorage, nodePlatform } from "../api/local.js";
+import {
+  CATALOG_FILE,
+  CATALOG_LEAF_MAX,
+  type Candidate,
+  type CatalogLeaf,
+  type CatalogPointer,
+  type CatalogRoot,
+  type Coverage,
+  type Dataset,
+  DIST_FORMAT,
+  type Manifest,
+  shadows,
+} from "../schemas/layout.js";
 import { assertValid } from "../schemas/validate.js";
+import { isQueryCompatible } from "../schemas/contract.js";
 import { PublishError } from "./errors.js";
-import { type DistWriter, tempNameFor } from "./files.js";
+import { type ObjectStore, writeFileAtomic } from "./files.js";
 
-export interface PublishedState {
-  catalog: CatalogFile;
-  manifest: Manifest;
-}
-
-/** The dist as last published, or null for an empty folder; a damaged one stops the publish. */
-export async function readPublished(dist: string): Promise<PublishedState | null> {
-  const file = join(dist, CATALOG_FILE);
-  let text: string;
+/** The dist as last published (null for an empty folder); a damaged catalog.json stops the publish. */
+export async function readPublished(dist: string): Promise<Snapshot | null> {
+  const archive = new Archive(new LocalStorage(dist), nodePlatform);
   try {
-    text = await readFile(file, "utf8");
-  } catch {
-    return null;
-  }
-  try {
-    const catalog = JSON.parse(text) as CatalogFile;
-    assertValid("dist-catalog.schema.json", catalog, CATALOG_FILE);
-    const bytes = await readFile(join(dist, catalog.manifest.path));
-    if (sha256Hex(bytes) !== catalog.manifest.sha256) throw new Error(`${catalog.manifest.path} does not match its sha256`);
-    const manifest = JSON.parse(bytes.toString("utf8")) as Manifest;
-    assertValid("dist-manifest.schema.json", manifest, catalog.manifest.path);
-    return { catalog, manifest };
+    const { pointer, sha256 } = await archive.readPointer();
+    return new Snapshot(archive, pointer, sha256);
   } catch (err) {
-    throw new PublishError(file, "catalog", `the published dist is damaged (${(err as Error).message}); run \`make verify DIST=${dist}\``);
+    if (err instanceof CatalogError && / is missing;/.test(err.message)) return null;
+    throw new PublishError(join(dist, CATALOG_FILE), "catalog", `${(err as Error).message}; run \`make verify DIST=${dist}\``);
   }
 }
 
-/** Write the manifest of every file, then swap catalog.json in one rename: readers see old or new, never half. */
-export async function writeCatalog(
-  writer: DistWriter,
-  previous: PublishedState | null,
-  fresh: Dataset[],
-  publishedAt: string,
-): Promise<CatalogFile> {
-  const files = new Map<string, FileEntry>((previous?.manifest.files ?? []).map((f) => [f.path, f]));
-  for (const entry of writer.entries.values()) {
-    const old = files.get(entry.path);
-    if (old && old.sha256 !== entry.sha256) throw new PublishError(entry.path, "catalog", "file conflict with the published manifest");
-    files.set(entry.path, entry);
-  }
-  const manifest: Manifest = { format: DIST_FORMAT, files: [...files.values()].sort((a, b) => (a.path < b.path ? -1 : 1)) };
-  assertValid("dist-manifest.schema.json", manifest, "manifest");
-  const manifestText = JSON.stringify(manifest);
-  const manifestEntry = await writer.write(manifestPath(sha256Hex(manifestText)), manifestText);
+async function writeLeaf(store: ObjectStore, datasets: Dataset[]): Promise<CatalogRoot["leaves"][number]> {
+  const leaf: CatalogLeaf = { datasets };
+  assertValid("dist-catalog-leaf.schema.json", leaf, "catalog leaf");
+  return { first: datasets[0].id, count: datasets.length, ref: await store.putJson(leaf) };
+}
 
-  const known = new Set((previous?.catalog.datasets ?? []).map((d) => d.id));
-  const added = fresh.filter((d) => !known.has(d.id)).map((d): Dataset => ({ ...d, status: "published", published_at: publishedAt }));
-  const catalog: CatalogFile = {
-    format: DIST_FORMAT,
-    datasets: [...(previous?.catalog.datasets ?? []), ...added].sort((a, b) => (a.id < b.id ? -1 : 1)),
-    manifest: manifestEntry,
-  };
-  assertValid("dist-catalog.schema.json", catalog, CATALOG_FILE);
-  const target = join(writer.root, CATALOG_FILE);
-  const temp = tempNameFor(target);
-  const handle = await open(temp, "w");
-  try {
-    await handle.writeFile(JSON.stringify(catalog));
-    await handle.sync(); // the new catalog must be on disk before it replaces the old one
-  } finally {
-    await handle.close();
+/**
+ * The catalog tree with `records` added in id order: only the leaves they land in are rewritten (split in
+ * two when full), so a publish costs one leaf and the root however many versions the dist holds.
+ */
+export async function addToCatalog(store: ObjectStore, previous: Snapshot | null, records: Dataset[]): Promise<CatalogRoot> {
+  const root = previous ? await previous.root() : { format: DIST_FORMAT, count: 0, leaves: [] };
+  const leaves = [...root.leaves];
+  const touched = new Map<number, Dataset[]>();
+  for (const record of [...records].sort((a, b) => (a.id < b.id ? -1 : 1))) {
+    let at = leaves.findLastIndex((l) => l.first <= record.id);
+    if (at < 0) at = 0;
+    let list = touched.get(at);
+    if (!list) {
+      list = leaves[at] ? [...(await previous!.archive.readJson<CatalogLeaf>(leaves[at].ref)).datasets] : [];
+      touched.set(at, list);
+    }
+    if (list.some((d) => d.id === record.id)) throw new PublishError(record.id, "catalog", "is already in the catalog");
+    list.push(record);
+    list.sort((a, b) => (a.id < b.id ? -1 : 1));
   }
-  await rename(temp, target);
-  return catalog;
+  // Rewrite touched leaves from the last, so earlier indexes stay valid while leaves split.
+  for (const at of [...touched.keys()].sort((a, b) => b - a)) {
+    const list = touched.get(at)!;
+    // balanced parts: a split leaves room, so appending in id order does not split on every publish
+    const size = Math.ceil(list.length / Math.ceil(list.length / CATALOG_LEAF_MAX));
+    const parts: Dataset[][] = [];
+    for (let i = 0; i < list.length; i += size) parts.push(list.slice(i, i + size));
+    const written = [];
+    for (const part of parts) written.push(await writeLeaf(store, part));
+    leaves.splice(at, leaves[at] ? 1 : 0, ...written);
+  }
+  const next: CatalogRoot = { format: DIST_FORMAT, count: root.count + records.length, leaves };
+  assertValid("dist-catalog-root.schema.json", next, "catalog root");
+  return next;
+}
+
+/** Choice order (decisions.md 3): newest published_at first, ties by id ascending. */
+function compareCandidates(a: Candidate, b: Candidate): number {
+  if (a.published_at !== b.published_at) return a.published_at < b.published_at ? 1 : -1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** The query candidates after adding `fresh`: in choice order, without any version a version before it shadows. */
+export function updateCandidates(current: Candidate[], fresh: { record: Dataset; coverage: Coverage }[]): Candidate[] {
+  const all = [...current];
+  for (const { record, coverage } of fresh) {
+    if (isQueryCompatible(record)) all.push({ id: record.id, published_at: record.published_at!, coverage });
+  }
+  all.sort(compareCandidates);
+  const kept: Candidate[] = [];
+  for (const c of all) if (!kept.some((k) => shadows(k.coverage, c.coverage))) kept.push(c);
+  return kept;
+}
+
+/** The manifest of this publish (what it added), chained to the previous one, then catalog.json swapped in. */
+export async function writeCatalog(store: ObjectStore, dist: string, previous: Snapshot | null, root: CatalogRoot, candidates: Candidate[]): Promise<CatalogPointer> {
+  const catalog = await store.putJson(root);
+  const manifest: Manifest = {
+    format: DIST_FORMAT,
+    previous: previous?.pointer.manifest ?? null,
+    files: [...store.added].sort((a, b) => (a.path < b.path ? -1 : 1)),
+  };
+  assertValid("dist-manifest.schema.json", manifest, "publish manifest");
+  const pointer: CatalogPointer = { format: DIST_FORMAT, catalog, manifest: await store.putJson(manifest), candidates };
+  assertValid("dist-catalog-pointer.schema.json", pointer, CATALOG_FILE);
+  // durable: every object it names is written; the new catalog must be on disk before it replaces the old
+  await writeFileAtomic(join(dist, CATALOG_FILE), JSON.stringify(pointer), true);
+  return pointer;
 }

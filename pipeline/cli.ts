@@ -1,7 +1,6 @@
 // Entry point of the pipeline commands (publish, fetch, verify, demo): parses flags, prints, exits non-zero on error.
 
 import { parseArgs } from "node:util";
-import { readPublished } from "./catalog.js";
 import { writeDemo } from "./demo.js";
 import { PublishError } from "./errors.js";
 import { fetchSilo } from "./fetch.js";
@@ -12,20 +11,19 @@ import { verifyDist } from "./verify.js";
 export const DEMO_SOURCES = ".cache/demo";
 
 const USAGE = `usage:
-  tsx pipeline/cli.ts publish [--sources DIR] [--dist DIR]   (no --sources: generate and publish the bundled demo)
+  tsx pipeline/cli.ts publish [--sources DIR] [--dist DIR] [--extend] [--allow-gaps]
+      (no --sources: generate and publish the bundled demo)
   tsx pipeline/cli.ts fetch --from YYYY-MM-DD --to YYYY-MM-DD [--sources DIR]
   tsx pipeline/cli.ts verify [--dist DIR]
   tsx pipeline/cli.ts demo [--sources DIR]`;
 
-async function runPublish(sources: string | undefined, dist: string): Promise<void> {
+async function runPublish(sources: string | undefined, dist: string, extend: boolean, allowGaps: boolean): Promise<void> {
   const progress = createProgress();
   if (!sources) {
     progress.line(`generating the demo grids into ${DEMO_SOURCES} (skipped when already there)`);
     await writeDemo(DEMO_SOURCES, (l) => progress.status(l, l));
   }
-  const s = await publish({ sources: sources || DEMO_SOURCES, dist, progress });
-  const state = await readPublished(dist);
-  const distBytes = state ? state.manifest.files.reduce((n, f) => n + f.size, 0) : 0;
+  const s = await publish({ sources: sources || DEMO_SOURCES, dist, progress, extend, allowGaps });
   if (s.added.length === 0) {
     console.log(`nothing to publish: ${dist} already holds ${s.unchanged.map((d) => d.id).join(", ")} (${formatSeconds(s.ms)})`);
     return;
@@ -34,23 +32,30 @@ async function runPublish(sources: string | undefined, dist: string): Promise<vo
     `published into ${dist} in ${formatSeconds(s.ms)}`,
     ...s.added.map((d) => `  + ${d.id}  ${d.period_start}..${d.period_end}  ${d.access_level}  ${d.title}`),
     ...s.unchanged.map((d) => `  = ${d.id}  (already published)`),
-    `  days ${s.days}  tiles ${s.tiles}  cells ${s.cells}  missing cells ${s.missingCells}  observations ${s.observations}`,
-    `  files written ${s.filesWritten} (${formatBytes(s.bytesWritten)})  dist now ${state?.catalog.datasets.length ?? 0} versions, ${state?.manifest.files.length ?? 0} files, ${formatBytes(distBytes)}`,
+    `  days ${s.days} (decoded ${s.decoded}, reused ${s.reused})  tiles ${s.tiles}  observations ${s.observations}`,
+    `  objects written ${s.objectsWritten} (${formatBytes(s.bytesWritten)})`,
   ];
   console.log(lines.join("\n"));
 }
 
 async function runVerify(dist: string): Promise<number> {
   const progress = createProgress();
-  const report = await verifyDist(dist, (done, total) => progress.status(`verified ${done}/${total} files`));
+  const report = await verifyDist(dist, (text) => progress.status(text));
   progress.done();
   for (const p of report.problems) console.error(`FAIL ${p}`);
-  for (const u of report.unlisted) console.error(`note ${u}: not in the manifest (left by an interrupted publish?)`);
-  if (report.problems.length) {
-    console.error(`${dist}: ${report.problems.length} of ${report.files} files differ or are missing`);
+  for (const v of report.versions) {
+    const what = `${v.days} days, ${v.objects} objects checked, ${v.shared} shared with versions above`;
+    if (v.problems.length === 0) console.log(`ok   ${v.id}  (${what})`);
+    else for (const p of v.problems) console.error(`FAIL ${v.id}: ${p}`);
+  }
+  for (const u of report.unlisted) console.error(`note ${u}: in no publish manifest (left by an interrupted publish?)`);
+  const failed = report.problems.length + report.versions.filter((v) => v.problems.length > 0).length;
+  const summary = `${dist}: ${report.files} files (${formatBytes(report.bytes)}) in ${report.manifests} publish manifests, ${report.versions.length} versions`;
+  if (failed > 0) {
+    console.error(`${summary}: ${failed} problem${failed === 1 ? "" : "s"}`);
     return 1;
   }
-  console.log(`${dist}: all ${report.files} files match the manifest (${formatBytes(report.bytes)})`);
+  console.log(`${summary}: all verified`);
   return 0;
 }
 
@@ -58,12 +63,19 @@ async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { sources: { type: "string" }, dist: { type: "string", default: "dist" }, from: { type: "string" }, to: { type: "string" } },
+    options: {
+      sources: { type: "string" },
+      dist: { type: "string", default: "dist" },
+      from: { type: "string" },
+      to: { type: "string" },
+      extend: { type: "boolean", default: false },
+      "allow-gaps": { type: "boolean", default: false },
+    },
   });
   const command = positionals[0];
   switch (command) {
     case "publish":
-      await runPublish(values.sources, values.dist!);
+      await runPublish(values.sources, values.dist!, values.extend!, values["allow-gaps"]!);
       return 0;
     case "verify":
       return runVerify(values.dist!);
@@ -88,8 +100,10 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
+    // A PublishError names the file, the stage and what to do; anything else is a bug, reported the same way.
     if (err instanceof PublishError) console.error(`error: ${err.message}`);
-    else console.error(err);
+    else if (process.env.DEBUG) console.error(err);
+    else console.error(`error: unexpected failure: ${(err as Error)?.message ?? String(err)} (run with DEBUG=1 for the stack)`);
     process.exit(1);
   },
 );

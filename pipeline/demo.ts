@@ -7,15 +7,16 @@
 // sine and rational bumps.
 
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { feature } from "topojson-client";
 import { dateToDayNumber, isCalendarDate, listDates } from "../schemas/dates.js";
-import { sha256Hex } from "../schemas/dist.js";
+import { sha256Hex } from "../schemas/hash.js";
 import { GRID, colToLon, rowToLat } from "../schemas/grid.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { PublishError } from "./errors.js";
+import { writeFileAtomic } from "./files.js";
 import { writeSiloTiff } from "./geotiff.js";
 
 export const DEMO_FIRST = "2003-01-01";
@@ -332,8 +333,5 @@ async function readRecord(folder: string): Promise<DemoRecord | undefined> {
 }
 
 async function writeRecord(folder: string, record: DemoRecord): Promise<void> {
-  const file = join(folder, DEMO_RECORD);
-  const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(record, null, 2) + "\n");
-  await rename(tmp, file);
+  await writeFileAtomic(join(folder, DEMO_RECORD), JSON.stringify(record, null, 2) + "\n");
 }

@@ -10,3 +10,8 @@ export class PublishError extends Error {
     this.name = "PublishError";
   }
 }
+
+/** The message of anything thrown, for a line of text. */
+export function describeError(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,13 +1,15 @@
 // Mirrors SILO daily max_temp GeoTIFFs from the public bucket into a local folder, resumable through silo.lock.json.
 
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+
+import { mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
 import { STATUS_CODES } from "node:http";
 import path from "node:path";
 import { isCalendarDate, listDates } from "../schemas/dates.js";
 import { dateToMemberPath, SILO_TMAX } from "../sources/silo.js";
-import { PublishError } from "./errors.js";
+import { PublishError, describeError } from "./errors.js";
+import { hashFile, writeFileAtomic } from "./files.js";
+import { formatBytes } from "./progress.js";
 
 export interface FetchOptions {
   from: string;
@@ -42,6 +44,7 @@ export const DEFAULT_SILO_BASE_URL = SILO_TMAX.baseUrl;
 export const LOCK_FILE = "silo.lock.json";
 
 const STAGE = "fetch";
+const LOCK_SAVE_MS = 2000;
 const RETRY_AFTER_CAP_MS = 30_000;
 // A connection that sends nothing for this long is treated as dropped, so one hung socket cannot stall the run forever.
 const STALL_MS = 60_000;
@@ -86,8 +89,13 @@ export async function fetchSilo(options: FetchOptions): Promise<FetchReport> {
   let bytes = 0;
 
   // Lock writes are chained so concurrent completions never interleave; each write carries the whole current state.
+  // At most one write every LOCK_SAVE_MS (and one at the end): rewriting the lock after every file would cost
+  // the square of the number of days. A file downloaded after the last write is only fetched again on resume.
   let lockQueue: Promise<void> = Promise.resolve();
-  const saveLock = (): Promise<void> => {
+  let lastSave = 0;
+  const saveLock = (force = false): Promise<void> => {
+    if (!force && Date.now() - lastSave < LOCK_SAVE_MS) return Promise.resolve();
+    lastSave = Date.now();
     const write = lockQueue.then(() => writeLock(lockPath, lock));
     lockQueue = write.catch(() => undefined);
     return write;
@@ -136,6 +144,7 @@ export async function fetchSilo(options: FetchOptions): Promise<FetchReport> {
     }
   };
   await Promise.all(Array.from({ length: Math.min(config.concurrency, config.dates.length) }, runWorker));
+  if (fatal === undefined && downloaded.length > 0) await saveLock(true).catch((err) => (fatal = err));
 
   if (fatal !== undefined) {
     throw new PublishError(lockPath, STAGE, `cannot write the lock file (${describeError(fatal)}); check the folder is writable, then re-run`);
@@ -240,15 +249,13 @@ function isLockEntry(value: unknown): value is LockEntry {
   );
 }
 
-// Written to a temporary name and renamed, so a crash mid-write leaves the previous lock, never half a file.
+// Atomic, so a crash mid-write leaves the previous lock, never half a file.
 async function writeLock(lockPath: string, lock: Map<string, LockEntry>): Promise<void> {
   const files = [...lock.values()]
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
     .map(({ path, url, bytes, sha256 }) => ({ path, url, bytes, sha256 }));
   const body: LockFile = { files };
-  const tmpPath = `${lockPath}.${process.pid}.tmp`;
-  await writeFile(tmpPath, `${JSON.stringify(body, null, 2)}\n`);
-  await rename(tmpPath, lockPath);
+  await writeFileAtomic(lockPath, `${JSON.stringify(body, null, 2)}\n`);
 }
 
 async function isIntact(file: string, entry: LockEntry): Promise<boolean> {
@@ -260,12 +267,6 @@ async function isIntact(file: string, entry: LockEntry): Promise<boolean> {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return false;
     throw err;
   }
-}
-
-async function hashFile(file: string): Promise<string> {
-  const hash = createHash("sha256");
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest("hex");
 }
 
 async function downloadWithRetries(
@@ -410,16 +411,6 @@ function makeNotTiffError(url: string, head: Buffer): AttemptError {
 function describeFetchError(err: unknown): string {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
   return cause?.code ?? cause?.message ?? describeError(err);
-}
-
-function describeError(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-function formatBytes(bytes: number): string {
-  if (bytes >= 1e6) return `${(bytes / 1e6).toFixed(1)} MB`;
-  if (bytes >= 1e3) return `${(bytes / 1e3).toFixed(1)} kB`;
-  return `${bytes} B`;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -1,14 +1,14 @@
 // Reads and writes SILO-grid GeoTIFFs: the one module that touches the geotiff library (style.md).
 
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
+import { readFile } from "node:fs/promises";
 import { inflateSync } from "node:zlib";
 import { addDecoder, BaseDecoder, fromArrayBuffer, writeArrayBuffer } from "geotiff";
 import type { GeoTIFFImage, ImageFileDirectory } from "geotiff";
 import { CELL_SIZE_DEG, colToEdgeLon, colToLon, GRID, isInsideGrid, round9, rowToEdgeLat, rowToLat } from "../schemas/grid.js";
 import type { Window } from "../schemas/grid.js";
 import { float32ToShortest } from "../schemas/numbers.js";
-import { PublishError } from "./errors.js";
+import { PublishError, describeError } from "./errors.js";
+import { writeFileAtomic } from "./files.js";
 
 export interface DecodedGrid {
   file: string;
@@ -156,15 +156,20 @@ addDecoder(TIFF_COMPRESSION_LZW, () => Promise.resolve(BoundedLzwDecoder), readB
 
 /** Decodes image 0 of a SILO-grid GeoTIFF into its global window, missing cells as NaN; throws PublishError. */
 export async function readSiloTiff(file: string, plausible: readonly [number, number]): Promise<DecodedGrid> {
-  const fail = (reason: string): never => {
-    throw new PublishError(file, STAGE, reason);
-  };
   let bytes: Buffer;
   try {
     bytes = await readFile(file);
   } catch (err) {
-    return fail(`cannot read the file (${errorText(err)})`);
+    throw new PublishError(file, "read", `cannot read the file (${describeError(err)})`);
   }
+  return decodeSiloTiff(file, bytes, plausible);
+}
+
+/** readSiloTiff on bytes already read (the publish hashes and decodes one read). */
+export async function decodeSiloTiff(file: string, bytes: Buffer, plausible: readonly [number, number]): Promise<DecodedGrid> {
+  const fail = (reason: string): never => {
+    throw new PublishError(file, STAGE, reason);
+  };
   const buffer = toOwnArrayBuffer(bytes);
 
   let image: GeoTIFFImage;
@@ -173,7 +178,7 @@ export async function readSiloTiff(file: string, plausible: readonly [number, nu
     // image 0 is full resolution; a COG's overviews follow it as further images
     image = await tiff.getImage(0);
   } catch (err) {
-    return fail(corruptReason(errorText(err)));
+    return fail(corruptReason(describeError(err)));
   }
 
   const { window, nodata } = await checkLayout(image, fail);
@@ -183,7 +188,7 @@ export async function readSiloTiff(file: string, plausible: readonly [number, nu
   try {
     raw = (await image.readRasters({ samples: [0], interleave: true })) as Float32Array;
   } catch (err) {
-    return fail(corruptReason(`cannot decode the raster: ${errorText(err)}`));
+    return fail(corruptReason(`cannot decode the raster: ${describeError(err)}`));
   }
   if (!(raw instanceof Float32Array) || raw.length !== window[2] * window[3]) {
     return fail(corruptReason(`decoded ${raw.length} cells, expected ${window[2] * window[3]}`));
@@ -243,10 +248,7 @@ export async function writeSiloTiff(file: string, window: Window, values: Float3
     GeogCitationGeoKey: "WGS 84",
     GDAL_NODATA: String(WRITE_NODATA),
   });
-  await mkdir(dirname(file), { recursive: true });
-  const tmp = `${file}.tmp`;
-  await writeFile(tmp, new Uint8Array(tiff));
-  await rename(tmp, file);
+  await writeFileAtomic(file, new Uint8Array(tiff));
 }
 
 type Fail = (reason: string) => never;
@@ -275,7 +277,7 @@ async function checkLayout(image: GeoTIFFImage, fail: Fail): Promise<{ window: W
   try {
     geoKeys = image.getGeoKeys() as Record<string, unknown> | null;
   } catch (err) {
-    return fail(corruptReason(`unreadable GeoKeyDirectory: ${errorText(err)}`));
+    return fail(corruptReason(`unreadable GeoKeyDirectory: ${describeError(err)}`));
   }
   checkCrs(geoKeys, fail);
 
@@ -312,7 +314,7 @@ async function checkLayout(image: GeoTIFFImage, fail: Fail): Promise<{ window: W
   try {
     nodata = image.getGDALNoData();
   } catch (err) {
-    return fail(corruptReason(`unreadable GDAL_NODATA tag: ${errorText(err)}`));
+    return fail(corruptReason(`unreadable GDAL_NODATA tag: ${describeError(err)}`));
   }
   return { window, nodata };
 }
@@ -379,7 +381,7 @@ async function checkBlocksPresent(image: GeoTIFFImage, fileBytes: number, fail: 
     offsets = (await dir.loadValue(tiled ? "TileOffsets" : "StripOffsets")) as ArrayLike<number | bigint> | undefined;
     counts = (await dir.loadValue(tiled ? "TileByteCounts" : "StripByteCounts")) as ArrayLike<number | bigint> | undefined;
   } catch (err) {
-    return fail(corruptReason(`unreadable block table: ${errorText(err)}`));
+    return fail(corruptReason(`unreadable block table: ${describeError(err)}`));
   }
   if (!offsets || !counts || offsets.length < blocks || counts.length < blocks) {
     return fail(corruptReason(`the block table lists ${offsets?.length ?? 0} of the ${blocks} ${tiled ? "tiles" : "strips"}`));
@@ -399,10 +401,6 @@ function corruptReason(detail: string): string {
 function sampleKind(format: number, bits: number): string {
   const kind = format === 1 ? "uint" : format === 2 ? "int" : format === 3 ? "float" : `format-${format} `;
   return `${kind}${bits}`;
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** fromArrayBuffer reads the whole ArrayBuffer, so a Buffer that is a view into a larger one must be copied. */

@@ -1,13 +1,14 @@
-// Observation stage: the NOAA weather table of vega-datasets -> one observation version's pages and record.
+// Observation stage: the NOAA weather table of vega-datasets -> one observation version's chunks, index and record.
 
 import { readFile } from "node:fs/promises";
-import { type Dataset, datasetPath, indexPath, sha256Hex, versionId } from "../schemas/dist.js";
+import { csvParse } from "d3-dsv";
+import { isCalendarDate } from "../schemas/dates.js";
+import { sha256Hex } from "../schemas/hash.js";
+import { type Dataset, DIST_FORMAT, type ObservationIndex, PAGE_SIZE, objectPath, versionId } from "../schemas/layout.js";
 import { assertValid } from "../schemas/validate.js";
 import { NOAA_WEATHER } from "../sources/noaa-weather.js";
-import { isCalendarDate } from "../schemas/dates.js";
 import { PublishError } from "./errors.js";
-import type { DistWriter } from "./files.js";
-import { writePages } from "./pages.js";
+import type { ObjectStore } from "./files.js";
 
 export const OBSERVATION_TRANSFORM_VERSION = "noaa-weather-observations-v1";
 
@@ -59,39 +60,39 @@ function parseValue(text: string, file: string, line: number, column: string): n
   return value;
 }
 
-export interface ObservationSummary {
-  dataset: Dataset;
+export interface ObservationVersion {
+  record: Dataset;
   observations: number;
-  missing: number;
 }
 
-export async function publishObservations(writer: DistWriter): Promise<ObservationSummary> {
+/**
+ * The table as a version: its record and, written to the store, its chunks and index. Computing the id
+ * first lets a publish of the same table find it already published (`isPublished`) and write nothing.
+ */
+export async function publishObservations(store: ObjectStore, isPublished: (id: string) => Promise<boolean>): Promise<ObservationVersion | null> {
   const { resource, packageVersion } = await readDescription();
   const file = NOAA_WEATHER.csvPath;
   const bytes = await readFile(file);
-  const lines = bytes.toString("utf8").split(/\r?\n/).filter((l) => l !== "");
-  const header = lines[0].split(",");
+  const table = csvParse(bytes.toString("utf8"));
   const expected = ["location", "date", ...Object.keys(NOAA_WEATHER.columns), NOAA_WEATHER.categoryColumn];
-  const absent = expected.filter((c) => !header.includes(c));
-  if (absent.length) throw new PublishError(file, "observations", `header "${lines[0]}" lacks ${absent.join(", ")}`);
-  const at = (name: string) => header.indexOf(name);
+  const absent = expected.filter((c) => !table.columns.includes(c));
+  if (absent.length) throw new PublishError(file, "observations", `header "${table.columns.join(",")}" lacks ${absent.join(", ")}`);
 
   const rows: Omit<Observation, "dataset_version_id">[] = [];
   const entities = new Map<string, string>();
-  for (let n = 1; n < lines.length; n++) {
-    const fields = lines[n].split(",");
-    if (fields.length !== header.length) throw new PublishError(file, "observations", `line ${n + 1}: ${fields.length} fields, expected ${header.length}`);
-    const location = fields[at("location")];
-    const date = fields[at("date")];
-    if (!isCalendarDate(date)) throw new PublishError(file, "observations", `line ${n + 1}: "${date}" is not a date`);
+  for (const [n, fields] of table.entries()) {
+    const line = n + 2; // the header is line 1
+    const location = fields.location ?? "";
+    const date = fields.date ?? "";
+    if (!isCalendarDate(date)) throw new PublishError(file, "observations", `line ${line}: "${date}" is not a date`);
     const entity = slug(location);
     entities.set(entity, location);
-    const category = fields[at(NOAA_WEATHER.categoryColumn)];
+    const category = fields[NOAA_WEATHER.categoryColumn];
     for (const [column, spec] of Object.entries(NOAA_WEATHER.columns)) {
       rows.push({
         id: `${entity}-${date}-${spec.variable}`,
         variable: spec.variable,
-        value: parseValue(fields[at(column)], file, n + 1, column),
+        value: parseValue(fields[column] ?? "", file, line, column),
         unit: spec.unit,
         observed_on: date,
         period_label: null,
@@ -112,12 +113,18 @@ export async function publishObservations(writer: DistWriter): Promise<Observati
   // content_sha256: transform version and every observation, canonically (fixed key order), in id order.
   const contentSha256 = sha256Hex(`${OBSERVATION_TRANSFORM_VERSION}\n${rows.map((r) => JSON.stringify(r)).join("\n")}\n`);
   const id = versionId(NOAA_WEATHER.datasetKey, first, last, contentSha256);
+  if (await isPublished(id)) return null;
   const observations: Observation[] = rows.map(({ id: obsId, ...rest }) => ({ id: obsId, dataset_version_id: id, ...rest }));
 
   const license = resource.licenses?.map((l) => `${l.title} (${l.path})`).join("; ") ?? "unknown";
   const origin = resource.sources?.map((s) => s.title).join("; ") ?? "NOAA";
   const variables = Object.fromEntries(Object.values(NOAA_WEATHER.columns).map((c) => [c.variable, c.unit]));
-  const dataset: Dataset = {
+  const chunks = [];
+  for (let i = 0; i < observations.length; i += PAGE_SIZE) chunks.push(await store.put(JSON.stringify(observations.slice(i, i + PAGE_SIZE)), "json"));
+  const index: ObservationIndex = { format: DIST_FORMAT, kind: "observation", count: observations.length, chunks };
+  assertValid("dist-observation-index.schema.json", index, "observation index");
+  const indexRef = await store.putJson(index);
+  const record: Dataset = {
     id,
     dataset_key: NOAA_WEATHER.datasetKey,
     title: `NOAA daily weather observations, Seattle and New York, ${first} to ${last}`,
@@ -153,14 +160,9 @@ export async function publishObservations(writer: DistWriter): Promise<Observati
       observations: observations.length,
       missing_values: observations.filter((o) => o.value === null).length,
       dimensions: { location: "station name as given", [NOAA_WEATHER.categoryColumn]: "categorical weather type of that station-day" },
+      index: { path: objectPath(indexRef.sha256, "json"), sha256: indexRef.sha256, size: indexRef.size, kind: "observation" },
     },
   };
-  assertValid("dataset.schema.json", dataset, datasetPath(id));
-  await writer.write(datasetPath(id), JSON.stringify({ dataset }));
-  const index = { kind: "observation" as const, observationCount: observations.length };
-  assertValid("dist-index.schema.json", index, indexPath(id));
-  await writer.write(indexPath(id), JSON.stringify(index));
-  await writePages(writer, id, "observations", observations, (items, nextCursor) => ({ datasetVersion: id, observations: items, nextCursor }), "observations-page.schema.json");
-  await writePages(writer, id, "layers", [], (items, nextCursor) => ({ dataset, tiles: items, nextCursor }), "layers-page.schema.json");
-  return { dataset, observations: observations.length, missing: dataset.metadata.missing_values as number };
+  assertValid("dataset.schema.json", record, `record of ${id}`);
+  return { record, observations: observations.length };
 }

@@ -50,3 +50,17 @@ export function formatBytes(n: number): string {
 export function formatSeconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
+
+function formatDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
+}
+
+/** Rate and time left of a long run, from what is done so far: "95.2/s, 3m17s left". */
+export function formatEta(done: number, total: number, elapsedMs: number): string {
+  if (done === 0 || elapsedMs <= 0) return "";
+  const perMs = done / elapsedMs;
+  return `${(perMs * 1000).toFixed(1)}/s, ${formatDuration((total - done) / perMs)} left`;
+}

@@ -1,12 +1,22 @@
-// Labels of a raster version from what lies beside its sources: demo.json (generated) or silo.lock.json (fetched).
+// Where a raster version's files came from, and the labels that says: generated (demo.json beside them),
+// fetched from the SILO bucket (silo.lock.json) or supplied by the maintainer (neither) (decisions.md 6, 7).
 
 import { join } from "node:path";
-import type { Dataset, SourceEntry } from "../schemas/dist.js";
-import { dateToUrl, SILO_TMAX } from "../sources/silo.js";
+import type { Dataset, SourceEntry } from "../schemas/layout.js";
+import { SILO_TMAX } from "../sources/silo.js";
 import { DEMO_DESCRIPTION } from "./demo.js";
 import { readJsonIfPresent, type SiloFile } from "./discover.js";
 import { PublishError } from "./errors.js";
-import type { RasterLabels } from "./raster.js";
+
+export type Provenance = "generated" | "fetched" | "supplied";
+
+export interface RasterLabels {
+  datasetKey: string;
+  accessLevel: Dataset["access_level"];
+  provenance: Provenance;
+  /** the source entry of one file, after checking it against the record it was listed in */
+  sourceEntry: (file: SiloFile, sha256: string) => SourceEntry;
+}
 
 interface RecordedFile {
   path: string;
@@ -33,23 +43,15 @@ export async function labelRaster(
   folder: string,
   options: { datasetKey?: string; accessLevel?: Dataset["access_level"] },
 ): Promise<RasterLabels> {
-  const datasetKey = options.datasetKey ?? SILO_TMAX.datasetKey;
-  const accessLevel = options.accessLevel ?? "demo";
+  const base = { datasetKey: options.datasetKey ?? SILO_TMAX.datasetKey, accessLevel: options.accessLevel ?? "demo" };
   const demoFile = join(folder, "demo.json");
   const demo = await readJsonIfPresent(demoFile);
   if (demo) {
     const recorded = recordedFiles(demo, demoFile);
     return {
-      datasetKey,
-      accessLevel,
-      synthetic: true,
-      title: "GENERATED DEMO on the SILO grid: daily maximum temperature (synthetic values, not observations)",
-      license: "CC0-1.0 (generated demo values, not SILO data; the SILO grid layout is used for format only)",
-      attribution:
-        "Generated demo data made by this project's pipeline/demo.ts on the SILO 0.05 degree grid, not observations; " +
-        "coastline from Natural Earth (public domain).",
-      metadata: { generated: DEMO_DESCRIPTION },
-      sourceEntry: (file, sha256): SourceEntry => {
+      ...base,
+      provenance: "generated",
+      sourceEntry: (file, sha256) => {
         checkRecorded(recorded, file, sha256, "demo.json");
         return { sha256, member_path: file.memberPath, license: "CC0-1.0", synthetic: true, generator: DEMO_DESCRIPTION.generator };
       },
@@ -57,18 +59,55 @@ export async function labelRaster(
   }
   const lockFile = join(folder, "silo.lock.json");
   const lock = await readJsonIfPresent(lockFile);
-  const fetched = lock ? recordedFiles(lock, lockFile) : null;
+  if (lock) {
+    const fetched = recordedFiles(lock, lockFile);
+    return {
+      ...base,
+      provenance: "fetched",
+      sourceEntry: (file, sha256) => {
+        const entry = checkRecorded(fetched, file, sha256, "silo.lock.json");
+        if (!entry.url) throw new PublishError(lockFile, "provenance", `lists ${file.memberPath} without the url it was fetched from`);
+        return { sha256, url: entry.url, member_path: file.memberPath, license: SILO_TMAX.license };
+      },
+    };
+  }
+  // Nothing says where these files came from: record only what is known, never a URL that was not fetched.
+  return { ...base, provenance: "supplied", sourceEntry: (file, sha256) => ({ sha256, member_path: file.memberPath }) };
+}
+
+export interface RasterDescription {
+  synthetic: boolean;
+  title: string;
+  license: string;
+  attribution: string;
+  metadata: Record<string, unknown>;
+}
+
+/** Title, license, attribution and metadata of a version whose days came from these kinds of source. */
+export function describeRaster(kinds: Provenance[]): RasterDescription {
+  const set = [...new Set(kinds)].sort() as Provenance[];
+  if (set.includes("generated")) {
+    if (set.length > 1) throw new PublishError("sources", "provenance", "generated demo days cannot be mixed with real SILO files in one version");
+    return {
+      synthetic: true,
+      title: "GENERATED DEMO on the SILO grid: daily maximum temperature (synthetic values, not observations)",
+      license: "CC0-1.0 (generated demo values, not SILO data; the SILO grid layout is used for format only)",
+      attribution:
+        "Generated demo data made by this project's pipeline/demo.ts on the SILO 0.05 degree grid, not observations; " +
+        "coastline from Natural Earth (public domain).",
+      metadata: { provenance: set, generated: DEMO_DESCRIPTION },
+    };
+  }
+  const supplied = set.includes("supplied");
+  const fetched = set.includes("fetched");
+  const origin = supplied && fetched ? "fetched from the SILO bucket and supplied by the maintainer" : supplied ? "supplied by the maintainer" : "fetched from the SILO bucket";
   return {
-    datasetKey,
-    accessLevel,
     synthetic: false,
-    title: "SILO daily maximum temperature",
+    title: supplied ? `SILO daily maximum temperature (files ${origin})` : "SILO daily maximum temperature",
     license: SILO_TMAX.license,
-    attribution: SILO_TMAX.attribution,
-    metadata: { landing_page: SILO_TMAX.landingPage },
-    sourceEntry: (file, sha256): SourceEntry => {
-      const url = fetched ? checkRecorded(fetched, file, sha256, "silo.lock.json").url : undefined;
-      return { sha256, url: url ?? dateToUrl(file.date), member_path: file.memberPath, license: SILO_TMAX.license };
-    },
+    attribution: supplied
+      ? `${SILO_TMAX.attribution} Files ${origin}: the pipeline did not fetch ${fetched ? "all of them" : "them"} and cannot vouch for their origin; each source entry carries the sha256 of the file published.`
+      : SILO_TMAX.attribution,
+    metadata: { provenance: set, landing_page: SILO_TMAX.landingPage },
   };
 }

@@ -1,17 +1,19 @@
-// `make publish`: sources -> decoded grids -> tiles -> hashed files -> indexes -> catalog, in that order.
+// `make publish`: sources -> day pieces (every core) -> index tree -> record -> catalog tree -> manifest ->
+// catalog.json, in that order. Whatever the dist already holds is reused by content hash.
 
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Dataset } from "../schemas/dist.js";
-import { readPublished, writeCatalog } from "./catalog.js";
+import { openVersion, type RasterView, type Snapshot } from "../api/archive.js";
+import type { Dataset } from "../schemas/layout.js";
+import { addToCatalog, readPublished, updateCandidates, writeCatalog } from "./catalog.js";
 import { findSiloFiles } from "./discover.js";
-import { DistWriter, hashFile } from "./files.js";
-import { OBSERVATION_TRANSFORM_VERSION, publishObservations } from "./observations.js";
-import { createProgress, type Progress } from "./progress.js";
-import { labelRaster } from "./provenance.js";
-import { publishRaster, RASTER_TRANSFORM_VERSION } from "./raster.js";
-import { NOAA_WEATHER } from "../sources/noaa-weather.js";
 import { PublishError } from "./errors.js";
+import { ObjectStore } from "./files.js";
+import { publishObservations } from "./observations.js";
+import { createProgress, type Progress } from "./progress.js";
+import { labelRaster, type RasterLabels } from "./provenance.js";
+import { publishRaster, RASTER_TRANSFORM_VERSION } from "./raster.js";
+import type { Coverage } from "../schemas/layout.js";
 
 export interface PublishOptions {
   sources: string; // folder of SILO daily max_temp GeoTIFFs
@@ -19,6 +21,12 @@ export interface PublishOptions {
   observations?: boolean; // also publish the NOAA observation table (default true)
   datasetKey?: string;
   accessLevel?: Dataset["access_level"];
+  /** add the folder's days to the newest compatible version instead of publishing the folder alone */
+  extend?: boolean;
+  /** record missing dates as gaps instead of refusing them */
+  allowGaps?: boolean;
+  /** decoding threads (default: one per core) */
+  workers?: number;
   progress?: Progress;
   log?: (line: string) => void; // plain lines instead of a Progress
   publishedAt?: string; // default: SOURCE_DATE_EPOCH if set, else now
@@ -28,11 +36,11 @@ export interface PublishSummary {
   added: Dataset[]; // versions new to this dist
   unchanged: Dataset[]; // versions it already held
   days: number;
+  decoded: number;
+  reused: number;
   tiles: number;
-  cells: number;
-  missingCells: number;
   observations: number;
-  filesWritten: number;
+  objectsWritten: number;
   bytesWritten: number;
   ms: number;
 }
@@ -43,16 +51,25 @@ function choosePublishTime(given?: string): string {
   return (epoch ? new Date(Number(epoch) * 1000) : new Date()).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
-/** A version already published from the very same source bytes by the same transform: nothing to redo. */
-function findSamePublished(datasets: Dataset[], key: string, transform: string, access: string, shas: string[]): Dataset | undefined {
-  return datasets.find(
-    (d) =>
-      d.dataset_key === key &&
-      d.transform_version === transform &&
-      d.access_level === access &&
-      d.source_manifest.length === shas.length &&
-      d.source_manifest.every((s, i) => s.sha256 === shas[i]),
-  );
+/**
+ * The newest published version these sources can build on: the first query candidate of the same key,
+ * transform, access level and kind (generated or real); its days are reused by sha256, or extended.
+ */
+async function findBase(previous: Snapshot | null, labels: RasterLabels): Promise<RasterView | null> {
+  for (const candidate of previous?.pointer.candidates ?? []) {
+    const record = await previous!.findRecord(candidate.id);
+    if (
+      record &&
+      record.dataset_key === labels.datasetKey &&
+      record.transform_version === RASTER_TRANSFORM_VERSION &&
+      record.access_level === labels.accessLevel &&
+      (record.metadata.synthetic === true) === (labels.provenance === "generated")
+    ) {
+      const view = await openVersion(previous!.archive, record);
+      if (view.kind === "raster") return view;
+    }
+  }
+  return null;
 }
 
 function isRunning(pid: number): boolean {
@@ -87,60 +104,64 @@ export async function publish(options: PublishOptions): Promise<PublishSummary> 
   const started = Date.now();
   await mkdir(options.dist, { recursive: true });
   const unlock = await lockDist(options.dist);
+  const progress = options.progress ?? (options.log ? { line: options.log, status: () => {}, done: () => {} } : createProgress());
   try {
-    return await publishLocked(options, started);
+    return await publishLocked(options, progress, started);
   } finally {
+    progress.done();
     await unlock();
   }
 }
 
-async function publishLocked(options: PublishOptions, started: number): Promise<PublishSummary> {
-  const progress =
-    options.progress ?? (options.log ? { line: options.log, status: () => {}, done: () => {} } : createProgress());
+async function publishLocked(options: PublishOptions, progress: Progress, started: number): Promise<PublishSummary> {
   const previous = await readPublished(options.dist);
-  const published = previous?.catalog.datasets ?? [];
-  const writer = new DistWriter(options.dist);
+  const store = new ObjectStore(options.dist);
   const summary: PublishSummary = {
-    added: [], unchanged: [], days: 0, tiles: 0, cells: 0, missingCells: 0, observations: 0, filesWritten: 0, bytesWritten: 0, ms: 0,
+    added: [], unchanged: [], days: 0, decoded: 0, reused: 0, tiles: 0, observations: 0, objectsWritten: 0, bytesWritten: 0, ms: 0,
   };
-  const fresh: Dataset[] = [];
-  const keep = (d: Dataset) => (published.some((p) => p.id === d.id) ? summary.unchanged : summary.added).push(d);
+  const fresh: { record: Dataset; coverage: Coverage | null }[] = [];
+  const isPublished = async (id: string) => (await previous?.findRecord(id)) ?? null;
 
-  try {
-    const files = await findSiloFiles(options.sources);
-    progress.line(`found ${files.length} SILO day files in ${options.sources} (${files[0].date} .. ${files[files.length - 1].date})`);
-    const labels = await labelRaster(options.sources, options);
-    const sourceShas = await Promise.all(files.map((f) => hashFile(f.path)));
-    const same = findSamePublished(published, labels.datasetKey, RASTER_TRANSFORM_VERSION, labels.accessLevel, sourceShas);
-    if (same) keep(same);
-    else {
-      const raster = await publishRaster(files, labels, writer, progress);
-      Object.assign(summary, { days: raster.days, tiles: raster.tiles, cells: raster.cells, missingCells: raster.missingCells });
-      fresh.push(raster.dataset);
-      keep(raster.dataset);
-    }
-
-    if (options.observations !== false) {
-      const csvSha = await hashFile(NOAA_WEATHER.csvPath);
-      const sameTable = findSamePublished(published, NOAA_WEATHER.datasetKey, OBSERVATION_TRANSFORM_VERSION, "demo", [csvSha]);
-      if (sameTable) keep(sameTable);
-      else {
-        const table = await publishObservations(writer);
-        summary.observations = table.observations;
-        fresh.push(table.dataset);
-        keep(table.dataset);
-      }
-    }
-
-    if (summary.added.length > 0) {
-      await writeCatalog(writer, previous, fresh, choosePublishTime(options.publishedAt));
-    }
-  } finally {
-    progress.done();
-    await rm(join(options.dist, ".staging"), { recursive: true, force: true });
+  const files = await findSiloFiles(options.sources);
+  progress.line(`found ${files.length} SILO day files in ${options.sources} (${files[0].date} .. ${files[files.length - 1].date})`);
+  const labels = await labelRaster(options.sources, options);
+  const base = await findBase(previous, labels);
+  if (options.extend && !base) {
+    throw new PublishError(
+      options.sources,
+      "extend",
+      `no published ${labels.accessLevel} version of ${labels.datasetKey} (${labels.provenance === "generated" ? "generated" : "real SILO"} data) to extend in ${options.dist}; publish a folder first (make publish SOURCES=..)`,
+    );
   }
-  summary.filesWritten = writer.written;
-  summary.bytesWritten = writer.bytes;
+  if (base) progress.line(`${options.extend ? "extending" : "reusing days of"} ${base.record.id}`);
+  const raster = await publishRaster({ files, labels, base, extend: options.extend ?? false, allowGaps: options.allowGaps ?? false, workers: options.workers }, store, progress);
+  Object.assign(summary, { days: raster.days, decoded: raster.decoded, reused: raster.reused, tiles: raster.tiles });
+  const existing = await isPublished(raster.record.id);
+  if (existing) summary.unchanged.push(existing);
+  else fresh.push({ record: raster.record, coverage: raster.coverage });
+
+  if (options.observations !== false) {
+    let sameTable: Dataset | null = null;
+    const table = await publishObservations(store, async (id) => (sameTable = await isPublished(id)) !== null);
+    if (table) {
+      summary.observations = table.observations;
+      fresh.push({ record: table.record, coverage: null });
+    } else if (sameTable) summary.unchanged.push(sameTable);
+  }
+
+  if (fresh.length > 0) {
+    const publishedAt = choosePublishTime(options.publishedAt);
+    const records = fresh.map(({ record }): Dataset => ({ ...record, status: "published", published_at: publishedAt }));
+    const root = await addToCatalog(store, previous, records);
+    const candidates = updateCandidates(
+      previous?.pointer.candidates ?? [],
+      records.flatMap((record, i) => (fresh[i].coverage ? [{ record, coverage: fresh[i].coverage! }] : [])),
+    );
+    await writeCatalog(store, options.dist, previous, root, candidates);
+    summary.added = records;
+  }
+  summary.objectsWritten = store.added.length;
+  summary.bytesWritten = store.bytesWritten;
   summary.ms = Date.now() - started;
   return summary;
 }

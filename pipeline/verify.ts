@@ -1,22 +1,54 @@
-// `make verify`: re-hash every file of a dist against its manifest, as a mirror operator would.
+// `make verify`: check a dist as a mirror operator would: every file the publish manifests list, then every
+// version's tree down to each block's cells, shared objects checked once and reported per version.
 
-import { readdir, stat } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { CATALOG_FILE, datasetPath } from "../schemas/dist.js";
-import { PublishError } from "./errors.js";
-import { readPublished } from "./catalog.js";
+import { Archive, type RasterView, openVersion } from "../api/archive.js";
+import { LocalStorage, nodePlatform } from "../api/local.js";
+import { canonicalizeMissing } from "../schemas/cells.js";
+import { sha256Hex } from "../schemas/hash.js";
+import {
+  CATALOG_FILE,
+  type CatalogLeaf,
+  type CatalogRoot,
+  type Coverage,
+  type Dataset,
+  type Manifest,
+  type MonthPage,
+  type YearPage,
+  countTiles,
+  dayCoverage,
+  mergeCoverage,
+  monthContentText,
+  nodesContentText,
+  objectPath,
+  rasterContentText,
+  versionId,
+} from "../schemas/layout.js";
+import { describeError } from "./errors.js";
 import { hashFile } from "./files.js";
+
+export interface VersionReport {
+  id: string;
+  days: number;
+  /** objects of this version checked here for the first time, and those already checked for a version above */
+  objects: number;
+  shared: number;
+  problems: string[];
+}
 
 export interface VerifyReport {
   files: number;
   bytes: number;
-  problems: string[]; // one line per file that differs or is missing
-  unlisted: string[]; // files the manifest does not know (debris of an interrupted publish, or strays)
+  manifests: number;
+  versions: VersionReport[];
+  problems: string[]; // problems of the dist as a whole (catalog.json, manifests, listed files)
+  unlisted: string[]; // files no manifest lists (debris of an interrupted publish, or strays)
 }
 
 async function listFiles(root: string, dir = root): Promise<string[]> {
   const out: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
+  for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) out.push(...(await listFiles(root, path)));
     else out.push(relative(root, path).split("\\").join("/"));
@@ -24,34 +56,151 @@ async function listFiles(root: string, dir = root): Promise<string[]> {
   return out;
 }
 
-export async function verifyDist(dist: string, onFile: (done: number, total: number) => void = () => {}): Promise<VerifyReport> {
-  let state;
+export async function verifyDist(dist: string, onProgress: (text: string) => void = () => {}): Promise<VerifyReport> {
+  const archive = new Archive(new LocalStorage(dist), nodePlatform, { cacheBytes: 16 << 20 });
+  const report: VerifyReport = { files: 0, bytes: 0, manifests: 0, versions: [], problems: [], unlisted: [] };
+  let pointer;
   try {
-    state = await readPublished(dist);
+    pointer = (await archive.readPointer()).pointer;
   } catch (err) {
-    return { files: 0, bytes: 0, problems: [err instanceof PublishError ? err.message : String(err)], unlisted: [] };
+    report.problems.push(describeError(err));
+    return report;
   }
-  if (!state) return { files: 0, bytes: 0, problems: [`${join(dist, CATALOG_FILE)}: missing; run \`make publish DIST=${dist}\``], unlisted: [] };
-  const { catalog, manifest } = state;
-  const problems: string[] = [];
-  const listed = new Set(manifest.files.map((f) => f.path));
-  for (const d of catalog.datasets) {
-    if (!listed.has(datasetPath(d.id))) problems.push(`${datasetPath(d.id)}: catalog lists version ${d.id} but the manifest has no record of it`);
-  }
-  let bytes = 0;
-  for (const [i, f] of manifest.files.entries()) {
-    const file = join(dist, f.path);
-    const size = await stat(file).then((s) => s.size, () => null);
-    if (size === null) problems.push(`${f.path}: missing`);
-    else if (size !== f.size) problems.push(`${f.path}: size ${size}, manifest says ${f.size}`);
-    else {
-      const sha = await hashFile(file);
-      if (sha !== f.sha256) problems.push(`${f.path}: sha256 ${sha}, manifest says ${f.sha256}`);
-      bytes += size;
+
+  // 1. Every file every publish added, by the manifest chain.
+  const listed = new Set<string>([CATALOG_FILE]);
+  for (let ref = pointer.manifest as Manifest["previous"]; ref; ) {
+    listed.add(objectPath(ref.sha256, "json"));
+    let manifest: Manifest;
+    try {
+      manifest = await archive.readJson<Manifest>(ref);
+    } catch (err) {
+      report.problems.push(`manifest chain broken: ${describeError(err)}`);
+      break;
     }
-    onFile(i + 1, manifest.files.length);
+    report.manifests++;
+    for (const f of manifest.files) {
+      listed.add(f.path);
+      const file = join(dist, f.path);
+      const sha = await hashFile(file).catch(() => null);
+      if (sha === null) report.problems.push(`${f.path}: missing`);
+      else if (sha !== f.sha256) report.problems.push(`${f.path}: sha256 ${sha}, its manifest says ${f.sha256}`);
+      else {
+        report.files++;
+        report.bytes += f.size;
+      }
+      if (report.files % 1000 === 0) onProgress(`verified ${report.files} files`);
+    }
+    ref = manifest.previous;
   }
-  listed.add(CATALOG_FILE).add(catalog.manifest.path);
-  const unlisted = (await listFiles(dist)).filter((p) => !listed.has(p) && !p.startsWith("manifests/")).sort();
-  return { files: manifest.files.length, bytes, problems, unlisted };
+
+  // 2. Every version's tree, checked for what readers rely on; objects shared by versions checked once.
+  const seen = new Set<string>();
+  let root: CatalogRoot;
+  try {
+    root = await archive.readJson<CatalogRoot>(pointer.catalog);
+  } catch (err) {
+    report.problems.push(`catalog tree: ${describeError(err)}`);
+    return finish();
+  }
+  for (const leafNode of root.leaves) {
+    let leaf: CatalogLeaf;
+    try {
+      leaf = await archive.readJson<CatalogLeaf>(leafNode.ref);
+    } catch (err) {
+      report.problems.push(`catalog leaf ${leafNode.first}: ${describeError(err)}`);
+      continue;
+    }
+    for (const record of leaf.datasets) {
+      const version: VersionReport = { id: record.id, days: 0, objects: 0, shared: 0, problems: [] };
+      // true the first time an object is met; a shared object is checked for the first version that meets it
+      const visit = (sha: string) => {
+        if (seen.has(sha)) return (version.shared++, false);
+        seen.add(sha);
+        version.objects++;
+        return true;
+      };
+      try {
+        await verifyVersion(archive, record, version, visit);
+      } catch (err) {
+        version.problems.push(describeError(err));
+      }
+      report.versions.push(version);
+      onProgress(`checked ${report.versions.length}/${root.count} versions`);
+    }
+  }
+  return finish();
+
+  async function finish(): Promise<VerifyReport> {
+    report.unlisted = (await listFiles(dist)).filter((p) => !listed.has(p) && p !== ".publish.lock").sort();
+    return report;
+  }
+}
+
+async function verifyVersion(
+  archive: Archive,
+  record: Dataset,
+  report: VersionReport,
+  visit: (sha: string) => boolean,
+): Promise<void> {
+  const view = await openVersion(archive, record);
+  visit(record.metadata.index.sha256);
+  if (view.kind === "observation") {
+    let count = 0;
+    for (const [i, chunk] of view.index.chunks.entries()) {
+      visit(chunk.sha256);
+      count += (JSON.parse(await view.chunkText(i)) as unknown[]).length;
+    }
+    if (count !== view.index.count) report.problems.push(`observation chunks hold ${count} items, the index says ${view.index.count}`);
+    return;
+  }
+  const years = await verifyRaster(view, report, visit);
+  const content = sha256Hex(rasterContentText(record.transform_version, years));
+  if (content !== record.content_sha256) report.problems.push(`content_sha256 is ${record.content_sha256}, the cells give ${content}`);
+  const id = versionId(record.dataset_key, record.period_start, record.period_end, content);
+  if (id !== record.id) report.problems.push(`id should be ${id}`);
+}
+
+async function verifyRaster(
+  view: RasterView,
+  report: VersionReport,
+  visit: (sha: string) => boolean,
+): Promise<{ key: string; content: string }[]> {
+  const { archive, index } = view;
+  const coverages: Coverage[] = [];
+  const years = [];
+  for (const yearNode of index.years) {
+    visit(yearNode.ref.sha256);
+    const year = await archive.readJson<YearPage>(yearNode.ref);
+    for (const monthNode of year.months) {
+      coverages.push(monthNode.coverage);
+      if (!visit(monthNode.ref.sha256)) {
+        report.days += monthNode.days; // the same page, so the same days: checked for a version above
+        continue;
+      }
+      const month = await archive.readJson<MonthPage>(monthNode.ref);
+      if (sha256Hex(monthContentText(month.days)) !== monthNode.content) report.problems.push(`month ${monthNode.key}: content hash differs from its days`);
+      const tiles = month.days.reduce((n, d) => n + countTiles(d.window), 0);
+      if (tiles !== monthNode.tiles || month.days.length !== monthNode.days) report.problems.push(`month ${monthNode.key}: counts differ from its days`);
+      const coverage = month.days.map((d) => dayCoverage(d.date, d.window)).reduce((a, b) => mergeCoverage(a, b));
+      if (JSON.stringify(coverage) !== JSON.stringify(monthNode.coverage)) report.problems.push(`month ${monthNode.key}: coverage differs from its days`);
+      for (const day of month.days) {
+        report.days++;
+        if (!visit(day.piece.sha256)) continue;
+        try {
+          const cells = await archive.readCells(day, day.window);
+          const missing = canonicalizeMissing(cells);
+          if (sha256Hex(new Uint8Array(cells.buffer)) !== day.cells) report.problems.push(`${day.date}: decoded cells do not match their sha256 ${day.cells}`);
+          if (missing !== day.missing) report.problems.push(`${day.date}: ${missing} missing cells, the index says ${day.missing}`);
+        } catch (err) {
+          report.problems.push(`${day.date}: ${describeError(err)}`);
+        }
+      }
+    }
+    if (sha256Hex(nodesContentText(year.months)) !== yearNode.content) report.problems.push(`year ${yearNode.key}: content hash differs from its months`);
+    years.push({ key: yearNode.key, content: yearNode.content });
+  }
+  const coverage = coverages.reduce((a, b) => mergeCoverage(a, b));
+  if (JSON.stringify(coverage) !== JSON.stringify(index.coverage)) report.problems.push("index coverage differs from its months");
+  return years;
 }

@@ -1,5 +1,7 @@
 // Constants of the interface contract (interface.md 2, 8; decisions.md 3, 4) that both sides need.
 
+import type { Dataset } from "./layout.js";
+
 export const API_VERSION = "1.0.0";
 export const QUERY_VERSION = "native-cell-centers-v1";
 export const SPATIAL_SELECTION = "cell_center_in_bbox_west_south_inclusive_east_north_exclusive";
@@ -22,3 +24,18 @@ export const LIMITS = {
 
 /** Plausible daily maximum temperature, degC (decisions.md 1): outside it a publish stops. */
 export const PLAUSIBLE_TMAX_DEGC = [-20, 60] as const;
+
+/**
+ * What may answer a direct query, from the catalog record alone (decisions.md 3): published demo data of the
+ * SILO source, interpolated observations, daily, air_temperature_max in degC.
+ */
+export function isQueryCompatible(record: Dataset): boolean {
+  return (
+    record.status === "published" &&
+    record.access_level === "demo" &&
+    record.metadata?.source === QUERY_SOURCE &&
+    record.data_class === QUERY_DATA_CLASS &&
+    record.temporal_resolution === "daily" &&
+    record.variables?.[QUERY_VARIABLE] === QUERY_UNIT
+  );
+}

@@ -1,15 +1,44 @@
-// Loads the contract's JSON Schemas once, compiles validators on demand, and turns ajv errors into contract issues.
+// The contract's JSON Schemas (and the dist format's), compiled on demand, with ajv errors turned into contract
+// issues. Platform-free: the schemas are imported, not read from disk, so a browser bundle carries them too.
 
-import { readdirSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
+import acquisitionRequest from "./acquisition-request.schema.json" with { type: "json" };
+import capabilities from "./capabilities.schema.json" with { type: "json" };
+import catalogResponse from "./catalog-response.schema.json" with { type: "json" };
+import common from "./common.schema.json" with { type: "json" };
+import dataRequest from "./data-request.schema.json" with { type: "json" };
+import datasetResponse from "./dataset-response.schema.json" with { type: "json" };
+import dataset from "./dataset.schema.json" with { type: "json" };
+import error from "./error.schema.json" with { type: "json" };
+import health from "./health.schema.json" with { type: "json" };
+import layersPage from "./layers-page.schema.json" with { type: "json" };
+import observation from "./observation.schema.json" with { type: "json" };
+import observationsPage from "./observations-page.schema.json" with { type: "json" };
+import pixelSample from "./pixel-sample.schema.json" with { type: "json" };
+import queryResult from "./query-result.schema.json" with { type: "json" };
+import resolution from "./resolution.schema.json" with { type: "json" };
+import tileDetail from "./tile-detail.schema.json" with { type: "json" };
+import tileMetadata from "./tile-metadata.schema.json" with { type: "json" };
+import tileResponse from "./tile-response.schema.json" with { type: "json" };
+import validation from "./validation.schema.json" with { type: "json" };
+import distCommon from "./dist/dist-common.schema.json" with { type: "json" };
+import distCatalogPointer from "./dist/dist-catalog-pointer.schema.json" with { type: "json" };
+import distCatalogRoot from "./dist/dist-catalog-root.schema.json" with { type: "json" };
+import distCatalogLeaf from "./dist/dist-catalog-leaf.schema.json" with { type: "json" };
+import distManifest from "./dist/dist-manifest.schema.json" with { type: "json" };
+import distRasterIndex from "./dist/dist-raster-index.schema.json" with { type: "json" };
+import distYearPage from "./dist/dist-year-page.schema.json" with { type: "json" };
+import distMonthPage from "./dist/dist-month-page.schema.json" with { type: "json" };
+import distObservationIndex from "./dist/dist-observation-index.schema.json" with { type: "json" };
 
 export type { ErrorObject, ValidateFunction };
 
-const SCHEMA_DIR = dirname(fileURLToPath(import.meta.url));
+/** The schemas of the interface contract: what the OpenAPI document publishes. */
+export const CONTRACT_SCHEMAS: readonly object[] = [acquisitionRequest, capabilities, catalogResponse, common, dataRequest, datasetResponse, dataset, error, health, layersPage, observation, observationsPage, pixelSample, queryResult, resolution, tileDetail, tileMetadata, tileResponse, validation];
+/** The dist format's own schemas: checked by the pipeline before writing and by readers of catalog.json. */
+export const DIST_SCHEMAS: readonly object[] = [distCommon, distCatalogPointer, distCatalogRoot, distCatalogLeaf, distManifest, distRasterIndex, distYearPage, distMonthPage, distObservationIndex];
 
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === "object") {
@@ -19,21 +48,13 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-function loadSchemas(): Record<string, object> {
-  const byId: Record<string, object> = {};
-  for (const name of readdirSync(SCHEMA_DIR).filter((f) => f.endsWith(".schema.json")).sort()) {
-    const schema = JSON.parse(readFileSync(join(SCHEMA_DIR, name), "utf8")) as { $id?: unknown };
-    if (schema.$id !== name) throw new Error(`schemas/${name}: $id must be "${name}", found ${JSON.stringify(schema.$id)}`);
-    byId[name] = deepFreeze(schema);
-  }
-  return byId;
-}
-
 /**
  * Every schema by its `$id` (the bare file name, e.g. "dataset.schema.json"). Frozen: ajv compiles from these
  * same objects, so a consumer that rewrites `$ref`s (the OpenAPI builder) must work on a copy.
  */
-export const schemas: Record<string, object> = loadSchemas();
+export const schemas: Record<string, object> = Object.fromEntries(
+  [...CONTRACT_SCHEMAS, ...DIST_SCHEMAS].map((schema) => [(schema as { $id: string }).$id, deepFreeze(schema)]),
+);
 
 // allowUnionTypes: the contract's "number or null" fields are `type: ["number", "null"]`, which keeps their
 // errors to one `type` issue instead of anyOf noise. discriminator: dist-index picks its branch by `kind`.

@@ -1,13 +1,14 @@
-// HTTP manners shared by every route: sending bytes with CORS, caching, ETag/304, compression, and reading a JSON body.
+// HTTP manners around an Answer: CORS, caching, ETag/304, content coding, digests, HEAD, and reading a bounded body.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { promisify } from "node:util";
 import zlib from "node:zlib";
+import { type Answer, type CachePolicy, formatEtag, hexToDigestHeader } from "../api/answer.js";
+import { LruCache } from "../api/cache.js";
+import { HttpError } from "../api/errors.js";
+import { payloadTooLarge } from "../api/request.js";
 import { LIMITS } from "../schemas/contract.js";
-import { sha256Hex } from "../schemas/dist.js";
-import { HttpError } from "./errors.js";
-
-export type CachePolicy = "immutable" | "short" | "no-store";
+import { sha256Hex } from "../schemas/hash.js";
 
 const CACHE_CONTROL: Record<CachePolicy, string> = {
   // A dataset version never changes (decisions.md 5), so anything about one may be kept for a year.
@@ -17,75 +18,22 @@ const CACHE_CONTROL: Record<CachePolicy, string> = {
   "no-store": "no-store",
 };
 
-export const JSON_TYPE = "application/json; charset=utf-8";
-export const CSV_TYPE = "text/csv; charset=utf-8";
-
-/** Headers a browser script may read besides the CORS-safelisted ones (the query's provenance headers). */
-export const EXPOSED_HEADERS = [
-  "Content-Digest",
-  "Repr-Digest",
-  "Service-Dataset-Version",
-  "Service-Request-SHA256",
-  "Link",
-  "ETag",
-  "Allow",
-].join(", ");
+/** Headers a browser script may read besides the CORS-safelisted ones (the provenance headers among them). */
+export const EXPOSED_HEADERS = ["Content-Digest", "Service-Dataset-Version", "Service-Request-SHA256", "Link", "ETag", "Allow"].join(", ");
 
 // Below this size compression costs more than it saves.
 const MIN_COMPRESS_BYTES = 1024;
 
+type Coding = "br" | "gzip";
+
 const brotli = promisify(zlib.brotliCompress);
 const gzip = promisify(zlib.gzip);
 
-type Encoding = "br" | "gzip";
+/** Compressed forms of answers that never change, with their digests, bounded in bytes. */
+const compressedCache = new LruCache<{ payload: Uint8Array; digest: string }>(16 << 20);
 
-export interface SendOptions {
-  status?: number;
-  type: string;
-  cache: CachePolicy;
-  /** hex digest the ETag is made from (a file's manifest sha256 or the body's); omit for no ETag */
-  etagHex?: string;
-  headers?: Record<string, string>;
-  /** data answers are bounded at 1 MB (interface.md 8); error bodies and the OpenAPI document are not */
-  bounded?: boolean;
-  /** add Content-Digest (bytes on the wire) and Repr-Digest (the uncompressed body), as query answers do */
-  digest?: boolean;
-}
-
-/**
- * Compressed copies of immutable bodies, bounded by total bytes so memory does not grow with what was
- * requested (insertion-ordered Map used as an LRU).
- */
-class CompressedCache {
-  private readonly entries = new Map<string, Buffer>();
-  private bytes = 0;
-  constructor(private readonly maxBytes: number) {}
-
-  get(key: string): Buffer | undefined {
-    const hit = this.entries.get(key);
-    if (hit) {
-      this.entries.delete(key);
-      this.entries.set(key, hit);
-    }
-    return hit;
-  }
-
-  set(key: string, value: Buffer): void {
-    if (value.length > this.maxBytes / 8) return;
-    this.entries.set(key, value);
-    this.bytes += value.length;
-    for (const [k, v] of this.entries) {
-      if (this.bytes <= this.maxBytes) break;
-      this.entries.delete(k);
-      this.bytes -= v.length;
-    }
-  }
-}
-
-const compressedCache = new CompressedCache(16 * 1024 * 1024);
-
-/** The encoding to use for this request: brotli first, then gzip, honouring q=0 (RFC 9110 12.5.3). */
-export function selectEncoding(acceptEncoding: string | undefined): Encoding | null {
+/** The coding to use for this request: brotli first, then gzip, honouring q=0 (RFC 9110 12.5.3). */
+export function selectCoding(acceptEncoding: string | undefined): Coding | null {
   if (!acceptEncoding) return null;
   const q = new Map<string, number>();
   for (const part of acceptEncoding.split(",")) {
@@ -104,18 +52,13 @@ export function selectEncoding(acceptEncoding: string | undefined): Encoding | n
   return null;
 }
 
-async function compressBody(body: Buffer, encoding: Encoding): Promise<Buffer> {
-  return encoding === "br"
+function compress(body: Uint8Array, coding: Coding): Promise<Uint8Array> {
+  return coding === "br"
     ? brotli(body, {
-        // Quality 5 keeps a 1 MB query body near gzip's speed while staying smaller (query bodies are built per request).
-        params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length },
+        // Quality 5 keeps a 1 MB answer near gzip's speed while staying smaller (most answers are built per request).
+        params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.byteLength },
       })
     : gzip(body);
-}
-
-function formatEtag(hex: string, encoding: Encoding | null): string {
-  // Each encoding is a different representation, so it gets its own strong validator (RFC 9110 8.8.3).
-  return `"${hex.slice(0, 32)}${encoding ? `-${encoding}` : ""}"`;
 }
 
 /** If-None-Match matches any representation of the same content (weak comparison, RFC 9110 13.1.2). */
@@ -131,35 +74,20 @@ function isNotModified(header: string | undefined, hex: string): boolean {
   return false;
 }
 
-export function isHead(req: IncomingMessage): boolean {
-  return req.method === "HEAD";
-}
-
-/** Data answers are bounded at 1,000,000 bytes (interface.md 8); `advice` tells the client how to ask for less. */
-export function assertResponseSize(bytes: number, advice: string): void {
-  if (bytes > LIMITS.maxResponseBytes) {
-    throw new HttpError(
-      "response_too_large",
-      `The response would be ${bytes} bytes, over the ${LIMITS.maxResponseBytes}-byte bound; ${advice}.`,
-    );
-  }
-}
-
-/** Sends one complete body with the contract's headers; every answer of the server goes through here. */
-export async function sendBytes(req: IncomingMessage, res: ServerResponse, body: Buffer, options: SendOptions): Promise<void> {
-  if (options.bounded) assertResponseSize(body.length, "ask for fewer items with a smaller limit");
+/** Sends an Answer: every response of the server goes through here. */
+export async function sendAnswer(req: IncomingMessage, res: ServerResponse, answer: Answer): Promise<void> {
   const headers: Record<string, string | number> = {
-    "Content-Type": options.type,
-    "Cache-Control": CACHE_CONTROL[options.cache],
-    ...options.headers,
+    "Content-Type": answer.type,
+    "Cache-Control": CACHE_CONTROL[answer.cache],
+    ...answer.headers,
   };
-  const compressible = body.length > MIN_COMPRESS_BYTES;
+  const compressible = answer.body.byteLength > MIN_COMPRESS_BYTES;
   if (compressible) headers["Vary"] = "Accept-Encoding";
-  const encoding = compressible ? selectEncoding(req.headers["accept-encoding"]) : null;
+  const coding = compressible ? selectCoding(req.headers["accept-encoding"]) : null;
 
-  if (options.etagHex) {
-    headers["ETag"] = formatEtag(options.etagHex, encoding);
-    if (isNotModified(req.headers["if-none-match"], options.etagHex)) {
+  if (answer.etag) {
+    headers["ETag"] = formatEtag(answer.sha256, coding);
+    if (answer.status === 200 && isNotModified(req.headers["if-none-match"], answer.sha256)) {
       delete headers["Content-Type"];
       res.writeHead(304, headers);
       res.end();
@@ -167,65 +95,33 @@ export async function sendBytes(req: IncomingMessage, res: ServerResponse, body:
     }
   }
 
-  let payload = body;
-  if (encoding) {
-    const key = options.cache === "immutable" && options.etagHex ? `${options.etagHex}:${encoding}` : null;
-    const cached = key ? compressedCache.get(key) : undefined;
-    payload = cached ?? (await compressBody(body, encoding));
-    if (key && !cached) compressedCache.set(key, payload);
-    headers["Content-Encoding"] = encoding;
+  let payload = answer.body;
+  let digest = hexToDigestHeader(answer.sha256);
+  if (coding) {
+    const key = `${answer.sha256}:${coding}`;
+    let hit = answer.cache === "immutable" ? compressedCache.get(key) : undefined;
+    if (!hit) {
+      const compressed = await compress(answer.body, coding);
+      hit = { payload: compressed, digest: hexToDigestHeader(sha256Hex(compressed)) };
+      if (answer.cache === "immutable") compressedCache.set(key, hit, compressed.byteLength);
+    }
+    ({ payload, digest } = hit);
+    headers["Content-Encoding"] = coding;
   }
-  if (options.digest) {
-    // Content-Digest covers the bytes on the wire, after any content coding (RFC 9530 2); Repr-Digest the
-    // uncompressed body, which is what a client sees after its HTTP library decompresses.
-    headers["Content-Digest"] = formatDigest(payload);
-    headers["Repr-Digest"] = formatDigest(body);
-  }
-  headers["Content-Length"] = payload.length;
-  res.writeHead(options.status ?? 200, headers);
-  res.end(isHead(req) ? undefined : payload);
-}
-
-export async function sendJson(req: IncomingMessage, res: ServerResponse, value: unknown, options: Omit<SendOptions, "type">): Promise<void> {
-  await sendBytes(req, res, Buffer.from(JSON.stringify(value)), { ...options, type: JSON_TYPE });
-}
-
-export function hashBase64(data: Uint8Array): string {
-  return Buffer.from(sha256Hex(data), "hex").toString("base64");
-}
-
-/** The digest header value of a body: `sha-256=:<base64>:` (RFC 9530). */
-export function formatDigest(data: Uint8Array): string {
-  return `sha-256=:${hashBase64(data)}:`;
-}
-
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
-/** `application/json`, with or without parameters such as charset (decisions.md 4). */
-export function isJsonContentType(header: string | undefined): boolean {
-  return (header ?? "").split(";")[0].trim().toLowerCase() === "application/json";
+  // RFC 9530: the digest of the content as sent, after any content coding.
+  headers["Content-Digest"] = digest;
+  headers["Content-Length"] = payload.byteLength;
+  res.writeHead(answer.status, headers);
+  res.end(req.method === "HEAD" ? undefined : payload);
 }
 
 /**
- * Reads a JSON body of at most LIMITS.maxRequestBytes: 415 on another media type, 413 before reading when
- * Content-Length is over the bound and again as soon as the count passes it (the rest is never read),
- * 400 malformed_json on empty, non-UTF-8 or unparseable bodies (decisions.md 4).
+ * A request body of at most LIMITS.maxRequestBytes: 413 before reading when Content-Length is over the bound,
+ * and as soon as the count passes it (the rest is never read); 400 when the body ends early.
  */
-export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
-  if (!isJsonContentType(req.headers["content-type"])) {
-    throw new HttpError("unsupported_media_type", "Content-Type must be application/json.");
-  }
-  const tooLarge = () =>
-    new HttpError(
-      "payload_too_large",
-      `The request body is over ${LIMITS.maxRequestBytes} bytes.`,
-      undefined,
-      // the unread rest of the body is not wanted: close instead of draining it
-      { Connection: "close" },
-    );
+export async function readBody(req: IncomingMessage): Promise<Uint8Array> {
   const declared = req.headers["content-length"];
-  if (declared !== undefined && Number(declared) > LIMITS.maxRequestBytes) throw tooLarge();
-
+  if (declared !== undefined && Number(declared) > LIMITS.maxRequestBytes) throw payloadTooLarge();
   const chunks: Buffer[] = [];
   let total = 0;
   await new Promise<void>((resolve, reject) => {
@@ -240,7 +136,7 @@ export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
       if (total > LIMITS.maxRequestBytes) {
         cleanup();
         req.pause();
-        reject(tooLarge());
+        reject(payloadTooLarge());
         return;
       }
       chunks.push(chunk);
@@ -262,18 +158,5 @@ export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
     req.on("error", onError);
     req.on("close", onClose);
   });
-
-  const bytes = Buffer.concat(chunks, total);
-  if (bytes.length === 0) throw new HttpError("malformed_json", "The request body is empty; send a JSON data request.");
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    throw new HttpError("malformed_json", "The request body is not valid UTF-8.");
-  }
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new HttpError("malformed_json", `The request body is not valid JSON: ${(err as Error).message}`);
-  }
+  return Buffer.concat(chunks, total);
 }

@@ -4,8 +4,7 @@ import { resolve } from "node:path";
 import { QUERY_UNIT, QUERY_VARIABLE } from "../schemas/contract.js";
 import { colToEdgeLon, rowToEdgeLat } from "../schemas/grid.js";
 import { createApp, type App } from "./app.js";
-import { isQueryCompatible } from "./query.js";
-import { DistError } from "./store.js";
+import { CatalogError } from "../api/archive.js";
 
 interface ServeConfig {
   dist: string;
@@ -34,17 +33,13 @@ function shellQuote(text: string): string {
 }
 
 /**
- * A query that returns data: 2 x 2 cells at the centre of the newest demo version's first date (inland
+ * A query that returns data: 2 x 2 cells at the centre of the newest query candidate's first date (inland
  * Australia on the full grid), cell edges as the box so exactly those four centres fall inside.
  */
-function describeExampleQuery(app: App, baseUrl: string): string | null {
-  const versions = [...app.store.versions.values()]
-    .filter((v) => v.failure === null && v.index?.kind === "raster" && isQueryCompatible(v.record))
-    .sort((a, b) => ((a.record.published_at ?? "") < (b.record.published_at ?? "") ? 1 : -1));
-  const newest = versions[0];
-  const first = newest?.index?.kind === "raster" ? newest.index.dates[0] : undefined;
-  if (!newest || !first) return null;
-  const [col, row, width, height] = first.window;
+async function describeExampleQuery(app: App, baseUrl: string): Promise<string | null> {
+  const newest = (await app.service.snapshot()).pointer.candidates[0];
+  if (!newest || newest.coverage.windowAll[2] === 0) return null;
+  const [col, row, width, height] = newest.coverage.windowAll;
   const c = col + Math.max(0, Math.floor(width / 2) - 1);
   const r = row + Math.max(0, Math.floor(height / 2) - 1);
   const cols = Math.min(2, width);
@@ -52,7 +47,7 @@ function describeExampleQuery(app: App, baseUrl: string): string | null {
   const request = {
     variables: [QUERY_VARIABLE],
     region: { bbox: [colToEdgeLon(c), rowToEdgeLat(r + rows), colToEdgeLon(c + cols), rowToEdgeLat(r)], crs: "EPSG:4326" },
-    period: { start: first.date, end: first.date },
+    period: { start: newest.coverage.first, end: newest.coverage.first },
     temporal_resolution: "daily",
     spatial_resolution: "native",
     units: { [QUERY_VARIABLE]: QUERY_UNIT },
@@ -75,7 +70,7 @@ async function main(): Promise<void> {
   try {
     app = await createApp({ dist: resolve(config.dist), log: config.log, environment: config.environment });
   } catch (err) {
-    if (err instanceof DistError) {
+    if (err instanceof CatalogError) {
       console.error(`Cannot serve ${config.dist}: ${err.message}`);
       process.exit(1);
     }
@@ -85,13 +80,13 @@ async function main(): Promise<void> {
     console.error(`Cannot listen on ${config.host}:${config.port}: ${err.code ?? err.message}; choose another PORT or HOST.`);
     process.exit(1);
   });
-  app.server.listen(config.port, config.host, () => {
+  app.server.listen(config.port, config.host, async () => {
     const address = app.server.address();
     const port = typeof address === "object" && address ? address.port : config.port;
     const host = config.host.includes(":") ? `[${config.host}]` : config.host;
     const baseUrl = `http://${host}:${port}`;
     console.log(`Serving ${resolve(config.dist)} at ${baseUrl}  (OpenAPI: ${baseUrl}/api/v1/openapi.json)`);
-    const example = describeExampleQuery(app, baseUrl);
+    const example = await describeExampleQuery(app, baseUrl).catch(() => null);
     if (example) console.log(`Try:\n  ${example}`);
     else console.log(`Try:\n  curl -sS ${baseUrl}/api/v1/datasets`);
   });

@@ -3,7 +3,12 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { isCalendarDate, listDates } from "../schemas/dates.js";
-import { decodeCursor, encodeCursor, versionId } from "../schemas/dist.js";
+import { decodeOffsetCursor as decodeAsync, encodeOffsetCursor as encodeAsync } from "../api/cursors.js";
+import { nodePlatform } from "../api/local.js";
+import { versionId } from "../schemas/layout.js";
+
+const encodeCursor = (id: string, kind: "layers" | "observations", offset: number) => encodeAsync(nodePlatform, id, kind, offset);
+const decodeCursor = (id: string, kind: "layers" | "observations", cursor: string) => decodeAsync(nodePlatform, id, kind, cursor);
 import {
   GRID, bboxToWindow, cellToTile, colToEdgeLon, colToLon, parseTileId, rowToEdgeLat, rowToLat, tileId, windowBbox,
   windowToTiles, windowTransform,
@@ -124,15 +129,15 @@ numbers.run();
 
 const cursors = suite("cursors");
 
-cursors("cursors - issued cursors decode; edited, foreign and malformed ones do not", () => {
-  const c = encodeCursor("v1", "layers", 200);
+cursors("cursors - issued cursors decode; edited, foreign and malformed ones do not", async () => {
+  const c = await encodeCursor("v1", "layers", 200);
   assert.ok(/^200-[0-9a-f]{12}$/.test(c));
-  assert.is(decodeCursor("v1", "layers", c), 200);
-  assert.is(decodeCursor("v2", "layers", c), null);
-  assert.is(decodeCursor("v1", "observations", c), null);
-  assert.is(decodeCursor("v1", "layers", c.replace("200", "300")), null);
-  assert.is(decodeCursor("v1", "layers", "0-000000000000"), null);
-  assert.is(decodeCursor("v1", "layers", "abc"), null);
+  assert.is(await decodeCursor("v1", "layers", c), 200);
+  assert.is(await decodeCursor("v2", "layers", c), null);
+  assert.is(await decodeCursor("v1", "observations", c), null);
+  assert.is(await decodeCursor("v1", "layers", c.replace("200", "300")), null);
+  assert.is(await decodeCursor("v1", "layers", "0-000000000000"), null);
+  assert.is(await decodeCursor("v1", "layers", "abc"), null);
   assert.is(versionId("silo-tmax", "2003-01-01", "2003-01-31", "e165b22947cfbbc5ffff"), "silo-tmax-20030101-20030131-e165b22947cfbbc5");
 });
 

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { validatorFor } from "../schemas/validate.js";
-import { checkRequest } from "../server/query.js";
+import { checkRequest } from "../api/request.js";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 const makefile = readFileSync(new URL("../Makefile", import.meta.url), "utf8");

@@ -1,14 +1,19 @@
 // Server test fixture: a small dist published by the real pipeline from generated SILO-window GeoTIFFs, plus an HTTP client.
 
 import { rmSync } from "node:fs";
-import { cp, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { cp, mkdtemp } from "node:fs/promises";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as assert from "uvu/assert";
 import { writeSiloTiff } from "../pipeline/geotiff.js";
 import { publish } from "../pipeline/publish.js";
-import { type CatalogFile, type Dataset, sha256Hex } from "../schemas/dist.js";
+import { Archive, Snapshot, openVersion } from "../api/archive.js";
+import { LocalStorage, nodePlatform } from "../api/local.js";
+import { addToCatalog, updateCandidates, writeCatalog } from "../pipeline/catalog.js";
+import { ObjectStore } from "../pipeline/files.js";
+import { sha256Hex } from "../schemas/hash.js";
+import type { Dataset } from "../schemas/layout.js";
 import { type Window, colToEdgeLon, rowToEdgeLat } from "../schemas/grid.js";
 import { toIssues, validatorFor } from "../schemas/validate.js";
 import { type App, createApp } from "../server/app.js";
@@ -60,7 +65,8 @@ async function writeSources(dir: string, dates: string[], window: Window, valueO
 export interface Fixture {
   root: string;
   dist: string;
-  catalog: CatalogFile;
+  /** every catalog record (restricted included), in id order */
+  records: Dataset[];
   a: Dataset;
   b: Dataset;
   c: Dataset;
@@ -98,16 +104,16 @@ export function buildFixture(): Promise<Fixture> {
       accessLevel: "restricted",
       observations: false,
     });
-    const catalog = JSON.parse(await readFile(join(dist, "catalog.json"), "utf8")) as CatalogFile;
+    const records = await readRecords(dist);
     const byKey = (key: string) => {
-      const found = catalog.datasets.find((d) => d.dataset_key === key);
+      const found = records.find((d) => d.dataset_key === key);
       if (!found) throw new Error(`fixture: no ${key} version in the catalog`);
       return found;
     };
     return {
       root,
       dist,
-      catalog,
+      records,
       a: byKey("silo-tmax"),
       b: byKey("silo-tmax-b"),
       c: byKey("silo-tmax-c"),
@@ -128,12 +134,30 @@ export async function copyDist(fixture: Fixture): Promise<string> {
   return dist;
 }
 
-/** Rewrites catalog.json of a dist copy (the catalog is the one file outside the manifest, so nothing else moves). */
-export async function editCatalog(dist: string, edit: (catalog: CatalogFile) => void): Promise<void> {
-  const file = join(dist, "catalog.json");
-  const catalog = JSON.parse(await readFile(file, "utf8")) as CatalogFile;
-  edit(catalog);
-  await writeFile(file, JSON.stringify(catalog));
+async function openSnapshot(dist: string): Promise<Snapshot> {
+  const archive = new Archive(new LocalStorage(dist), nodePlatform);
+  const { pointer, sha256 } = await archive.readPointer();
+  return new Snapshot(archive, pointer, sha256);
+}
+
+/** Every record of a dist's catalog tree, in id order. */
+export async function readRecords(dist: string): Promise<Dataset[]> {
+  return (await (await openSnapshot(dist)).listRecords(null, 1e9, () => true)).records;
+}
+
+/** Rewrites the catalog of a dist copy with edited records, as a publish would write it (a new tree and pointer). */
+export async function editRecords(dist: string, edit: (records: Dataset[]) => void): Promise<void> {
+  const snapshot = await openSnapshot(dist);
+  const records = (await snapshot.listRecords(null, 1e9, () => true)).records.map((r) => structuredClone(r));
+  edit(records);
+  const store = new ObjectStore(dist);
+  const root = await addToCatalog(store, null, records);
+  const fresh = [];
+  for (const record of records) {
+    const view = await openVersion(snapshot.archive, record);
+    if (view.kind === "raster") fresh.push({ record, coverage: view.index.coverage });
+  }
+  await writeCatalog(store, dist, snapshot, root, updateCandidates([], fresh));
 }
 
 export interface Served {

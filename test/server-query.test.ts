@@ -3,9 +3,9 @@
 import stableStringify from "fast-json-stable-stringify";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { sha256Hex } from "../schemas/dist.js";
+import { sha256Hex } from "../schemas/hash.js";
 import { colToLon, rowToLat } from "../schemas/grid.js";
-import { assertResponseSize } from "../server/http.js";
+import { assertResponseSize } from "../api/answer.js";
 import {
   DATES_A,
   DATES_B,
@@ -242,23 +242,31 @@ resolve("resolve - each unavailable reason, decided in the documented order", as
     // a box between cell centres: 0.01..0.02 degrees east of a cell edge, no centre inside
     between.region.bbox = [w + 0.001, n - 0.02, w + 0.02, n - 0.001];
     assert.is((await resolveReason(served, between)).reason, "no_cell_centers");
-    // no_cell_centers wins over every other reason, even for a pinned unknown version
-    assert.is((await resolveReason(served, { ...between, dataset_version: "unknown" })).reason, "no_cell_centers");
+    // a pinned version that does not exist has no grid to overlap: coverage_unavailable, saying so
+    const unknown = await post(served, "/api/v1/data/query", { ...between, dataset_version: "silo-tmax-unknown" });
+    assert.match(assertError(unknown, 422, "coverage_unavailable").message, /pinned dataset_version silo-tmax-unknown is not a published version/);
+    // a box over Europe overlaps no published grid: coverage_unavailable, naming what is published
+    const europe = { ...between, region: { bbox: [5, 45, 15, 55], crs: "EPSG:4326" } };
+    assert.is((await resolveReason(served, europe)).reason, "coverage_unavailable");
+    assert.match(assertError(await post(served, "/api/v1/data/query", europe), 422, "coverage_unavailable").message, /outside every published grid; published: silo-tmax-/);
 
-    // 10,001 rows (73 x 137 cells, one day) is too large even where nothing is published
-    const tooLarge = requestFor({ col: 0, row: 0, width: 73, height: 137 }, "1990-01-01", "1990-01-01");
+    // 11,011 rows (121 x 91 cells, one day) inside version A: too large
+    const tooLarge = requestFor({ col: 200, row: 200, width: 121, height: 91 }, "2004-02-01", "2004-02-01");
     assert.equal(await resolveReason(served, tooLarge), { available: false, reason: "request_too_large", selection: null, acquisitionEnabled: false });
-    // ... and before coverage_unavailable for a pinned version that does not exist
-    assert.is((await resolveReason(served, { ...tooLarge, dataset_version: "nope" })).reason, "request_too_large");
+    // the same box on dates nobody published: no version could answer it at any size
+    assert.is((await resolveReason(served, { ...tooLarge, period: { start: "1990-01-01", end: "1990-01-01" } })).reason, "coverage_unavailable");
 
-    // exactly 10,000 rows inside version A: available
-    const tenThousand = await resolveReason(served, requestFor({ col: 205, row: 205, width: 100, height: 100 }, "2004-02-03", "2004-02-03"));
+    // exactly 10,000 rows inside version A: available as CSV; as JSON they pass 1,000,000 bytes, and resolve
+    // says so as query would (decisions.md 3)
+    const csv = { format: "csv" };
+    const tenThousand = await resolveReason(served, requestFor({ col: 205, row: 205, width: 100, height: 100 }, "2004-02-03", "2004-02-03", csv));
     assert.is(tenThousand.reason, "available");
     assert.is(tenThousand.selection.rowCount, 10000);
+    assert.is((await resolveReason(served, requestFor({ col: 205, row: 205, width: 100, height: 100 }, "2004-02-03", "2004-02-03"))).reason, "request_too_large");
     // 10,000 rows as 5,000 cells on two days, and one cell more on two days
-    const twoDays = await resolveReason(served, requestFor({ col: 205, row: 205, width: 100, height: 50 }, "2004-02-03", "2004-02-04"));
+    const twoDays = await resolveReason(served, requestFor({ col: 205, row: 205, width: 100, height: 50 }, "2004-02-03", "2004-02-04", csv));
     assert.is(twoDays.selection.rowCount, 10000);
-    const overTwoDays = await resolveReason(served, requestFor({ col: 205, row: 205, width: 101, height: 50 }, "2004-02-03", "2004-02-04"));
+    const overTwoDays = await resolveReason(served, requestFor({ col: 205, row: 205, width: 101, height: 50 }, "2004-02-03", "2004-02-04", csv));
     assert.is(overTwoDays.reason, "request_too_large");
 
     const cases: [string, Record<string, unknown>][] = [
@@ -313,7 +321,9 @@ query("query - stitches a box across four tiles, rows in date/north-to-south/wes
     assert.is(m.datasetContentSha256, fixture.a.content_sha256);
     assert.is(m.transformVersion, fixture.a.transform_version);
     assert.is(m.dataClass, "interpolated_observation");
-    assert.equal(m.sourceManifest, fixture.a.source_manifest);
+    // only the sources of the dates answered, in date order (decisions.md 3); these files were supplied, not fetched
+    assert.equal(m.sourceManifest.map((e: any) => Object.keys(e).sort()), [["member_path", "sha256"], ["member_path", "sha256"]]);
+    assert.equal(m.sourceManifest.map((e: any) => e.member_path), ["2004/20040201.max_temp.tif", "2004/20040202.max_temp.tif"]);
     assert.is(m.license, fixture.a.license);
     assert.is(m.attribution, fixture.a.attribution);
   });
@@ -365,7 +375,10 @@ query("query - the reasons a query cannot answer", async () => {
       422,
       "coverage_unavailable",
     );
-    assertError(await post(served, "/api/v1/data/query", requestFor({ col: 0, row: 0, width: 73, height: 137 }, "2004-02-01", "2004-02-01")), 413, "request_too_large");
+    const late = assertError(await post(served, "/api/v1/data/query", requestFor({ col: 250, row: 250, width: 2, height: 2 }, "2004-03-04", "2004-03-06")), 422, "coverage_unavailable");
+    assert.match(late.message, /closest: .*silo-tmax-20040201-20040304-[0-9a-f]{16} \(2004-02-01\.\.2004-03-04/);
+    const tooLarge = assertError(await post(served, "/api/v1/data/query", requestFor({ col: 200, row: 200, width: 121, height: 91 }, "2004-02-01", "2004-02-01")), 413, "request_too_large");
+    assert.ok(Array.isArray(tooLarge.plan) && tooLarge.plan.length >= 2, "a 413 carries a plan");
   });
 });
 
@@ -390,6 +403,7 @@ query("query - 10,000 rows answer as CSV; as JSON they pass 1,000,000 bytes and 
     const json = await post(served, "/api/v1/data/query", requestFor(cells, "2004-02-03", "2004-02-03"));
     const error = assertError(json, 413, "response_too_large");
     assert.match(error.message, /narrow the box or shorten the period/);
+    assert.ok(Array.isArray(error.plan) && error.plan.length >= 2, "a 413 carries a plan");
   });
 });
 

@@ -1,10 +1,9 @@
 // Server GET routes: health, capabilities, catalog, inspect, observations and layers pages, tiles, samples, OpenAPI.
 
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { encodeCursor, type ObservationIndex } from "../schemas/dist.js";
+import { encodeOffsetCursor } from "../api/cursors.js";
+import { nodePlatform } from "../api/local.js";
 import { colToEdgeLon, rowToEdgeLat } from "../schemas/grid.js";
 import {
   DATES_A,
@@ -54,9 +53,10 @@ async function collectPages(served: Served, base: string, kind: "tiles" | "obser
 }
 
 async function observationCount(): Promise<number> {
-  const index = JSON.parse(await readFile(join(fixture.dist, "versions", fixture.noaa.id, "index.json"), "utf8")) as ObservationIndex;
-  return index.observationCount;
+  return fixture.noaa.metadata.observations as number;
 }
+
+const encodeCursor = (id: string, kind: "layers" | "observations", offset: number) => encodeOffsetCursor(nodePlatform, id, kind, offset);
 
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -119,8 +119,8 @@ meta("capabilities - limits, features and absolute links from the request's Host
 
 meta("catalog - published records with status and published_at; restricted never listed", async () => {
   await withServer(fixture.dist, async (served) => {
-    const answer = await request(served, "/api/v1/datasets?unknown=1&limit=abc");
-    assert.is(answer.status, 200, "the catalog ignores query parameters");
+    const answer = await request(served, "/api/v1/datasets?unknown=1");
+    assert.is(answer.status, 200, "the catalog ignores unknown query parameters");
     assert.is(answer.headers["cache-control"], "public, max-age=60");
     const body = answer.json();
     assertSchema("catalog-response.schema.json", body);
@@ -132,6 +132,31 @@ meta("catalog - published records with status and published_at; restricted never
       assert.type(d.published_at, "string");
     }
     assert.is(body.datasets.find((d: any) => d.id === fixture.paid.id).access_level, "paid");
+    assert.is(body.nextCursor, null);
+  });
+});
+
+meta("catalog - pages in id order return every visible version once; bad limits and cursors are 400", async () => {
+  await withServer(fixture.dist, async (served) => {
+    const all = (await getJson(served, "/api/v1/datasets", "catalog-response.schema.json")).datasets.map((d: any) => d.id);
+    assert.equal(all, [...all].sort(), "stable id order");
+    for (const limit of [1, 2, 4, 5, 1000]) {
+      const ids: string[] = [];
+      let after: string | null = null;
+      let pages = 0;
+      do {
+        const page: any = await getJson(served, `/api/v1/datasets?limit=${limit}${after ? `&after=${encodeURIComponent(after)}` : ""}`, "catalog-response.schema.json");
+        assert.ok(page.datasets.length <= limit);
+        ids.push(...page.datasets.map((d: any) => d.id));
+        after = page.nextCursor;
+        pages++;
+      } while (after !== null);
+      assert.equal(ids, all, `limit ${limit}`);
+      assert.is(pages, Math.ceil(all.length / limit), `limit ${limit}: no empty last page`);
+    }
+    for (const bad of ["limit=0", "limit=1001", "limit=abc", "limit=1&limit=2", `after=${"a".repeat(257)}`, "after=nonsense", `after=${all[0]}.000000000000`]) {
+      assertError(await request(served, `/api/v1/datasets?${bad}`), 400, "invalid_parameters");
+    }
   });
 });
 
@@ -143,8 +168,8 @@ meta("inspect - the immutable record; paid inspectable; restricted and unknown 4
     assert.match(String(answer.headers.etag), /^"[0-9a-f]{32}"$/);
     const body = answer.json();
     assertSchema("dataset-response.schema.json", body);
-    assert.is(answer.text, await readFile(join(fixture.dist, "versions", A, "dataset.json"), "utf8"));
     const { status: _status, published_at: _publishedAt, ...immutable } = fixture.a;
+    assert.is(answer.text, JSON.stringify({ dataset: immutable }), "the record as JSON.stringify writes it");
     assert.equal(body.dataset, immutable);
     assert.equal(body.dataset.variables, { air_temperature_max: "degC" });
 
@@ -185,15 +210,18 @@ pages("observations - every item exactly once in stable order, at several limits
   });
 });
 
-pages("observations - the default page is the published page file, sent as it is", async () => {
+pages("observations - a default page (a stored chunk, sent as it is) equals the same page cut from other pages", async () => {
   await withServer(fixture.dist, async (served) => {
-    const answer = await request(served, `/api/v1/datasets/${fixture.noaa.id}/observations`);
+    const base = `/api/v1/datasets/${fixture.noaa.id}/observations`;
+    const answer = await request(served, base);
     assert.is(answer.status, 200);
-    assert.is(answer.text, await readFile(join(fixture.dist, "versions", fixture.noaa.id, "observations", "first.json"), "utf8"));
     assert.is(answer.headers["cache-control"], "public, max-age=31536000, immutable");
+    const big = (await request(served, `${base}?limit=333`)).json();
     const second = answer.json().nextCursor;
-    const next = await request(served, `/api/v1/datasets/${fixture.noaa.id}/observations?after=${second}&limit=100`);
-    assert.is(next.text, await readFile(join(fixture.dist, "versions", fixture.noaa.id, "observations", `${second}.json`), "utf8"));
+    assert.is(answer.text, JSON.stringify({ datasetVersion: fixture.noaa.id, observations: big.observations.slice(0, 100), nextCursor: second }));
+    const next = await request(served, `${base}?after=${second}&limit=100`);
+    const third = next.json().nextCursor;
+    assert.is(next.text, JSON.stringify({ datasetVersion: fixture.noaa.id, observations: big.observations.slice(100, 200), nextCursor: third }));
   });
 });
 
@@ -275,16 +303,16 @@ pages("pages - limit and cursor bounds", async () => {
     assert.is(tooLong.issues[0].code, "length");
     const count = await observationCount();
     const forged = [
-      encodeCursor(A, "observations", 100), // another version's cursor
-      encodeCursor(fixture.noaa.id, "layers", 100), // another list's cursor
-      encodeCursor(fixture.noaa.id, "observations", count), // one past the end
-      encodeCursor(fixture.noaa.id, "observations", count + 100),
+      await encodeCursor(A, "observations", 100), // another version's cursor
+      await encodeCursor(fixture.noaa.id, "layers", 100), // another list's cursor
+      await encodeCursor(fixture.noaa.id, "observations", count), // one past the end
+      await encodeCursor(fixture.noaa.id, "observations", count + 100),
       "100-000000000000",
       "0-" + "0".repeat(12),
     ];
     for (const after of forged) assertError(await request(served, `${base}?after=${after}`), 400, "invalid_parameters");
     // the last item's cursor is still inside the list
-    const last = await getJson(served, `${base}?after=${encodeCursor(fixture.noaa.id, "observations", count - 1)}`, "observations-page.schema.json");
+    const last = await getJson(served, `${base}?after=${await encodeCursor(fixture.noaa.id, "observations", count - 1)}`, "observations-page.schema.json");
     assert.is(last.observations.length, 1);
     assert.is(last.nextCursor, null);
     assertError(await request(served, `/api/v1/layers/${A}?tile=${"x".repeat(129)}`), 400, "invalid_parameters");
@@ -316,8 +344,8 @@ cells("tile - the published tile with its cells, nulls kept", async () => {
     const answer = await request(served, `/api/v1/layers/${A}?tile=20040229-r0-c0`);
     assert.is(answer.status, 200);
     assert.is(answer.headers["cache-control"], "public, max-age=31536000, immutable");
-    assert.is(answer.text, await readFile(join(fixture.dist, "versions", A, "tiles", "20040229-r0-c0.json"), "utf8"));
     const body = answer.json();
+    assert.is(answer.text, JSON.stringify(body), "the tile as JSON.stringify writes it");
     assertSchema("tile-response.schema.json", body);
     const tile = body.tile;
     assert.is(body.datasetVersion, A);

@@ -1,4 +1,4 @@
-// The server's one error type and its one table from error kind to HTTP status (interface.md 7, decisions.md 4).
+// The interface's one error type and its one table from error kind to HTTP status (interface.md 7, decisions.md 4).
 
 import type { Issue } from "../schemas/validate.js";
 
@@ -24,6 +24,20 @@ const STATUS_BY_KIND = {
 
 export type ErrorKind = keyof typeof STATUS_BY_KIND;
 
+export const ERROR_KINDS = Object.keys(STATUS_BY_KIND) as ErrorKind[];
+
+export function statusOf(kind: ErrorKind): number {
+  return STATUS_BY_KIND[kind];
+}
+
+export interface ErrorBody {
+  error: string;
+  message: string;
+  issues?: Issue[];
+  /** 413 from a POST route: smaller requests whose answers, in order, hold exactly the rows asked for */
+  plan?: unknown[];
+}
+
 export class HttpError extends Error {
   readonly status: number;
 
@@ -33,6 +47,8 @@ export class HttpError extends Error {
     readonly issues?: Issue[],
     /** extra response headers, e.g. Allow on a 405 */
     readonly headers: Record<string, string> = {},
+    /** extra body fields (a 413's plan) */
+    readonly extra: Partial<ErrorBody> = {},
   ) {
     super(message);
     this.name = "HttpError";
@@ -40,15 +56,9 @@ export class HttpError extends Error {
   }
 }
 
-export interface ErrorBody {
-  error: string;
-  message: string;
-  issues?: Issue[];
-}
-
 /** The section 7 body of a typed error. */
 export function errorToBody(err: HttpError): ErrorBody {
-  return err.issues ? { error: err.kind, message: err.message, issues: err.issues } : { error: err.kind, message: err.message };
+  return { error: err.kind, message: err.message, ...(err.issues ? { issues: err.issues } : {}), ...err.extra };
 }
 
 /** What an unexpected failure answers: a generic 500 that says nothing about the cause (style.md, Errors). */

@@ -1,0 +1,73 @@
+// An answer of the interface before HTTP: status, bytes, media type, cache policy and contract headers.
+// The server adds transport (compression, ETag/304, CORS); the mirror client returns it as it is.
+
+import { LIMITS } from "../schemas/contract.js";
+import { HttpError } from "./errors.js";
+import { type Platform, utf8 } from "./storage.js";
+
+export type CachePolicy = "immutable" | "short" | "no-store";
+
+export const JSON_TYPE = "application/json; charset=utf-8";
+export const CSV_TYPE = "text/csv; charset=utf-8";
+
+export interface Answer {
+  status: number;
+  type: string;
+  cache: CachePolicy;
+  body: Uint8Array;
+  /** sha256 hex of body: the ETag and the identity Content-Digest come from it */
+  sha256: string;
+  /** whether the answer has a validator (GET answers about immutable or slowly changing things) */
+  etag: boolean;
+  /** contract headers: Service-Dataset-Version, Service-Request-SHA256, Link, Allow */
+  headers: Record<string, string>;
+}
+
+export interface AnswerOptions {
+  status?: number;
+  type?: string;
+  cache: CachePolicy;
+  etag?: boolean;
+  headers?: Record<string, string>;
+  /** data answers are bounded at 1 MB (interface.md 8); `bounded` says how to ask for less */
+  bounded?: string;
+}
+
+/** Data answers are bounded at 1,000,000 bytes (interface.md 8); `advice` tells the client how to ask for less. */
+export function assertResponseSize(bytes: number, advice: string, extra?: ConstructorParameters<typeof HttpError>[4]): void {
+  if (bytes > LIMITS.maxResponseBytes) {
+    throw new HttpError(
+      "response_too_large",
+      `The response would be ${bytes} bytes, over the ${LIMITS.maxResponseBytes}-byte bound; ${advice}.`,
+      undefined,
+      {},
+      extra,
+    );
+  }
+}
+
+export async function makeAnswer(platform: Platform, body: string | Uint8Array, options: AnswerOptions): Promise<Answer> {
+  const bytes = typeof body === "string" ? utf8(body) : body;
+  if (options.bounded) assertResponseSize(bytes.byteLength, options.bounded);
+  return {
+    status: options.status ?? 200,
+    type: options.type ?? JSON_TYPE,
+    cache: options.cache,
+    body: bytes,
+    sha256: await platform.sha256Hex(bytes),
+    etag: options.etag ?? options.cache !== "no-store",
+    headers: options.headers ?? {},
+  };
+}
+
+/** `sha-256=:<base64>:` (RFC 9530) from a hex digest. */
+export function hexToDigestHeader(hex: string): string {
+  let binary = "";
+  for (let i = 0; i < hex.length; i += 2) binary += String.fromCharCode(parseInt(hex.slice(i, i + 2), 16));
+  return `sha-256=:${btoa(binary)}:`;
+}
+
+/** A strong ETag from the body's hash; each content coding is its own representation (RFC 9110 8.8.3). */
+export function formatEtag(hex: string, coding: string | null = null): string {
+  return `"${hex.slice(0, 32)}${coding ? `-${coding}` : ""}"`;
+}

@@ -1,0 +1,30 @@
+// Opaque page cursors (decisions.md 4): a position plus a check, so a cursor this service did not issue is
+// recognised; computed the same way by the server and by a mirror's client.
+
+import { CATALOG_CURSOR, OFFSET_CURSOR, type ListKind, catalogCursorCheckText, cursorCheckText } from "../schemas/layout.js";
+import { type Platform, utf8 } from "./storage.js";
+
+const check = async (platform: Platform, text: string) => (await platform.sha256Hex(utf8(text))).slice(0, 12);
+
+/** Layers and observation pages of an immutable version: "<offset>-<check>". */
+export async function encodeOffsetCursor(platform: Platform, versionId: string, kind: ListKind, offset: number): Promise<string> {
+  return `${offset}-${await check(platform, cursorCheckText(versionId, kind, offset))}`;
+}
+
+export async function decodeOffsetCursor(platform: Platform, versionId: string, kind: ListKind, cursor: string): Promise<number | null> {
+  const m = OFFSET_CURSOR.exec(cursor);
+  if (!m) return null;
+  const offset = Number(m[1]);
+  return (await check(platform, cursorCheckText(versionId, kind, offset))) === m[2] ? offset : null;
+}
+
+/** Catalog pages: "<last id>.<check>", so versions published between two pages shift nothing. */
+export async function encodeCatalogCursor(platform: Platform, id: string): Promise<string> {
+  return `${id}.${await check(platform, catalogCursorCheckText(id))}`;
+}
+
+export async function decodeCatalogCursor(platform: Platform, cursor: string): Promise<string | null> {
+  const m = CATALOG_CURSOR.exec(cursor);
+  if (!m) return null;
+  return (await check(platform, catalogCursorCheckText(m[1]))) === m[2] ? m[1] : null;
+}

@@ -1,0 +1,131 @@
+// POST validate, resolve and query (interface.md 4.5-4.7; decisions.md 3) and the reserved acquisition route.
+
+import { LIMITS, QUERY_VERSION, SPATIAL_SELECTION } from "../schemas/contract.js";
+import { GRID, tileId, windowToTiles } from "../schemas/grid.js";
+import { type Answer, CSV_TYPE, assertResponseSize } from "./answer.js";
+import { HttpError } from "./errors.js";
+import { planRequests } from "./plan.js";
+import { type RequestConfig, checkRequest, hashRequest, parseJsonBody } from "./request.js";
+import { type Selection, type UnavailableReason, resolveRequest } from "./selection.js";
+import { type DayCells, writeCsvRows, writeJsonRows } from "./serialize.js";
+import type { Context } from "./service.js";
+import { utf8 } from "./storage.js";
+
+function readDataRequest(ctx: Context): RequestConfig {
+  return checkRequest(parseJsonBody(ctx.request.contentType, ctx.request.body));
+}
+
+export async function answerValidate(ctx: Context): Promise<Answer> {
+  const config = readDataRequest(ctx);
+  return ctx.answer(
+    JSON.stringify({
+      valid: true,
+      request: config,
+      coverageVerified: false,
+      acquisitionEnabled: false,
+      message:
+        "The request matches the contract. This is not a coverage guarantee, quote or purchase: POST it to /api/v1/data/resolve to check coverage, then to /api/v1/data/query for the data.",
+    }),
+    { cache: "no-store" },
+  );
+}
+
+/** The answer body of a selection in the request's format, with its provenance headers. */
+async function writeQueryBody(ctx: Context, config: RequestConfig, selection: Selection): Promise<{ body: Uint8Array; headers: Record<string, string> }> {
+  const days: DayCells[] = await Promise.all(
+    selection.days.map(async (day) => ({ day, cells: await ctx.archive.readCells(day, selection.window) })),
+  );
+  const requestSha256 = await hashRequest(ctx.platform, config);
+  const record = selection.view.record;
+  let text: string;
+  if (config.format === "csv") {
+    text = writeCsvRows(selection.window, days);
+  } else {
+    const data = writeJsonRows(selection.window, days);
+    const manifest = {
+      datasetVersion: record.id,
+      datasetContentSha256: record.content_sha256,
+      requestSha256,
+      transformVersion: record.transform_version,
+      queryVersion: QUERY_VERSION,
+      dataClass: record.data_class,
+      crs: GRID.crs,
+      missingPolicy: "preserve",
+      spatialSelection: SPATIAL_SELECTION,
+      rowCount: selection.rowCount,
+      // only the sources of the dates answered, in date order (decisions.md 3)
+      sourceManifest: selection.days.flatMap((d) => d.sources),
+      license: record.license,
+      attribution: record.attribution,
+      dataSha256: await ctx.platform.sha256Hex(utf8(data)),
+    };
+    text = `{"manifest":${JSON.stringify(manifest)},"data":${data}}`;
+  }
+  return {
+    body: utf8(text),
+    headers: {
+      "Service-Dataset-Version": record.id,
+      "Service-Request-SHA256": requestSha256,
+      Link: `</api/v1/datasets/${record.id}>; rel="describedby"`,
+    },
+  };
+}
+
+function listSelectionTiles(selection: Selection): string[] {
+  const ids = new Set<string>();
+  for (const d of selection.days) {
+    for (const slot of windowToTiles(selection.window)) ids.add(tileId(d.date, slot.tileRow, slot.tileCol));
+  }
+  return [...ids].sort();
+}
+
+export async function answerResolve(ctx: Context): Promise<Answer> {
+  const config = readDataRequest(ctx);
+  const resolved = await resolveRequest(ctx, config);
+  let reason: UnavailableReason | "available" = resolved.available ? "available" : resolved.reason;
+  // Resolve and query never disagree (decisions.md 3): an answer over the byte bound is not available either.
+  if (resolved.available && (await writeQueryBody(ctx, config, resolved.selection)).body.byteLength > LIMITS.maxResponseBytes) reason = "request_too_large";
+  const body =
+    resolved.available && reason === "available"
+      ? {
+          available: true,
+          reason,
+          selection: {
+            datasetVersion: resolved.selection.view.record.id,
+            tileIds: listSelectionTiles(resolved.selection),
+            rowCount: resolved.selection.rowCount,
+          },
+          acquisitionEnabled: false,
+        }
+      : { available: false, reason, selection: null, acquisitionEnabled: false };
+  return ctx.answer(JSON.stringify(body), { cache: "no-store" });
+}
+
+export async function answerQuery(ctx: Context): Promise<Answer> {
+  const config = readDataRequest(ctx);
+  const resolved = await resolveRequest(ctx, config);
+  if (!resolved.available) {
+    if (resolved.reason === "request_too_large" && resolved.selection) {
+      const plan = planRequests(config, resolved.selection);
+      throw new HttpError("request_too_large", `${resolved.message} The plan holds ${plan.length} smaller requests whose answers, in order, are exactly these rows.`, undefined, {}, { plan });
+    }
+    throw new HttpError(resolved.reason, resolved.message);
+  }
+  const { body, headers } = await writeQueryBody(ctx, config, resolved.selection);
+  const advice =
+    config.format === "json"
+      ? "narrow the box or shorten the period (a JSON row is about 150 bytes; a CSV row about 95), or follow the plan"
+      : "narrow the box or shorten the period, or follow the plan";
+  if (body.byteLength > LIMITS.maxResponseBytes) {
+    const plan = planRequests(config, resolved.selection);
+    assertResponseSize(body.byteLength, `${advice}: it holds ${plan.length} smaller requests whose answers, in order, are exactly these rows`, { plan });
+  }
+  return ctx.answer(body, { cache: "no-store", type: config.format === "csv" ? CSV_TYPE : undefined, headers });
+}
+
+export async function answerAcquisition(): Promise<Answer> {
+  throw new HttpError(
+    "acquisition_not_ready",
+    "Acquisition is not enabled: this route never charges or queues work. POST the same data request to /api/v1/data/query for published demo data.",
+  );
+}

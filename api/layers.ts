@@ -1,0 +1,79 @@
+// GET layers: tile metadata pages, one tile with its cells, one cell (interface.md 4.8, 4.9; decisions.md 4).
+// Tiles are rendered from the shared day pieces; their ids and bytes do not depend on how cells are stored.
+
+import { QUERY_UNIT, QUERY_VARIABLE } from "../schemas/contract.js";
+import { GRID, type TileSlot, parseTileId, windowToTiles, windowTransform } from "../schemas/grid.js";
+import type { DayEntry } from "../schemas/layout.js";
+import type { Answer } from "./answer.js";
+import type { RasterView, VersionView } from "./archive.js";
+import { decodeOffsetCursor, encodeOffsetCursor } from "./cursors.js";
+import { readCellIndex, readPageParams, readTileParam, rejectCursor } from "./params.js";
+import { toImmutableRecord } from "./records.js";
+import { cellToJson, describeTile, writeTile } from "./serialize.js";
+import type { Context } from "./service.js";
+
+const FEWER = "ask for fewer items with a smaller limit";
+
+/** Where a tile id lies in a version, by arithmetic on its day's window; null when the version has no such tile. */
+async function locateTile(view: VersionView, id: string): Promise<{ day: DayEntry; slot: TileSlot } | null> {
+  const parsed = parseTileId(id);
+  if (!parsed || view.kind !== "raster") return null;
+  const day = await view.findDay(parsed.date);
+  const slot = day ? windowToTiles(day.window).find((s) => s.tileRow === parsed.tileRow && s.tileCol === parsed.tileCol) : undefined;
+  return day && slot ? { day, slot } : null;
+}
+
+export async function answerLayers(ctx: Context): Promise<Answer> {
+  const page = readPageParams(ctx.query);
+  const tile = readTileParam(ctx.query, false);
+  const view = await ctx.openData(ctx.params.id);
+  const id = view.record.id;
+  if (tile !== null) {
+    const located = await locateTile(view, tile);
+    if (!located) throw ctx.notFound(`Tile ${tile} of ${id}`);
+    const cells = await ctx.archive.readCells(located.day, located.slot.window);
+    return ctx.answer(writeTile(id, located.day.date, located.slot, cells), { cache: "immutable", bounded: FEWER });
+  }
+  const count = view.kind === "raster" ? view.index.tiles : 0;
+  let offset = 0;
+  if (page.after !== null) {
+    const decoded = await decodeOffsetCursor(ctx.platform, id, "layers", page.after);
+    if (decoded === null || decoded >= count) throw rejectCursor();
+    offset = decoded;
+  }
+  const end = Math.min(offset + page.limit, count);
+  const tiles = view.kind === "raster" ? await listTiles(view, offset, end - offset) : [];
+  const nextCursor = end < count ? await encodeOffsetCursor(ctx.platform, id, "layers", end) : null;
+  const body = `{"dataset":${JSON.stringify(toImmutableRecord(view.record))},"tiles":[${tiles.join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`;
+  return ctx.answer(body, { cache: "immutable", bounded: FEWER });
+}
+
+/** JSON of `count` tile metadata items from layer item `offset`: date by date, lattice order within a date. */
+async function listTiles(view: RasterView, offset: number, count: number): Promise<string[]> {
+  const out: string[] = [];
+  for await (const { day, skip } of view.daysFromTile(offset)) {
+    for (const slot of windowToTiles(day.window).slice(skip)) {
+      if (out.length === count) return out;
+      out.push(JSON.stringify(describeTile(day.date, slot)));
+    }
+    if (out.length === count) return out;
+  }
+  return out;
+}
+
+export async function answerSample(ctx: Context): Promise<Answer> {
+  const tile = readTileParam(ctx.query, true)!;
+  const row = readCellIndex(ctx.query, "row");
+  const col = readCellIndex(ctx.query, "col");
+  const view = await ctx.openData(ctx.params.id);
+  const located = await locateTile(view, tile);
+  if (!located) throw ctx.notFound(`Tile ${tile} of ${view.record.id}`);
+  const [tileCol, tileRow, width, height] = located.slot.window;
+  if (row >= height || col >= width) throw ctx.notFound(`Cell row ${row}, col ${col} of tile ${tile} (${height} rows x ${width} cols)`);
+  const [value] = await ctx.archive.readCells(located.day, [tileCol + col, tileRow + row, 1, 1]);
+  const body =
+    `{"datasetVersion":${JSON.stringify(view.record.id)},"tile":${JSON.stringify(tile)},"row":${row},"col":${col},` +
+    `"value":${cellToJson(value)},"unit":"${QUERY_UNIT}","variable":"${QUERY_VARIABLE}","date":"${located.day.date}",` +
+    `"crs":"${GRID.crs}","transform":${JSON.stringify(windowTransform(tileCol, tileRow))}}`;
+  return ctx.answer(body, { cache: "immutable", bounded: FEWER });
+}

@@ -1,0 +1,67 @@
+// GET health, capabilities and the OpenAPI document (interface.md 4.1, 4.2; decisions.md 4).
+
+import { API_VERSION, LIMITS, QUERY_DATA_CLASS, QUERY_SOURCE, QUERY_UNIT, QUERY_VARIABLE, SPATIAL_SELECTION } from "../schemas/contract.js";
+import type { Answer } from "./answer.js";
+import type { Context } from "./service.js";
+
+export function answerHealth(ctx: Context): Promise<Answer> {
+  const body = {
+    service: "service-api",
+    status: "ok",
+    scope: "process",
+    environment: ctx.service.environment,
+    paymentMode: "test",
+    capabilities: { requestValidation: true, acquisition: false, payments: false },
+  };
+  return ctx.answer(JSON.stringify(body), { cache: "no-store" });
+}
+
+export function answerCapabilities(ctx: Context): Promise<Answer> {
+  const base = ctx.request.baseUrl;
+  const body = {
+    apiVersion: API_VERSION,
+    features: {
+      validate: true,
+      resolve: true,
+      query: true,
+      csv: true,
+      observations: true,
+      layers: true,
+      sample: true,
+      catalogPagination: true,
+      acquisition: false,
+      payments: false,
+    },
+    query: {
+      sources: [QUERY_SOURCE],
+      variables: [QUERY_VARIABLE],
+      dataClasses: [QUERY_DATA_CLASS],
+      crs: ["EPSG:4326"],
+      temporalResolutions: ["daily"],
+      spatialResolutions: ["native"],
+      units: { [QUERY_VARIABLE]: [QUERY_UNIT] },
+      formats: ["json", "csv"],
+      defaultFormat: "json",
+      delivery: "inline",
+      missingPolicy: "preserve",
+      access: "public_demo",
+      limits: { ...LIMITS },
+      spatialSelection: SPATIAL_SELECTION,
+    },
+    links: {
+      self: `${base}/api/v1/capabilities`,
+      health: `${base}/api/health`,
+      datasets: `${base}/api/v1/datasets`,
+      validate: `${base}/api/v1/data/validate`,
+      resolve: `${base}/api/v1/data/resolve`,
+      query: `${base}/api/v1/data/query`,
+      requests: `${base}/api/v1/data/requests`,
+      openapi: `${base}/api/v1/openapi.json`,
+    },
+  };
+  return ctx.answer(JSON.stringify(body), { cache: "short" });
+}
+
+export function answerOpenApi(ctx: Context): Promise<Answer> {
+  return ctx.answer(ctx.service.openApiText(), { cache: "short" });
+}

@@ -1,0 +1,66 @@
+// Query parameters and path ids of the GET routes (interface.md 4, 8; decisions.md 4): checked once, typed after.
+
+import { LIMITS } from "../schemas/contract.js";
+import { HttpError } from "./errors.js";
+
+const VERSION_ID = /^[a-zA-Z0-9_-]{1,128}$/;
+const TILE_PARAM_MAX = 128;
+
+export function rejectParameter(name: string, code: string, message: string): HttpError {
+  return new HttpError("invalid_parameters", `Query parameter ${name} ${message}.`, [{ code, path: [name], message }]);
+}
+
+/** One value of a query parameter; a repeated parameter is ambiguous and rejected. */
+export function readParam(query: URLSearchParams, name: string): string | undefined {
+  const values = query.getAll(name);
+  if (values.length > 1) throw rejectParameter(name, "repeated", "is given more than once");
+  return values[0];
+}
+
+export function checkVersionId(id: string): void {
+  if (!VERSION_ID.test(id)) {
+    throw new HttpError("invalid_parameters", "The dataset id must match ^[a-zA-Z0-9_-]{1,128}$.", [
+      { code: "pattern", path: ["id"], message: "must match ^[a-zA-Z0-9_-]{1,128}$" },
+    ]);
+  }
+}
+
+export interface PageConfig {
+  limit: number;
+  after: string | null;
+}
+
+/** limit 1..1000 (default 100) and after <= 256 characters (interface.md 4.7.1, 4.8; decisions.md 4). */
+export function readPageParams(query: URLSearchParams): PageConfig {
+  const limitSpec = readParam(query, "limit");
+  let limit: number = LIMITS.defaultPageLimit;
+  if (limitSpec !== undefined) {
+    if (!/^[0-9]{1,7}$/.test(limitSpec)) throw rejectParameter("limit", "type", "must be an integer from 1 to 1000");
+    limit = Number(limitSpec);
+    if (limit < 1 || limit > LIMITS.maxPageLimit) throw rejectParameter("limit", "out_of_range", "must be an integer from 1 to 1000");
+  }
+  const after = readParam(query, "after") ?? null;
+  if (after !== null && after.length > LIMITS.maxCursorLength) {
+    throw rejectParameter("after", "length", `must be at most ${LIMITS.maxCursorLength} characters`);
+  }
+  return { limit, after };
+}
+
+export function readTileParam(query: URLSearchParams, required: boolean): string | null {
+  const tile = readParam(query, "tile") ?? null;
+  if (required && (tile === null || tile === "")) throw rejectParameter("tile", "required", "is required");
+  if (tile !== null && tile.length > TILE_PARAM_MAX) throw rejectParameter("tile", "length", `must be at most ${TILE_PARAM_MAX} characters`);
+  return tile;
+}
+
+/** A non-negative integer query parameter of sample (interface.md 4.9); missing or malformed is 400. */
+export function readCellIndex(query: URLSearchParams, name: string): number {
+  const spec = readParam(query, name);
+  if (spec === undefined || spec === "") throw rejectParameter(name, "required", "is required");
+  if (!/^[0-9]+$/.test(spec)) throw rejectParameter(name, "type", "must be a non-negative integer");
+  return Number(spec);
+}
+
+export function rejectCursor(): HttpError {
+  return rejectParameter("after", "invalid_cursor", "is not a cursor this service issued for this list");
+}

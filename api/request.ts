@@ -1,0 +1,117 @@
+// The data request of validate, resolve and query: its body, its contract check and its hash (interface.md 2.5;
+// decisions.md 3, 4).
+
+import stableStringify from "fast-json-stable-stringify";
+import { LIMITS, QUERY_DATA_CLASS, QUERY_SOURCE, QUERY_UNIT, QUERY_VARIABLE } from "../schemas/contract.js";
+import { dateToDayNumber, listDates } from "../schemas/dates.js";
+import { toIssues, validatorFor } from "../schemas/validate.js";
+import { HttpError, type Issue } from "./errors.js";
+import { type Platform, fromUtf8, utf8 } from "./storage.js";
+
+/** The data request after the contract check, with `format` filled in (interface.md 2.5). */
+export interface RequestConfig {
+  variables: [typeof QUERY_VARIABLE];
+  region: { bbox: [number, number, number, number]; crs: "EPSG:4326" };
+  period: { start: string; end: string };
+  temporal_resolution: "daily";
+  spatial_resolution: "native";
+  units: { air_temperature_max: typeof QUERY_UNIT };
+  data_class: typeof QUERY_DATA_CLASS;
+  format: "json" | "csv";
+  missing_policy: "preserve";
+  source_preference: typeof QUERY_SOURCE;
+  dataset_version?: string;
+}
+
+export const JSON_CONTENT_HINT = "send the header -H 'Content-Type: application/json'";
+
+/** `application/json`, with or without parameters such as charset (decisions.md 4). */
+export function isJsonContentType(header: string | undefined): boolean {
+  return (header ?? "").split(";")[0].trim().toLowerCase() === "application/json";
+}
+
+export function payloadTooLarge(): HttpError {
+  return new HttpError(
+    "payload_too_large",
+    `The request body is over ${LIMITS.maxRequestBytes} bytes; a data request is a small JSON object (GET /api/v1/openapi.json has an example).`,
+    undefined,
+    // the unread rest of the body is not wanted: close instead of draining it
+    { Connection: "close" },
+  );
+}
+
+/** 415 on another media type, 413 over the size bound, 400 on empty, non-UTF-8 or malformed JSON (decisions.md 4). */
+export function parseJsonBody(contentType: string | undefined, body: Uint8Array | null | undefined): unknown {
+  if (!isJsonContentType(contentType)) {
+    throw new HttpError(
+      "unsupported_media_type",
+      `Content-Type must be application/json (got ${contentType ? JSON.stringify(contentType) : "none"}); ${JSON_CONTENT_HINT}.`,
+    );
+  }
+  if (body && body.byteLength > LIMITS.maxRequestBytes) throw payloadTooLarge();
+  if (!body || body.byteLength === 0) throw new HttpError("malformed_json", "The request body is empty; send a JSON data request.");
+  let text: string;
+  try {
+    text = fromUtf8(body);
+  } catch {
+    throw new HttpError("malformed_json", "The request body is not valid UTF-8.");
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new HttpError("malformed_json", `The request body is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function rejectRequest(issues: Issue[]): HttpError {
+  const first = issues[0];
+  const where = first.path.length ? ` at ${first.path.join(".")}` : "";
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more issue${issues.length > 2 ? "s" : ""})` : "";
+  return new HttpError("invalid_request", `The data request breaks the contract${where}: ${first.message}${more}.`, issues);
+}
+
+/**
+ * The contract check shared by validate, resolve and query (decisions.md 3): the schema, then the run-time
+ * rules it cannot express. Any violation is 422 invalid_request with issues pointing at the fields.
+ */
+export function checkRequest(spec: unknown): RequestConfig {
+  if (spec === null || typeof spec !== "object" || Array.isArray(spec)) {
+    throw rejectRequest([{ code: "type", path: [], message: "the data request must be a JSON object" }]);
+  }
+  const validate = validatorFor("data-request.schema.json");
+  // ajv fills `format` with its default here (useDefaults), on the body we own.
+  if (!validate(spec)) throw rejectRequest(toIssues(validate.errors, spec));
+  const config = spec as RequestConfig;
+  config.format ??= "json";
+
+  const issues: Issue[] = [];
+  const [west, south, east, north] = config.region.bbox;
+  if (!(west < east)) {
+    issues.push({ code: "bbox_order", path: ["region", "bbox", 0], message: "west must be less than east (the antimeridian cannot be crossed)" });
+  }
+  if (!(south < north)) {
+    issues.push({ code: "bbox_order", path: ["region", "bbox", 1], message: "south must be less than north" });
+  }
+  const days = dateToDayNumber(config.period.end) - dateToDayNumber(config.period.start) + 1;
+  if (days < 1) {
+    issues.push({ code: "period_order", path: ["period", "end"], message: "the period end must not precede its start" });
+  } else if (days > LIMITS.maxDays) {
+    issues.push({
+      code: "too_many_days",
+      path: ["period", "end"],
+      message: `the period holds ${days} days; at most ${LIMITS.maxDays} are allowed (inclusive bounds)`,
+    });
+  }
+  if (issues.length > 0) throw rejectRequest(issues);
+  return config;
+}
+
+/** Every date of the inclusive period, ascending. */
+export function listPeriodDates(config: RequestConfig): string[] {
+  return listDates(config.period.start, config.period.end);
+}
+
+/** SHA-256 of the canonical JSON of the checked request (decisions.md 3). */
+export function hashRequest(platform: Platform, config: RequestConfig): Promise<string> {
+  return platform.sha256Hex(utf8(stableStringify(config)));
+}

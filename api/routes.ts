@@ -1,0 +1,246 @@
+// The one route table of the interface (interface.md 4): method, path, handler and what it answers. It drives
+// the server's polka registration, the Allow header of a 405, the mirror client's routing and the OpenAPI paths.
+
+import { LIMITS } from "../schemas/contract.js";
+import type { Answer } from "./answer.js";
+import { answerAcquisition, answerQuery, answerResolve, answerValidate } from "./data.js";
+import { answerCatalog, answerInspect, answerObservations } from "./datasets.js";
+import type { ErrorKind } from "./errors.js";
+import { answerLayers, answerSample } from "./layers.js";
+import { answerCapabilities, answerHealth, answerOpenApi } from "./meta.js";
+import type { Context } from "./service.js";
+
+export interface ParameterSpec {
+  name: string;
+  required?: boolean;
+  description: string;
+  schema: Record<string, unknown>;
+}
+
+export interface RouteSpec {
+  method: "GET" | "POST";
+  /** polka pattern: `:id` is a path parameter */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  query?: ParameterSpec[];
+  /** schema id of the JSON body (POST routes), and whether the route reads it (the acquisition route never does) */
+  body?: string;
+  readsBody?: boolean;
+  /** schema id (or ids: one of) of the 200 answer, and whether it may be CSV */
+  answers: string[];
+  csv?: boolean;
+  /** error kinds the route can answer besides 503 service_unavailable */
+  errors: ErrorKind[];
+  /** immutable GET answers carry an ETag and answer If-None-Match with 304 */
+  etag?: "immutable" | "short";
+  handle: (ctx: Context) => Promise<Answer>;
+}
+
+const limit: ParameterSpec = {
+  name: "limit",
+  description: `Items per page; the response is also capped at ${LIMITS.maxResponseBytes} bytes.`,
+  schema: { type: "integer", minimum: 1, maximum: LIMITS.maxPageLimit, default: LIMITS.defaultPageLimit },
+};
+const after: ParameterSpec = {
+  name: "after",
+  description: "Opaque `nextCursor` of the preceding page; omit for the first page.",
+  schema: { type: "string", maxLength: LIMITS.maxCursorLength },
+};
+const PAGE_ERRORS: ErrorKind[] = ["invalid_parameters", "not_found", "response_too_large"];
+const POST_ERRORS: ErrorKind[] = ["malformed_json", "payload_too_large", "unsupported_media_type", "invalid_request"];
+
+export const ROUTES: RouteSpec[] = [
+  {
+    method: "GET",
+    path: "/api/health",
+    operationId: "getHealth",
+    summary: "Process and configuration status (no database or source check).",
+    answers: ["health.schema.json"],
+    errors: [],
+    handle: answerHealth,
+  },
+  {
+    method: "GET",
+    path: "/api/v1/capabilities",
+    operationId: "getCapabilities",
+    summary: "Implemented variables, sources, representations, limits and features.",
+    answers: ["capabilities.schema.json"],
+    errors: [],
+    etag: "short",
+    handle: answerCapabilities,
+  },
+  {
+    method: "GET",
+    path: "/api/v1/openapi.json",
+    operationId: "getOpenApi",
+    summary: "This OpenAPI 3.1 description of the interface.",
+    answers: [],
+    errors: [],
+    etag: "short",
+    handle: answerOpenApi,
+  },
+  {
+    method: "GET",
+    path: "/api/v1/datasets",
+    operationId: "listDatasets",
+    summary: "Published catalog metadata in stable id order (restricted datasets omitted); follow nextCursor until null.",
+    query: [limit, after],
+    answers: ["catalog-response.schema.json"],
+    errors: ["invalid_parameters", "response_too_large"],
+    etag: "short",
+    handle: answerCatalog,
+  },
+  {
+    method: "GET",
+    path: "/api/v1/datasets/:id",
+    operationId: "getDataset",
+    summary: "One immutable dataset version: units, coverage, source hashes, license, attribution, spatial support.",
+    answers: ["dataset-response.schema.json"],
+    errors: ["invalid_parameters", "not_found", "response_too_large"],
+    etag: "immutable",
+    handle: answerInspect,
+  },
+  {
+    method: "GET",
+    path: "/api/v1/datasets/:id/observations",
+    operationId: "listObservations",
+    summary: "Observations of a public demo version in stable id order; follow nextCursor until null.",
+    query: [limit, after],
+    answers: ["observations-page.schema.json"],
+    errors: PAGE_ERRORS,
+    etag: "immutable",
+    handle: answerObservations,
+  },
+  {
+    method: "GET",
+    path: "/api/v1/layers/:id",
+    operationId: "getLayers",
+    summary: "Without `tile`: a page of tile metadata. With `tile`: that tile with its cells.",
+    query: [
+      limit,
+      after,
+      { name: "tile", description: "A tile id from the layer index; omit to list tile metadata.", schema: { type: "string", maxLength: 128 } },
+    ],
+    answers: ["layers-page.schema.json", "tile-response.schema.json"],
+    errors: PAGE_ERRORS,
+    etag: "immutable",
+    handle: answerLayers,
+  },
+  {
+    method: "GET",
+    path: "/api/v1/layers/:id/sample",
+    operationId: "getSample",
+    summary: "One raster cell by tile id and zero-based row and column within the tile.",
+    query: [
+      { name: "tile", required: true, description: "Tile id from the layer index.", schema: { type: "string", maxLength: 128 } },
+      { name: "row", required: true, description: "Zero-based row within the tile.", schema: { type: "integer", minimum: 0 } },
+      { name: "col", required: true, description: "Zero-based column within the tile.", schema: { type: "integer", minimum: 0 } },
+    ],
+    answers: ["pixel-sample.schema.json"],
+    errors: PAGE_ERRORS,
+    etag: "immutable",
+    handle: answerSample,
+  },
+  {
+    method: "POST",
+    path: "/api/v1/data/validate",
+    operationId: "validateDataRequest",
+    readsBody: true,
+    summary: "Contract check only (shape, calendar dates, ordered bounds); not a coverage guarantee, quote or purchase.",
+    body: "data-request.schema.json",
+    answers: ["validation.schema.json"],
+    errors: POST_ERRORS,
+    handle: answerValidate,
+  },
+  {
+    method: "POST",
+    path: "/api/v1/data/resolve",
+    operationId: "resolveDataRequest",
+    readsBody: true,
+    summary: "Complete published demo coverage check: the selected version and row count, or an unavailable reason.",
+    body: "data-request.schema.json",
+    answers: ["resolution.schema.json"],
+    errors: POST_ERRORS,
+    handle: answerResolve,
+  },
+  {
+    method: "POST",
+    path: "/api/v1/data/query",
+    operationId: "queryData",
+    readsBody: true,
+    summary: "The complete bounded result inline: native cells whose centres fall in the box, dates inclusive.",
+    body: "data-request.schema.json",
+    answers: ["query-result.schema.json"],
+    csv: true,
+    errors: [...POST_ERRORS, "request_too_large", "response_too_large", "coverage_unavailable", "no_cell_centers", "unsupported_grid"],
+    handle: answerQuery,
+  },
+  {
+    method: "POST",
+    path: "/api/v1/data/requests",
+    operationId: "createAcquisitionRequest",
+    summary: "Acquisition (not enabled): always 503 acquisition_not_ready; never charges or queues work.",
+    description: "Use POST /api/v1/data/query for published demo data.",
+    body: "acquisition-request.schema.json",
+    answers: [],
+    errors: ["acquisition_not_ready"],
+    handle: answerAcquisition,
+  },
+];
+
+/** What a client should do on a 405 for a path, by the methods it has. */
+function hintFor(routes: RouteSpec[]): string {
+  const post = routes.find((r) => r.method === "POST");
+  if (post?.body === "data-request.schema.json") {
+    return `POST a JSON data request with -H 'Content-Type: application/json'; GET /api/v1/openapi.json describes it with an example.`;
+  }
+  if (post) return "POST is the only method here; GET /api/v1/openapi.json describes it.";
+  return "this route only reads; use GET.";
+}
+
+export function allowOf(routes: RouteSpec[]): string {
+  const methods = routes.flatMap((r) => (r.method === "GET" ? ["GET", "HEAD"] : [r.method]));
+  return [...methods, "OPTIONS"].join(", ");
+}
+
+function matchPath(pattern: string, path: string): Record<string, string> | null {
+  const want = pattern.split("/");
+  const got = path.split("/");
+  if (want.length !== got.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < want.length; i++) {
+    if (want[i].startsWith(":")) {
+      if (got[i] === "") return null;
+      try {
+        params[want[i].slice(1)] = decodeURIComponent(got[i]);
+      } catch {
+        return null;
+      }
+    } else if (want[i] !== got[i]) return null;
+  }
+  return params;
+}
+
+export type RouteMatch = { route: RouteSpec; params: Record<string, string> } | { allow: string; hint: string };
+
+/** The route for a method and path; for a known path with another method, what is allowed there. */
+export function findRoute(method: string, path: string): RouteMatch | null {
+  const wanted = method === "HEAD" ? "GET" : method;
+  const onPath: RouteSpec[] = [];
+  for (const route of ROUTES) {
+    const params = matchPath(route.path, path);
+    if (!params) continue;
+    if (route.method === wanted) return { route, params };
+    onPath.push(route);
+  }
+  return onPath.length > 0 ? { allow: allowOf(onPath), hint: hintFor(onPath) } : null;
+}
+
+/** Routes grouped by path, for registration and documentation. */
+export function groupByPath(): Map<string, RouteSpec[]> {
+  const out = new Map<string, RouteSpec[]>();
+  for (const route of ROUTES) out.set(route.path, [...(out.get(route.path) ?? []), route]);
+  return out;
+}

@@ -1,0 +1,52 @@
+// A decoded day grid -> its day piece (schemas/layout.ts): canonical cells hash, block directory, compressed blocks.
+
+import { deflateRawSync } from "node:zlib";
+import { canonicalizeMissing, encodeBlockCells } from "../schemas/cells.js";
+import { sha256Hex } from "../schemas/hash.js";
+import { type Window } from "../schemas/grid.js";
+import { type Ref, encodeDayHeader, listBlocks } from "../schemas/layout.js";
+
+export interface DayPiece {
+  /** sha256 of the canonical cells (float32 LE over the window, one NaN pattern) */
+  cells: string;
+  missing: number;
+  bytes: Uint8Array;
+  piece: Ref;
+  header: Ref;
+}
+
+// Level 6 is zlib's default: within 3% of level 9 on SILO-like grids at a third of the time.
+const DEFLATE_LEVEL = 6;
+
+/** Deterministic: the same cells give the same bytes on the same zlib; ids never depend on these bytes. */
+export function encodeDayPiece(window: Window, values: Float32Array): DayPiece {
+  const missing = canonicalizeMissing(values);
+  const cells = sha256Hex(new Uint8Array(values.buffer, values.byteOffset, values.byteLength));
+  const [wc, wr, ww] = window;
+  const blocks = listBlocks(window).map((slot) => {
+    const [c, r, w, h] = slot.window;
+    const block = new Float32Array(w * h);
+    for (let y = 0; y < h; y++) {
+      const from = (r - wr + y) * ww + (c - wc);
+      block.set(values.subarray(from, from + w), y * w);
+    }
+    const { codec, raw } = encodeBlockCells(block, w);
+    const bytes = raw ? new Uint8Array(deflateRawSync(raw, { level: DEFLATE_LEVEL })) : new Uint8Array(0);
+    return { codec, bytes, length: bytes.byteLength, sha256: sha256Hex(bytes) };
+  });
+  const header = encodeDayHeader(window, blocks);
+  const bytes = new Uint8Array(header.byteLength + blocks.reduce((n, b) => n + b.length, 0));
+  bytes.set(header, 0);
+  let at = header.byteLength;
+  for (const b of blocks) {
+    bytes.set(b.bytes, at);
+    at += b.length;
+  }
+  return {
+    cells,
+    missing,
+    bytes,
+    piece: { sha256: sha256Hex(bytes), size: bytes.byteLength },
+    header: { sha256: sha256Hex(header), size: header.byteLength },
+  };
+}
