@@ -18,6 +18,11 @@ export interface ServiceOptions extends ArchiveOptions {
   environment?: string;
   /** where verification failures and unexpected errors are reported */
   warn?: (message: string) => void;
+  /**
+   * What bytes that fail verification (or cannot be read) become: a 503 answer for that version (the server),
+   * or a rejection naming the piece (the mirror client, whose caller must learn the mirror is damaged).
+   */
+  onUnverified?: "answer-503" | "throw";
 }
 
 export interface ApiRequest {
@@ -38,12 +43,14 @@ export class Service {
   /** versions whose bytes failed verification in the current snapshot: their data answers 503 */
   private readonly failures = new Map<string, string>();
   private readonly warn: (message: string) => void;
+  private readonly throwUnverified: boolean;
   private openApi: string | null = null;
 
   constructor(options: ServiceOptions) {
     this.archive = new Archive(options.storage, options.platform, options);
     this.environment = options.environment ?? "demo";
     this.warn = options.warn ?? ((m) => console.error(m));
+    this.throwUnverified = options.onUnverified === "throw";
   }
 
   get platform(): Platform {
@@ -132,11 +139,13 @@ export class Service {
   private async errorAnswer(err: unknown, ctx: Context): Promise<Answer> {
     let failure = err;
     if (err instanceof IntegrityError || err instanceof StorageError) {
+      if (this.throwUnverified) throw err;
       // Bytes that fail their hash, or are gone, are never served: the version answers 503 (decisions.md 4).
       if (ctx.versionId) this.markFailed(ctx.versionId, err.message);
       else this.warn(err.message);
       failure = new HttpError("service_unavailable", `${ctx.versionId ? `Dataset version ${ctx.versionId}` : "The catalog"} is temporarily unavailable: its files could not be verified. Retry later with exponential backoff.`);
     } else if (err instanceof CatalogError) {
+      if (this.throwUnverified) throw err;
       this.warn(err.message);
       failure = new HttpError("service_unavailable", "The catalog of this service cannot be read; retry later with exponential backoff.");
     }

@@ -35,13 +35,14 @@ export function createProgress(stream: NodeJS.WriteStream = process.stderr, quie
   };
 }
 
+/** Bytes in SI units (kB = 1000 bytes), one decimal. */
 export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ["KB", "MB", "GB", "TB"];
-  let v = n / 1024;
+  if (n < 1000) return `${n} B`;
+  const units = ["kB", "MB", "GB", "TB"];
+  let v = n / 1000;
   let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
+  while (v >= 1000 && i < units.length - 1) {
+    v /= 1000;
     i++;
   }
   return `${v.toFixed(1)} ${units[i]}`;

@@ -376,8 +376,9 @@ for (const [name, id, value, expected] of resourceCases) {
 Resources.run();
 
 const PAGE_CASES: Case[] = [
-  ["catalog response passes", "catalog-response.schema.json", { datasets: [DATASET] }, []],
-  ["catalog response with a broken dataset", "catalog-response.schema.json", { datasets: [edited(DATASET, ["id"], "x y")] }, [{ code: "pattern", path: ["datasets", 0, "id"] }]],
+  ["catalog response passes", "catalog-response.schema.json", { datasets: [DATASET], nextCursor: null }, []],
+  ["catalog response without nextCursor", "catalog-response.schema.json", { datasets: [DATASET] }, [{ code: "required", path: ["nextCursor"] }]],
+  ["catalog response with a broken dataset", "catalog-response.schema.json", { datasets: [edited(DATASET, ["id"], "x y")], nextCursor: null }, [{ code: "pattern", path: ["datasets", 0, "id"] }]],
   ["dataset response passes", "dataset-response.schema.json", { dataset: DATASET }, []],
   ["observations page passes", "observations-page.schema.json", { datasetVersion: VERSION, observations: [OBSERVATION], nextCursor: "100-0123456789ab" }, []],
   ["last observations page passes", "observations-page.schema.json", { datasetVersion: VERSION, observations: [], nextCursor: null }, []],
@@ -393,30 +394,46 @@ const PAGE_CASES: Case[] = [
   ["acquisition request with two units", "acquisition-request.schema.json", { ...REQUEST, units: { air_temperature_max: "degC", precipitation_amount: "mm" } }, [{ code: "length", path: ["units"] }]],
 ];
 
-const FILE_ENTRY = { path: "versions/x/dataset.json", size: 10, sha256: SHA };
+const SHA2 = "b".repeat(64);
+const REF = { sha256: SHA, size: 10 };
+const FILE_ENTRY = { path: `objects/aa/${SHA}.json`, size: 10, sha256: SHA };
+const COVERAGE = { first: "2003-01-01", last: "2003-01-31", gaps: [], windowAll: [0, 0, 841, 681], windowAny: [0, 0, 841, 681] };
+const NODE = { key: "2003", days: 31, tiles: 372, content: SHA2, coverage: COVERAGE, ref: REF };
+const POINTER = { format: "climate-dist-2", catalog: REF, manifest: REF, candidates: [{ id: VERSION, published_at: "2024-01-01T00:00:00Z", coverage: COVERAGE }] };
 const RASTER_INDEX = {
+  format: "climate-dist-2",
   kind: "raster",
   variable: "air_temperature_max",
   unit: "degC",
   crs: "EPSG:4326",
   tileSide: 256,
-  tileCount: 12,
-  dates: [{ date: "2003-01-01", window: [0, 0, 841, 681], offset: 0 }],
+  blockSide: 64,
+  days: 31,
+  tiles: 372,
+  coverage: COVERAGE,
+  years: [NODE],
 };
+const DAY = { date: "2003-01-01", window: [0, 0, 841, 681], cells: SHA2, missing: 0, piece: REF, header: REF, sources: [{ sha256: SHA, member_path: "2003/20030101.max_temp.tif" }] };
+const LEAF_RECORD = { ...DATASET, published_at: "2024-01-01T00:00:00Z", metadata: { index: { path: `objects/aa/${SHA}.json`, sha256: SHA, size: 10, kind: "raster" } } };
 const DIST_CASES: Case[] = [
-  ["catalog.json passes", "dist-catalog.schema.json", { format: "climate-dist-1", datasets: [DATASET], manifest: FILE_ENTRY }, []],
-  ["catalog.json dataset without status", "dist-catalog.schema.json", { format: "climate-dist-1", datasets: [edited(DATASET, ["status"], DELETE)], manifest: FILE_ENTRY }, [{ code: "required", path: ["datasets", 0, "status"] }]],
-  ["catalog.json with another format", "dist-catalog.schema.json", { format: "climate-dist-2", datasets: [], manifest: FILE_ENTRY }, [{ code: "enum", path: ["format"] }]],
-  ["manifest passes", "dist-manifest.schema.json", { format: "climate-dist-1", files: [FILE_ENTRY] }, []],
-  ["manifest with a negative size", "dist-manifest.schema.json", { format: "climate-dist-1", files: [{ ...FILE_ENTRY, size: -1 }] }, [{ code: "out_of_range", path: ["files", 0, "size"] }]],
-  ["manifest entry with an extra field", "dist-manifest.schema.json", { format: "climate-dist-1", files: [{ ...FILE_ENTRY, mtime: 1 }] }, [{ code: "additional_property", path: ["files", 0, "mtime"] }]],
-  ["raster index passes", "dist-index.schema.json", RASTER_INDEX, []],
-  ["observation index passes", "dist-index.schema.json", { kind: "observation", observationCount: 1461 }, []],
-  ["raster index with a 3-number window", "dist-index.schema.json", edited(RASTER_INDEX, ["dates", 0, "window"], [0, 0, 841]), [{ code: "length", path: ["dates", 0, "window"] }]],
-  ["raster index with observationCount", "dist-index.schema.json", { ...RASTER_INDEX, observationCount: 1 }, [{ code: "additional_property", path: ["observationCount"] }]],
-  ["observation index without observationCount", "dist-index.schema.json", { kind: "observation" }, [{ code: "required", path: ["observationCount"] }]],
-  ["index of unknown kind reports only kind", "dist-index.schema.json", { kind: "vector" }, [{ code: "enum", path: ["kind"] }]],
-  ["index without kind reports only kind", "dist-index.schema.json", {}, [{ code: "required", path: ["kind"] }]],
+  ["catalog.json passes", "dist-catalog-pointer.schema.json", POINTER, []],
+  ["catalog.json of another format", "dist-catalog-pointer.schema.json", { ...POINTER, format: "climate-dist-1" }, [{ code: "enum", path: ["format"] }]],
+  ["catalog.json without candidates", "dist-catalog-pointer.schema.json", edited(POINTER, ["candidates"], DELETE), [{ code: "required", path: ["candidates"] }]],
+  ["catalog.json with a 3-number window", "dist-catalog-pointer.schema.json", edited(POINTER, ["candidates", 0, "coverage", "windowAll"], [0, 0, 841]), [{ code: "length", path: ["candidates", 0, "coverage", "windowAll"] }]],
+  ["catalog leaf passes", "dist-catalog-leaf.schema.json", { datasets: [LEAF_RECORD] }, []],
+  ["catalog leaf record without its index", "dist-catalog-leaf.schema.json", { datasets: [edited(LEAF_RECORD, ["metadata", "index"], DELETE)] }, [{ code: "required", path: ["datasets", 0, "metadata", "index"] }]],
+  ["catalog leaf record without status", "dist-catalog-leaf.schema.json", { datasets: [edited(LEAF_RECORD, ["status"], DELETE)] }, [{ code: "required", path: ["datasets", 0, "status"] }]],
+  ["manifest passes", "dist-manifest.schema.json", { format: "climate-dist-2", previous: null, files: [FILE_ENTRY] }, []],
+  ["manifest with a negative size", "dist-manifest.schema.json", { format: "climate-dist-2", previous: REF, files: [{ ...FILE_ENTRY, size: -1 }] }, [{ code: "out_of_range", path: ["files", 0, "size"] }]],
+  ["manifest entry with an extra field", "dist-manifest.schema.json", { format: "climate-dist-2", previous: null, files: [{ ...FILE_ENTRY, mtime: 1 }] }, [{ code: "additional_property", path: ["files", 0, "mtime"] }]],
+  ["raster index passes", "dist-raster-index.schema.json", RASTER_INDEX, []],
+  ["raster index with another block side", "dist-raster-index.schema.json", { ...RASTER_INDEX, blockSide: 32 }, [{ code: "enum", path: ["blockSide"] }]],
+  ["raster index node without coverage", "dist-raster-index.schema.json", edited(RASTER_INDEX, ["years", 0, "coverage"], DELETE), [{ code: "required", path: ["years", 0, "coverage"] }]],
+  ["month page passes", "dist-month-page.schema.json", { format: "climate-dist-2", month: "2003-01", days: [DAY] }, []],
+  ["month page day without sources", "dist-month-page.schema.json", { format: "climate-dist-2", month: "2003-01", days: [{ ...DAY, sources: [] }] }, [{ code: "length", path: ["days", 0, "sources"] }]],
+  ["year page with 13 months", "dist-year-page.schema.json", { format: "climate-dist-2", year: "2003", months: new Array(13).fill({ ...NODE, key: "2003-01" }) }, [{ code: "length", path: ["months"] }]],
+  ["observation index passes", "dist-observation-index.schema.json", { format: "climate-dist-2", kind: "observation", count: 1, chunks: [REF] }, []],
+  ["observation index without count", "dist-observation-index.schema.json", { format: "climate-dist-2", kind: "observation", chunks: [] }, [{ code: "required", path: ["count"] }]],
 ];
 
 const Envelopes = suite("envelopes and dist files");
@@ -437,7 +454,9 @@ Api("schemas - every file is keyed by its bare $id and carries a title and descr
     "resolution.schema.json", "query-result.schema.json", "health.schema.json", "capabilities.schema.json",
     "error.schema.json", "catalog-response.schema.json", "dataset-response.schema.json",
     "observations-page.schema.json", "layers-page.schema.json", "tile-response.schema.json",
-    "dist-catalog.schema.json", "dist-manifest.schema.json", "dist-index.schema.json",
+    "dist-catalog-pointer.schema.json", "dist-catalog-root.schema.json", "dist-catalog-leaf.schema.json",
+    "dist-manifest.schema.json", "dist-raster-index.schema.json", "dist-year-page.schema.json", "dist-month-page.schema.json",
+    "dist-observation-index.schema.json", "dist-common.schema.json",
     "acquisition-request.schema.json",
   ]) {
     assert.ok(ids.includes(id), `missing ${id}`);
@@ -458,9 +477,9 @@ Api("validatorFor - caches and rejects unknown ids", () => {
 });
 
 Api("assertValid - passes a valid value and throws naming what and the issues", () => {
-  assertValid("dist-manifest.schema.json", { format: "climate-dist-1", files: [] }, "manifest");
+  assertValid("dist-manifest.schema.json", { format: "climate-dist-2", previous: null, files: [] }, "manifest");
   try {
-    assertValid("dist-manifest.schema.json", { format: "climate-dist-1", files: [{ ...FILE_ENTRY, size: -1 }] }, "manifests/abc.json");
+    assertValid("dist-manifest.schema.json", { format: "climate-dist-2", previous: null, files: [{ ...FILE_ENTRY, size: -1 }] }, "manifests/abc.json");
     assert.unreachable("should throw");
   } catch (err) {
     assert.instance(err, Error);
