@@ -15,8 +15,11 @@ export interface Answer {
   type: string;
   cache: CachePolicy;
   body: Uint8Array;
-  /** sha256 hex of body: the ETag and the identity Content-Digest come from it */
-  sha256: string;
+  /**
+   * sha256 hex of body, when known: the ETag and the identity Content-Digest come from it. Answers with an
+   * ETag always carry it; others (POST answers) are hashed only if sent uncompressed (answerSha256).
+   */
+  sha256: string | null;
   /** whether the answer has a validator (GET answers about immutable or slowly changing things) */
   etag: boolean;
   /** contract headers: Service-Dataset-Version, Service-Request-SHA256, Link, Allow */
@@ -54,10 +57,15 @@ export async function makeAnswer(platform: Platform, body: string | Uint8Array, 
     type: options.type ?? JSON_TYPE,
     cache: options.cache,
     body: bytes,
-    sha256: await platform.sha256Hex(bytes),
+    sha256: (options.etag ?? options.cache !== "no-store") ? await platform.sha256Hex(bytes) : null,
     etag: options.etag ?? options.cache !== "no-store",
     headers: options.headers ?? {},
   };
+}
+
+/** The answer's body hash, computed once when first needed. */
+export async function answerSha256(platform: Platform, answer: Answer): Promise<string> {
+  return (answer.sha256 ??= await platform.sha256Hex(answer.body));
 }
 
 /** `sha-256=:<base64>:` (RFC 9530) from a hex digest. */

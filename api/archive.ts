@@ -9,6 +9,7 @@ import { LruCache } from "./cache.js";
 import { decodeBlockCells, rawBlockBytes } from "../schemas/cells.js";
 import { containsWindow, type Window } from "../schemas/grid.js";
 import {
+  BLOCK_SIDE,
   BlockCodec,
   CATALOG_FILE,
   type BlockSlot,
@@ -56,7 +57,9 @@ export class Archive {
   private readonly objects: LruCache<Promise<unknown>>;
   private readonly blocks: LruCache<Promise<Float32Array>>;
   private readonly coalesceBytes: number;
-  private readonly blockLists = new Map<string, BlockSlot[]>();
+  private readonly layouts = new Map<string, BlockLayout>();
+  /** version views by record id and index hash (their day lookups are memoized) */
+  readonly views = new LruCache<VersionView>(256);
 
   constructor(
     readonly storage: Storage,
@@ -144,23 +147,23 @@ export class Archive {
     });
   }
 
-  /** The blocks of a day window, in piece order (memoized: a dist has few distinct windows). */
-  blocksOf(window: Window): BlockSlot[] {
-    const key = window.join(",");
-    let list = this.blockLists.get(key);
-    if (!list) {
-      list = listBlocks(window);
-      if (this.blockLists.size > 256) this.blockLists.clear();
-      this.blockLists.set(key, list);
+  /** The blocks of a day window and where each lattice position is (memoized: a dist has few distinct windows). */
+  private layoutOf(window: Window): BlockLayout {
+    const key = `${window[0]},${window[1]},${window[2]},${window[3]}`;
+    let layout = this.layouts.get(key);
+    if (!layout) {
+      layout = new BlockLayout(window);
+      if (this.layouts.size > 256) this.layouts.clear();
+      this.layouts.set(key, layout);
     }
-    return list;
+    return layout;
   }
 
   /** Cells of `area` (inside the day's window), row-major, NaN for missing; reads only the blocks it touches. */
   async readCells(day: DayEntry, area: Window): Promise<Float32Array> {
     if (!containsWindow(day.window, area)) throw new Error(`area ${area.join(",")} is outside the window of ${day.date}`);
     const header = await this.readHeader(day);
-    const slots = this.blocksOf(day.window).filter((b) => overlaps(b.window, area));
+    const slots = this.layoutOf(day.window).select(area);
     const blocks = await this.readBlocks(day, header, slots);
     const [ac, ar, aw, ah] = area;
     const out = new Float32Array(aw * ah);
@@ -231,8 +234,38 @@ export class Archive {
   }
 }
 
-function overlaps(a: Window, b: Window): boolean {
-  return a[0] < b[0] + b[2] && b[0] < a[0] + a[2] && a[1] < b[1] + b[3] && b[1] < a[1] + a[3];
+/** A day window's blocks, with the piece index of each 64-cell lattice position, so selecting is arithmetic. */
+class BlockLayout {
+  readonly slots: BlockSlot[];
+  private readonly col0: number;
+  private readonly row0: number;
+  private readonly cols: number;
+  private readonly at: Int32Array;
+
+  constructor(window: Window) {
+    this.slots = listBlocks(window);
+    this.col0 = Math.floor(window[0] / BLOCK_SIDE);
+    this.row0 = Math.floor(window[1] / BLOCK_SIDE);
+    this.cols = Math.floor((window[0] + window[2] - 1) / BLOCK_SIDE) - this.col0 + 1;
+    const rows = Math.floor((window[1] + window[3] - 1) / BLOCK_SIDE) - this.row0 + 1;
+    this.at = new Int32Array(this.cols * rows);
+    for (const slot of this.slots) {
+      const bc = Math.floor(slot.window[0] / BLOCK_SIDE) - this.col0;
+      const br = Math.floor(slot.window[1] / BLOCK_SIDE) - this.row0;
+      this.at[br * this.cols + bc] = slot.index;
+    }
+  }
+
+  /** Blocks that hold cells of `area` (inside the window), in piece order. */
+  select(area: Window): BlockSlot[] {
+    const out: BlockSlot[] = [];
+    const r1 = Math.floor((area[1] + area[3] - 1) / BLOCK_SIDE);
+    const c1 = Math.floor((area[0] + area[2] - 1) / BLOCK_SIDE);
+    for (let br = Math.floor(area[1] / BLOCK_SIDE); br <= r1; br++) {
+      for (let bc = Math.floor(area[0] / BLOCK_SIDE); bc <= c1; bc++) out.push(this.slots[this.at[(br - this.row0) * this.cols + (bc - this.col0)]]);
+    }
+    return out.sort((a, b) => a.index - b.index);
+  }
 }
 
 /** One state of the dist: the catalog.json a request started with, and everything reachable from it. */
@@ -290,16 +323,24 @@ function findLeaf(root: CatalogRoot, id: string): number {
 
 export type VersionView = RasterView | ObservationView;
 
-/** The reading side of a catalog record: its index, verified. */
+/** The reading side of a catalog record: its index, verified; one view per version, kept while it is used. */
 export async function openVersion(archive: Archive, record: Dataset): Promise<VersionView> {
   const ref = indexRefOf(record);
+  const key = `${record.id}/${ref.sha256}`;
+  const known = archive.views.get(key);
+  if (known) return known;
   const index = await archive.readJson<VersionIndex>(ref);
   if (index.kind !== ref.kind) throw new IntegrityError(archive.storage.describe(ref.path), `is a ${index.kind} index, the record says ${ref.kind}`);
-  return index.kind === "raster" ? new RasterView(archive, record, index) : new ObservationView(archive, record, index);
+  const view = index.kind === "raster" ? new RasterView(archive, record, index) : new ObservationView(archive, record, index);
+  archive.views.set(key, view, 1);
+  return view;
 }
 
 export class RasterView {
   readonly kind = "raster";
+  /** day lookups of this version, bounded (a month page read once serves every later request) */
+  private readonly days = new Map<string, Promise<DayEntry | null>>();
+
   constructor(
     readonly archive: Archive,
     readonly record: Dataset,
@@ -307,7 +348,18 @@ export class RasterView {
   ) {}
 
   /** The day entry of `date`, or null when this version does not hold it. */
-  async findDay(date: string): Promise<DayEntry | null> {
+  findDay(date: string): Promise<DayEntry | null> {
+    let found = this.days.get(date);
+    if (!found) {
+      if (this.days.size >= 4096) this.days.clear();
+      found = this.lookUpDay(date);
+      this.days.set(date, found);
+      found.catch(() => this.days.delete(date)); // a failed read is tried again next time
+    }
+    return found;
+  }
+
+  private async lookUpDay(date: string): Promise<DayEntry | null> {
     const year = this.index.years.find((y) => y.key === date.slice(0, 4));
     if (!year) return null;
     const page = await this.archive.readJson<YearPage>(year.ref);

@@ -1,44 +1,49 @@
-// A cost-bounded LRU (insertion-ordered Map): memory stays flat however much of the archive is read.
+// A cost-bounded cache with LRU-like eviction in O(1) and no work on a hit: two generations (the quick-lru
+// scheme). Hits come from `recent`; a hit in `old` is promoted; when `recent` fills, it becomes `old` and the
+// previous `old` is dropped. Memory stays under twice `maxCost`, however much of the archive is read.
 
 export class LruCache<V> {
-  private readonly entries = new Map<string, { value: V; cost: number }>();
-  private total = 0;
+  private recent = new Map<string, { value: V; cost: number }>();
+  private old = new Map<string, { value: V; cost: number }>();
+  private recentCost = 0;
+  private readonly generationCost: number;
 
-  constructor(private readonly maxCost: number) {}
+  constructor(maxCost: number) {
+    this.generationCost = maxCost / 2;
+  }
 
   get(key: string): V | undefined {
-    const hit = this.entries.get(key);
-    if (!hit) return undefined;
-    this.entries.delete(key);
-    this.entries.set(key, hit);
-    return hit.value;
+    const hit = this.recent.get(key);
+    if (hit) return hit.value;
+    const aged = this.old.get(key);
+    if (!aged) return undefined;
+    this.old.delete(key);
+    this.put(key, aged);
+    return aged.value;
   }
 
   set(key: string, value: V, cost: number): void {
-    if (cost > this.maxCost / 4) return; // one entry never evicts most of the cache
-    const old = this.entries.get(key);
-    if (old) {
-      this.total -= old.cost;
-      this.entries.delete(key);
-    }
-    this.entries.set(key, { value, cost });
-    this.total += cost;
-    for (const [k, entry] of this.entries) {
-      if (this.total <= this.maxCost) break;
-      this.entries.delete(k);
-      this.total -= entry.cost;
-    }
+    if (cost > this.generationCost / 4) return; // one entry never evicts most of the cache
+    this.delete(key);
+    this.put(key, { value, cost });
   }
 
   delete(key: string): void {
-    const old = this.entries.get(key);
-    if (old) {
-      this.total -= old.cost;
-      this.entries.delete(key);
+    const hit = this.recent.get(key);
+    if (hit) {
+      this.recent.delete(key);
+      this.recentCost -= hit.cost;
     }
+    this.old.delete(key);
   }
 
-  get size(): number {
-    return this.total;
+  private put(key: string, entry: { value: V; cost: number }): void {
+    if (this.recentCost + entry.cost > this.generationCost) {
+      this.old = this.recent;
+      this.recent = new Map();
+      this.recentCost = 0;
+    }
+    this.recent.set(key, entry);
+    this.recentCost += entry.cost;
   }
 }

@@ -7,9 +7,8 @@ import { HttpError } from "./errors.js";
 import { planRequests } from "./plan.js";
 import { type RequestConfig, checkRequest, hashRequest, parseJsonBody } from "./request.js";
 import { type Selection, type UnavailableReason, resolveRequest } from "./selection.js";
-import { type DayCells, writeCsvRows, writeJsonRows } from "./serialize.js";
+import { ByteSink, type DayCells, writeCsvRows, writeJsonRows } from "./serialize.js";
 import type { Context } from "./service.js";
-import { utf8 } from "./storage.js";
 
 function readDataRequest(ctx: Context): RequestConfig {
   return checkRequest(parseJsonBody(ctx.request.contentType, ctx.request.body));
@@ -37,11 +36,11 @@ async function writeQueryBody(ctx: Context, config: RequestConfig, selection: Se
   );
   const requestSha256 = await hashRequest(ctx.platform, config);
   const record = selection.view.record;
-  let text: string;
+  const out = new ByteSink(selection.rowCount * (config.format === "csv" ? 100 : 160) + 16384);
   if (config.format === "csv") {
-    text = writeCsvRows(selection.window, days);
+    writeCsvRows(out, selection.window, days);
   } else {
-    const data = writeJsonRows(selection.window, days);
+    const placeholder = "0".repeat(64);
     const manifest = {
       datasetVersion: record.id,
       datasetContentSha256: record.content_sha256,
@@ -57,12 +56,20 @@ async function writeQueryBody(ctx: Context, config: RequestConfig, selection: Se
       sourceManifest: selection.days.flatMap((d) => d.sources),
       license: record.license,
       attribution: record.attribution,
-      dataSha256: await ctx.platform.sha256Hex(utf8(data)),
+      dataSha256: placeholder,
     };
-    text = `{"manifest":${JSON.stringify(manifest)},"data":${data}}`;
+    // dataSha256 is the last field: its 64 hex digits are patched in once the data bytes exist (one encoding)
+    const head = `{"manifest":${JSON.stringify(manifest)}`;
+    out.text(head.slice(0, -2 - 64));
+    const shaAt = out.offset;
+    out.text(`${placeholder}"},"data":`);
+    const dataAt = out.offset;
+    writeJsonRows(out, selection.window, days);
+    out.patch(shaAt, await ctx.platform.sha256Hex(out.bytes().subarray(dataAt)));
+    out.text("}");
   }
   return {
-    body: utf8(text),
+    body: out.bytes(),
     headers: {
       "Service-Dataset-Version": record.id,
       "Service-Request-SHA256": requestSha256,

@@ -11,6 +11,56 @@ import { float32ToShortest } from "../schemas/numbers.js";
 
 export const CSV_HEADER = "date,longitude,latitude,variable,value,unit,tile,row,col";
 
+const encoder = new TextEncoder();
+
+/**
+ * UTF-8 bytes written as text arrives: short pieces gather in a string and are encoded into one growing
+ * buffer every 16 K characters, so a 1 MB answer is encoded once, in cache-sized runs, never as one huge rope.
+ */
+export class ByteSink {
+  private buffer: Uint8Array;
+  private length = 0;
+  private pending = "";
+
+  constructor(capacity = 1 << 16) {
+    this.buffer = new Uint8Array(capacity);
+  }
+
+  text(piece: string): void {
+    this.pending += piece;
+    if (this.pending.length > 16384) this.flush();
+  }
+
+  /** Where the next byte will go (after flushing what is pending). */
+  get offset(): number {
+    this.flush();
+    return this.length;
+  }
+
+  private flush(): void {
+    if (this.pending === "") return;
+    const need = this.length + this.pending.length * 3;
+    if (need > this.buffer.length) {
+      const grown = new Uint8Array(Math.max(need, this.buffer.length * 2));
+      grown.set(this.buffer.subarray(0, this.length));
+      this.buffer = grown;
+    }
+    this.length += encoder.encodeInto(this.pending, this.buffer.subarray(this.length)).written;
+    this.pending = "";
+  }
+
+  /** Overwrites ASCII text already written at `at` (a placeholder of the same length). */
+  patch(at: number, ascii: string): void {
+    this.flush();
+    for (let i = 0; i < ascii.length; i++) this.buffer[at + i] = ascii.charCodeAt(i);
+  }
+
+  bytes(): Uint8Array {
+    this.flush();
+    return this.buffer.subarray(0, this.length);
+  }
+}
+
 const valueText = new Map<number, string>();
 
 /** JSON text of a float32 cell: its shortest decimal, or null for missing. */
@@ -55,23 +105,30 @@ interface RowParts {
   rows: { tile: number[]; local: number[] };
 }
 
-function rowParts(window: Window, day: DayEntry): RowParts {
+/**
+ * The text pieces of one date's rows. Only the day window's origin changes them (tile-local indices), so
+ * the dates of one answer, which almost always share it, share one set.
+ */
+function rowPartsFor(window: Window): (day: DayEntry) => RowParts {
   const [c0, r0, w, h] = window;
-  return {
-    lon: Array.from({ length: w }, (_, i) => String(colToLon(c0 + i))),
-    lat: Array.from({ length: h }, (_, i) => String(rowToLat(r0 + i))),
-    cols: latticeOf(c0, w, day.window[0]),
-    rows: latticeOf(r0, h, day.window[1]),
+  const lon = Array.from({ length: w }, (_, i) => String(colToLon(c0 + i)));
+  const lat = Array.from({ length: h }, (_, i) => String(rowToLat(r0 + i)));
+  let last: { col: number; row: number; parts: RowParts } | null = null;
+  return (day) => {
+    const [col, row] = day.window;
+    if (last?.col !== col || last.row !== row) last = { col, row, parts: { lon, lat, cols: latticeOf(c0, w, col), rows: latticeOf(r0, h, row) } };
+    return last.parts;
   };
 }
 
 /** The `data` array of a JSON query answer (interface.md 2.8): fields in the contract's order. */
-export function writeJsonRows(window: Window, days: DayCells[]): string {
+export function writeJsonRows(out: ByteSink, window: Window, days: DayCells[]): void {
   const [, , w, h] = window;
-  let out = "[";
+  out.text("[");
   let first = true;
+  const partsOf = rowPartsFor(window);
   for (const { day, cells } of days) {
-    const p = rowParts(window, day);
+    const p = partsOf(day);
     const head = `{"date":"${day.date}","longitude":`;
     const colEnd = p.cols.local.map((c) => `,"col":${c}}`);
     for (let r = 0; r < h; r++) {
@@ -84,23 +141,24 @@ export function writeJsonRows(window: Window, days: DayCells[]): string {
           tail = `,"unit":"${QUERY_UNIT}","tile":"${tileId(day.date, p.rows.tile[r], tc)}","row":${p.rows.local[r]}`;
           tails.set(tc, tail);
         }
-        out += (first ? "" : ",") + head + p.lon[c] + mid + cellToJson(cells[r * w + c]) + tail + colEnd[c];
+        out.text((first ? "" : ",") + head + p.lon[c] + mid + cellToJson(cells[r * w + c]) + tail + colEnd[c]);
         first = false;
       }
     }
   }
-  return `${out}]`;
+  out.text("]");
 }
 
 /**
  * CSV rows (decisions.md 3): unquoted header, every non-null field double-quoted, a null value an empty unquoted
  * field, CRLF after every line including the last. No field of ours can hold a quote, so none is doubled.
  */
-export function writeCsvRows(window: Window, days: DayCells[]): string {
+export function writeCsvRows(out: ByteSink, window: Window, days: DayCells[]): void {
   const [, , w, h] = window;
-  let out = `${CSV_HEADER}\r\n`;
+  out.text(`${CSV_HEADER}\r\n`);
+  const partsOf = rowPartsFor(window);
   for (const { day, cells } of days) {
-    const p = rowParts(window, day);
+    const p = partsOf(day);
     const head = `"${day.date}","`;
     const lon = p.lon.map((x) => `${x}","`);
     const colEnd = p.cols.local.map((c) => `","${c}"\r\n`);
@@ -115,11 +173,10 @@ export function writeCsvRows(window: Window, days: DayCells[]): string {
           tails.set(tc, tail);
         }
         const v = cells[r * w + c];
-        out += head + lon[c] + mid + (v !== v ? "" : `"${cellToJson(v)}"`) + tail + colEnd[c];
+        out.text(head + lon[c] + mid + (v !== v ? "" : `"${cellToJson(v)}"`) + tail + colEnd[c]);
       }
     }
   }
-  return out;
 }
 
 /** Tile metadata as the layers list has it (interface.md 2.3), fields in the contract's order. */

@@ -3,6 +3,7 @@
 
 import type { Dataset } from "../schemas/layout.js";
 import { type Answer, makeAnswer } from "./answer.js";
+import { LruCache } from "./cache.js";
 import { Archive, type ArchiveOptions, CatalogError, Snapshot, type VersionView, openVersion } from "./archive.js";
 import { HttpError, INTERNAL_ERROR_BODY, errorToBody } from "./errors.js";
 import { buildOpenApi } from "./openapi.js";
@@ -23,6 +24,8 @@ export interface ServiceOptions extends ArchiveOptions {
    * or a rejection naming the piece (the mirror client, whose caller must learn the mirror is damaged).
    */
   onUnverified?: "answer-503" | "throw";
+  /** bytes of computed answers kept for repeated requests (default 32 MiB) */
+  answerCacheBytes?: number;
 }
 
 export interface ApiRequest {
@@ -42,6 +45,11 @@ export class Service {
   private current: Promise<Snapshot> | null = null;
   /** versions whose bytes failed verification in the current snapshot: their data answers 503 */
   private readonly failures = new Map<string, string>();
+  /**
+   * Answers already computed, by what makes them (answerKey), bounded in bytes: a repeated request, a
+   * popular tile, costs a lookup. Server errors are never kept.
+   */
+  private readonly answers: LruCache<Answer>;
   private readonly warn: (message: string) => void;
   private readonly throwUnverified: boolean;
   private openApi: string | null = null;
@@ -51,6 +59,7 @@ export class Service {
     this.environment = options.environment ?? "demo";
     this.warn = options.warn ?? ((m) => console.error(m));
     this.throwUnverified = options.onUnverified === "throw";
+    this.answers = new LruCache(options.answerCacheBytes ?? 32 << 20);
   }
 
   get platform(): Platform {
@@ -124,11 +133,28 @@ export class Service {
 
   async answerRoute(route: RouteSpec, params: Record<string, string>, request: ApiRequest): Promise<Answer> {
     const ctx = new Context(this, request, params);
+    let key: string | null = null;
     try {
-      return await route.handle(ctx);
+      key = await this.answerKey(route, request, await ctx.snapshot());
+      const hit = this.answers.get(key);
+      // an answer computed before its version failed verification is not served after (decisions.md 4)
+      if (hit && !this.failures.has(hit.headers["Service-Dataset-Version"] ?? ctx.params.id ?? "")) return hit;
+      const answer = await route.handle(ctx);
+      if (answer.status < 500) this.answers.set(key, answer, answer.body.byteLength * 2 + 512);
+      return answer;
     } catch (err) {
       return this.errorAnswer(err, ctx);
     }
+  }
+
+  /**
+   * What makes an answer: the catalog it is read from, the route, the request's query, body and media type,
+   * and (capabilities only) the base URL of its links. Two requests with the same key get the same bytes.
+   */
+  private async answerKey(route: RouteSpec, request: ApiRequest, snapshot: Snapshot): Promise<string> {
+    const body = request.body && request.body.byteLength > 0 ? await this.platform.sha256Hex(request.body) : "";
+    const base = route.operationId === "getCapabilities" ? request.baseUrl : "";
+    return `${snapshot.sha256} ${route.operationId} ${request.path}?${request.query.toString()} ${request.contentType ?? ""} ${body} ${base}`;
   }
 
   /** The answer to a failure outside any route (a body over the bound, an unknown path). */

@@ -4,7 +4,6 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { promisify } from "node:util";
 import zlib from "node:zlib";
 import { type Answer, type CachePolicy, formatEtag, hexToDigestHeader } from "../api/answer.js";
-import { LruCache } from "../api/cache.js";
 import { HttpError } from "../api/errors.js";
 import { payloadTooLarge } from "../api/request.js";
 import { LIMITS } from "../schemas/contract.js";
@@ -29,8 +28,11 @@ type Coding = "br" | "gzip";
 const brotli = promisify(zlib.brotliCompress);
 const gzip = promisify(zlib.gzip);
 
-/** Compressed forms of answers that never change, with their digests, bounded in bytes. */
-const compressedCache = new LruCache<{ payload: Uint8Array; digest: string }>(16 << 20);
+/**
+ * Compressed forms of an answer, with their digests, kept with the answer itself: the service's answer cache
+ * bounds how many answers live, and a repeated request costs no compression.
+ */
+const compressed = new WeakMap<Answer, Map<Coding, { payload: Uint8Array; digest: string }>>();
 
 /** The coding to use for this request: brotli first, then gzip, honouring q=0 (RFC 9110 12.5.3). */
 export function selectCoding(acceptEncoding: string | undefined): Coding | null {
@@ -52,13 +54,16 @@ export function selectCoding(acceptEncoding: string | undefined): Coding | null 
   return null;
 }
 
-function compress(body: Uint8Array, coding: Coding): Promise<Uint8Array> {
+/**
+ * Answers built per request (POST, no-store) get the fastest levels, so compressing never costs more than
+ * building the answer; answers about immutable data are compressed once, harder, and kept.
+ */
+function compress(body: Uint8Array, coding: Coding, once: boolean): Promise<Uint8Array> {
   return coding === "br"
     ? brotli(body, {
-        // Quality 5 keeps a 1 MB answer near gzip's speed while staying smaller (most answers are built per request).
-        params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.byteLength },
+        params: { [zlib.constants.BROTLI_PARAM_QUALITY]: once ? 5 : 1, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.byteLength },
       })
-    : gzip(body);
+    : gzip(body, { level: once ? 6 : 1 });
 }
 
 /** If-None-Match matches any representation of the same content (weak comparison, RFC 9110 13.1.2). */
@@ -85,7 +90,7 @@ export async function sendAnswer(req: IncomingMessage, res: ServerResponse, answ
   if (compressible) headers["Vary"] = "Accept-Encoding";
   const coding = compressible ? selectCoding(req.headers["accept-encoding"]) : null;
 
-  if (answer.etag) {
+  if (answer.etag && answer.sha256) {
     headers["ETag"] = formatEtag(answer.sha256, coding);
     if (answer.status === 200 && isNotModified(req.headers["if-none-match"], answer.sha256)) {
       delete headers["Content-Type"];
@@ -96,17 +101,20 @@ export async function sendAnswer(req: IncomingMessage, res: ServerResponse, answ
   }
 
   let payload = answer.body;
-  let digest = hexToDigestHeader(answer.sha256);
+  let digest: string;
   if (coding) {
-    const key = `${answer.sha256}:${coding}`;
-    let hit = answer.cache === "immutable" ? compressedCache.get(key) : undefined;
+    let forms = compressed.get(answer);
+    if (!forms) compressed.set(answer, (forms = new Map()));
+    let hit = forms.get(coding);
     if (!hit) {
-      const compressed = await compress(answer.body, coding);
-      hit = { payload: compressed, digest: hexToDigestHeader(sha256Hex(compressed)) };
-      if (answer.cache === "immutable") compressedCache.set(key, hit, compressed.byteLength);
+      const bytes = await compress(answer.body, coding, answer.cache !== "no-store");
+      hit = { payload: bytes, digest: hexToDigestHeader(sha256Hex(bytes)) };
+      forms.set(coding, hit);
     }
     ({ payload, digest } = hit);
     headers["Content-Encoding"] = coding;
+  } else {
+    digest = hexToDigestHeader((answer.sha256 ??= sha256Hex(answer.body)));
   }
   // RFC 9530: the digest of the content as sent, after any content coding.
   headers["Content-Digest"] = digest;

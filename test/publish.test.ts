@@ -1,38 +1,87 @@
-// Publish pipeline: determinism, no-op republish, fail-closed cases, verify, full-grid GDAL COGs with a leap day.
+// Publish pipeline: golden dist, determinism, no-op republish, reuse across versions (append, extend, revise),
+// gaps, provenance labels, fail-closed sources, low open-file limits, bounded answers over a long archive.
 
 import { execFile, execFileSync } from "node:child_process";
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtempSync, rmSync } from "node:fs";
+import { copyFile, cp, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { promisify } from "node:util";
+import { fileURLToPath } from "node:url";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { type CatalogFile, type RasterIndex, cellsPath, indexPath, sha256Hex, tilePath } from "../schemas/dist.js";
-import { GRID, type Window, colToLon, rowToLat } from "../schemas/grid.js";
-import { float32ToShortest } from "../schemas/numbers.js";
-import { PublishError } from "../pipeline/errors.js";
-import { DistWriter } from "../pipeline/files.js";
-import { writeSiloTiff } from "../pipeline/geotiff.js";
-import { publish } from "../pipeline/publish.js";
+import { Archive, openVersion } from "../api/archive.js";
+import { LocalStorage, nodePlatform } from "../api/local.js";
 import { makeDemoDay, makeLandMask } from "../pipeline/demo.js";
+import { PublishError } from "../pipeline/errors.js";
+import { ObjectStore, hashFile } from "../pipeline/files.js";
+import { writeSiloTiff } from "../pipeline/geotiff.js";
+import { type PublishOptions, type PublishSummary, publish } from "../pipeline/publish.js";
+import { verifyDist } from "../pipeline/verify.js";
+import { dateToDayNumber, dayNumberToDate } from "../schemas/dates.js";
+import { GRID, type Window } from "../schemas/grid.js";
+import { sha256Hex } from "../schemas/hash.js";
+import {
+  CATALOG_FILE,
+  type CatalogPointer,
+  type Dataset,
+  type DayEntry,
+  type Manifest,
+  type MonthPage,
+  type RasterIndex,
+  type Ref,
+  type YearPage,
+  objectPath,
+} from "../schemas/layout.js";
+import { dateToUrl } from "../sources/silo.js";
+import { type Answer, type Served, assertError, post, readRecords, request, requestFor, withServer } from "./server-fixture.js";
 
-const run = promisify(execFile);
-const quiet = { log: () => {} };
-const FIXTURES = new URL("./fixtures/", import.meta.url).pathname;
+const REPO = fileURLToPath(new URL("..", import.meta.url));
+const FIXTURES = fileURLToPath(new URL("./fixtures/", import.meta.url));
+// exit handlers run synchronously, so the temp dir goes with rmSync (uvu runs every file in one process)
+const WORK = mkdtempSync(join(tmpdir(), "publish-test-"));
+process.on("exit", () => rmSync(WORK, { recursive: true, force: true }));
 
-/** value of a cell on day d: one decimal, distinct per cell and day, NaN on a diagonal band ("ocean") */
-function cellValue(col: number, row: number, day: number): number {
-  if ((col + row) % 7 === 0) return NaN;
-  return Math.fround(Math.round(100 + (col % 50) * 3 + (row % 30) * 2 + day * 10) / 10);
+let folders = 0;
+/** A new, not yet created path under the temp dir. */
+const freshDir = (name: string) => join(WORK, `${++folders}-${name}`);
+
+/** Crosses lattice column 256 and row 256: four tiles and four blocks a day. */
+const SMALL: Window = [254, 254, 4, 4];
+/** Inside one tile: the cheapest day a publish can take. */
+const TINY: Window = [300, 300, 4, 4];
+
+function listDays(first: string, count: number): string[] {
+  const start = dateToDayNumber(first);
+  return Array.from({ length: count }, (_, i) => dayNumberToDate(start + i));
 }
 
-async function makeSources(dir: string, dates: string[], window: Window): Promise<void> {
-  for (const [d, date] of dates.entries()) {
-    const [c0, r0, w, h] = window;
-    const values = new Float32Array(w * h);
-    for (let r = 0; r < h; r++) for (let c = 0; c < w; c++) values[r * w + c] = cellValue(c0 + c, r0 + r, d);
-    await writeSiloTiff(join(dir, date.slice(0, 4), `${date.replaceAll("-", "")}.max_temp.tif`), window, values);
+/**
+ * The value of a cell on a date: one decimal (what SILO files hold), 10.0..44.9 degC, distinct between
+ * neighbouring dates and cells; missing (NaN) on a diagonal band. `shift` makes a revised file of the same date.
+ */
+function cellValue(col: number, row: number, date: string, shift = 0): number {
+  if ((col + row) % 7 === 0) return NaN;
+  return Math.fround((100 + (dateToDayNumber(date) % 300) + ((col * 7 + row * 3) % 50) + shift) / 10);
+}
+
+const memberPath = (date: string) => `${date.slice(0, 4)}/${date.replaceAll("-", "")}.max_temp.tif`;
+
+/** SILO day files in the bucket's YYYY/ layout, written 32 at a time. */
+async function writeDays(dir: string, dates: string[], window: Window = SMALL, shift = 0): Promise<void> {
+  const [c0, r0, w, h] = window;
+  for (let i = 0; i < dates.length; i += 32) {
+    await Promise.all(
+      dates.slice(i, i + 32).map((date) => {
+        const values = new Float32Array(w * h);
+        for (let r = 0; r < h; r++) for (let c = 0; c < w; c++) values[r * w + c] = cellValue(c0 + c, r0 + r, date, shift);
+        return writeSiloTiff(join(dir, memberPath(date)), window, values);
+      }),
+    );
   }
+}
+
+function publishQuietly(sources: string, dist: string, options: Partial<PublishOptions> = {}): Promise<PublishSummary> {
+  return publish({ sources, dist, observations: false, log: () => {}, ...options });
 }
 
 async function listTree(root: string, dir = root): Promise<string[]> {
@@ -40,231 +89,739 @@ async function listTree(root: string, dir = root): Promise<string[]> {
   for (const e of await readdir(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
     if (e.isDirectory()) out.push(...(await listTree(root, p)));
-    else out.push(relative(root, p));
+    else out.push(relative(root, p).split("\\").join("/"));
   }
   return out.sort();
 }
 
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run("node_modules/.bin/tsx", ["pipeline/cli.ts", ...args]);
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+async function readPointer(dist: string): Promise<CatalogPointer> {
+  return JSON.parse(await readFile(join(dist, CATALOG_FILE), "utf8")) as CatalogPointer;
 }
 
-const WINDOW: Window = [250, 250, 12, 9]; // crosses lattice column 256 and row 256: four tiles a day
-const DATES = ["2004-02-28", "2004-02-29", "2004-03-01"];
+async function readObject<T>(dist: string, ref: Ref): Promise<T> {
+  return JSON.parse(await readFile(join(dist, objectPath(ref.sha256, "json")), "utf8")) as T;
+}
 
-const publishing = suite("publish");
-let work = "";
-let sources = "";
+async function findRecord(dist: string, id: string): Promise<Dataset> {
+  const found = (await readRecords(dist)).find((d) => d.id === id);
+  if (!found) throw new Error(`no ${id} in ${dist}`);
+  return found;
+}
 
-publishing.before(async () => {
-  work = await mkdtemp(join(tmpdir(), "publish-test-"));
-  sources = join(work, "sources");
-  await makeSources(sources, DATES, WINDOW);
-});
-publishing.after(async () => {
-  await rm(work, { recursive: true, force: true });
-});
-
-publishing("publish - two publishes into two folders are byte-identical but for the catalog's publish time", async () => {
-  const a = await publish({ sources, dist: join(work, "a"), ...quiet, publishedAt: "2026-01-01T00:00:00Z" });
-  const b = await publish({ sources, dist: join(work, "b"), ...quiet, publishedAt: "2026-02-02T00:00:00Z" });
-  assert.equal(a.added.map((d) => d.id), b.added.map((d) => d.id));
-  assert.is(a.added[0].id, `silo-tmax-20040228-20040301-${a.added[0].content_sha256.slice(0, 16)}`);
-  assert.is(a.tiles, 12);
-  assert.is(a.days, 3);
-  assert.is(a.cells, 3 * 12 * 9);
-  const files = await listTree(join(work, "a"));
-  assert.equal(files, await listTree(join(work, "b")));
-  for (const f of files.filter((f) => f !== "catalog.json")) {
-    assert.ok((await readFile(join(work, "a", f))).equals(await readFile(join(work, "b", f))), f);
-  }
-  const catalogA = JSON.parse(await readFile(join(work, "a", "catalog.json"), "utf8")) as CatalogFile;
-  assert.equal(catalogA.datasets.map((d) => d.published_at), ["2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z"]);
-});
-
-publishing("publish - tile files hold the source cells as shortest float32 decimals, nulls for missing", async () => {
-  const dist = join(work, "a");
-  const catalog = JSON.parse(await readFile(join(dist, "catalog.json"), "utf8")) as CatalogFile;
-  const raster = catalog.datasets.find((d) => d.dataset_key === "silo-tmax")!;
-  const index = JSON.parse(await readFile(join(dist, indexPath(raster.id)), "utf8")) as RasterIndex;
-  assert.equal(index.dates.map((d) => [d.date, ...d.window, d.offset]), [
-    ["2004-02-28", 250, 250, 12, 9, 0],
-    ["2004-02-29", 250, 250, 12, 9, 432],
-    ["2004-03-01", 250, 250, 12, 9, 864],
-  ]);
-  const text = await readFile(join(dist, tilePath(raster.id, "20040229-r0-c1")), "utf8");
-  const body = JSON.parse(text);
-  const tile = body.tile;
-  assert.is(body.datasetVersion, raster.id);
-  assert.equal([tile.width, tile.height, ...tile.source_window], [6, 6, 256, 250, 6, 6]);
-  assert.equal(tile.transform, [0.05, 0, 124.775, 0, -0.05, -22.475]);
-  assert.equal(tile.bbox, [124.775, -22.775, 125.075, -22.475]);
-  for (let r = 0; r < 6; r++) {
-    for (let c = 0; c < 6; c++) {
-      assert.is(tile.cells[r * 6 + c], float32ToShortest(cellValue(256 + c, 250 + r, 1)), `cell ${r},${c}`);
+/** A raster version's month refs (by YYYY-MM) and day entries (by date), read from its index tree. */
+async function readTree(dist: string, record: Dataset): Promise<{ months: Map<string, string>; days: Map<string, DayEntry> }> {
+  const index = await readObject<RasterIndex>(dist, record.metadata.index);
+  const months = new Map<string, string>();
+  const days = new Map<string, DayEntry>();
+  for (const yearNode of index.years) {
+    for (const monthNode of (await readObject<YearPage>(dist, yearNode.ref)).months) {
+      months.set(monthNode.key, monthNode.ref.sha256);
+      for (const day of (await readObject<MonthPage>(dist, monthNode.ref)).days) days.set(day.date, day);
     }
   }
-  assert.ok(text.includes('"cells":[null,') || text.includes(",null,"));
-  assert.not.ok(/\d\.\d{5,}/.test(text.split('"cells"')[1]), "no long float32 artefacts in cells");
-  const cells = new Float32Array((await readFile(join(dist, cellsPath(raster.id)))).buffer.slice(0));
-  assert.is(cells.length, 3 * 108);
-  assert.is(cells[108 + 0 * 12 + 6], cellValue(256, 250, 1));
-  assert.is(raster.metadata.synthetic, false);
-  assert.is(raster.license, "CC-BY-4.0");
-  assert.is(raster.source_manifest[1].url, "https://s3-ap-southeast-2.amazonaws.com/silo-open-data/Official/daily/max_temp/2004/20040229.max_temp.tif");
-  assert.is(raster.source_manifest[1].sha256, sha256Hex(await readFile(join(sources, "2004", "20040229.max_temp.tif"))));
-  const obs = catalog.datasets.find((d) => d.dataset_key === "noaa-weather")!;
-  assert.equal(obs.variables, { precipitation_amount: "mm", air_temperature_max: "degC", air_temperature_min: "degC", wind_speed: "km/h" });
-  assert.is(obs.metadata.observations, 11688);
-  const first = JSON.parse(await readFile(join(dist, `versions/${obs.id}/observations/first.json`), "utf8"));
-  assert.equal(first.observations[0], {
-    id: "new-york-2012-01-01-air_temperature_max", dataset_version_id: obs.id, variable: "air_temperature_max", value: 10,
-    unit: "degC", observed_on: "2012-01-01", period_label: null, entity_id: "new-york",
-    dimensions: { location: "New York", weather: "rain" }, quality_flags: [],
-  });
-});
+  return { months, days };
+}
 
-publishing("publish - publishing the same sources again is a no-op that says so", async () => {
-  const dist = join(work, "a");
-  const before = await readFile(join(dist, "catalog.json"));
-  const second = await publish({ sources, dist, ...quiet });
-  assert.is(second.added.length, 0);
-  assert.is(second.unchanged.length, 2);
-  assert.is(second.filesWritten, 0);
-  assert.ok(before.equals(await readFile(join(dist, "catalog.json"))));
-  const out = await cli(["publish", "--sources", sources, "--dist", dist]);
-  assert.is(out.code, 0);
-  assert.match(out.stdout, /nothing to publish: .* already holds silo-tmax-20040228-20040301-/);
-});
+/** Awaits a publish expected to fail, and returns its PublishError. */
+async function expectPublishError(run: Promise<unknown>): Promise<PublishError> {
+  try {
+    await run;
+  } catch (err) {
+    assert.instance(err, PublishError, String(err));
+    return err as PublishError;
+  }
+  assert.unreachable("the publish should have failed");
+  throw new Error("unreachable");
+}
 
-const badCases: [string, string][] = [
-  ["bad-crs.tif", "EPSG"],
-  ["bad-origin.tif", "not on the SILO 0.05 degree grid"],
-  ["bad-bands.tif", "band"],
-  ["bad-truncated.tif", "truncated or corrupt"],
-  ["bad-implausible.tif", "75.5"],
-];
-for (const [fixture, reason] of badCases) {
-  publishing(`publish - ${fixture} stops the publish, names file and reason, leaves the previous dist intact`, async () => {
-    const dist = join(work, "a");
-    const catalogBefore = await readFile(join(dist, "catalog.json"));
-    const bad = join(work, `bad-${fixture}`);
-    await makeSources(bad, ["2004-03-02"], WINDOW);
-    await copyFile(join(FIXTURES, fixture), join(bad, "20040303.max_temp.tif"));
-    const out = await cli(["publish", "--sources", bad, "--dist", dist]);
-    assert.is(out.code, 1);
-    assert.match(out.stderr, /error: .*20040303\.max_temp\.tif/);
-    assert.ok(out.stderr.includes(reason), out.stderr);
-    assert.ok(catalogBefore.equals(await readFile(join(dist, "catalog.json"))));
-    const verify = await cli(["verify", "--dist", dist]);
-    assert.is(verify.code, 0, verify.stderr);
-    assert.not.ok((await readdir(dist)).includes(".staging"));
+/** Runs the CLI (under a soft open-file limit when given), as a maintainer would. */
+function runCli(args: string[], openFiles?: number): Promise<{ code: number; stdout: string; stderr: string }> {
+  const script = `${openFiles ? `ulimit -n ${openFiles} && ` : ""}exec node_modules/.bin/tsx pipeline/cli.ts "$@"`;
+  return new Promise((resolve) => {
+    execFile("bash", ["-c", script, "cli", ...args], { cwd: REPO, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      const code = err ? ((err as { code?: number }).code ?? 1) : 0;
+      resolve({ code: typeof code === "number" ? code : 1, stdout, stderr });
+    });
   });
 }
 
-publishing("publish - sources with no SILO files, or an impossible date, stop with a message", async () => {
-  const empty = join(work, "empty");
+/** A query over a window's cells on [start, end], optionally pinned to a version. */
+function queryBody(window: Window, start: string, end: string, version?: string) {
+  const [col, row, width, height] = window;
+  return requestFor({ col, row, width, height }, start, end, version ? { dataset_version: version } : {});
+}
+
+async function query(served: Served, window: Window, start: string, end: string, version?: string): Promise<Answer> {
+  return post(served, "/api/v1/data/query", queryBody(window, start, end, version));
+}
+
+/** Values of the answer's rows in order (date, north to south, west to east), null for missing. */
+function answerValues(answer: Answer): (number | null)[] {
+  assert.is(answer.status, 200, answer.text);
+  return answer.json().data.map((r: { value: number | null }) => r.value);
+}
+
+function expectValues(window: Window, dates: string[], shift = 0): (number | null)[] {
+  const [c0, r0, w, h] = window;
+  const out: (number | null)[] = [];
+  for (const date of dates) {
+    for (let r = r0; r < r0 + h; r++) {
+      for (let c = c0; c < c0 + w; c++) {
+        const v = cellValue(c, r, date, shift);
+        out.push(Number.isNaN(v) ? null : Number(v.toPrecision(6)));
+      }
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const GOLDEN_DATES = ["2004-02-28", "2004-02-29", "2004-03-01"];
+const GOLDEN_PUBLISHED_AT = "2026-01-01T00:00:00Z";
+const GOLDEN_ID = "silo-tmax-20040228-20040301-15d6dbd5138cf1d8";
+// Every object of the golden dist: 3 day pieces, 2 month pages, 1 year page, the index root, 1 catalog leaf,
+// the catalog root and the publish manifest. Day-piece bytes come from Node's bundled zlib (DEFLATE level 6):
+// a Node whose zlib compresses differently changes these (never the version id, which hashes cells).
+const GOLDEN_FILES = [
+  "catalog.json",
+  "objects/19/19193e0330f130db4a651474743519db455470c6b53bd442f56d5f615b133361.json",
+  "objects/24/24a5327d182723091c8ba38cd1049e71989a48c1dda622b003e5c1de27d8cba8.json",
+  "objects/25/25feeb26ddf6cef845357a341bbb6171cd43ee4715f5b093d8684debe1a5baed.day",
+  "objects/51/51194a3e360a4ce4771ab3b34e24f44e5a8e9215445612ce19475fbe1e001f7c.json",
+  "objects/65/65ec1ff5dc883da2de32af53a1c47ec3143e16777770be810f4f6163aedd03ae.json",
+  "objects/69/6979216f43bb36f589f4b4e59a70b4c657c4a383eb55a2f75a29c53080690794.day",
+  "objects/93/93a003a2201e8159b3412548a3e292711b9e2a1f38b89b8fc74aa6a835fdc1a9.json",
+  "objects/9f/9f592602f28b18252637081f0e65f08e49563c57c19ffb6cefc959ca66fe727c.json",
+  "objects/ea/ea293904acdb097286abd45fdefcfcd48e2c0c4e0495c4864f509502151b4704.day",
+  "objects/f8/f80ba8a872d105cefb2cc2f672028289bc75be72c48b9165d2ba8d32417c0183.json",
+];
+const GOLDEN_MANIFEST_SHA256 = "51194a3e360a4ce4771ab3b34e24f44e5a8e9215445612ce19475fbe1e001f7c";
+const GOLDEN_CATALOG_SHA256 = "c614052420678d1e979d60b06a20fa1ca409c4b75a78f81f3af969b269819f80";
+
+const golden = suite("golden dist");
+let goldenSources = "";
+let goldenDist = "";
+
+golden.before(async () => {
+  goldenSources = freshDir("golden-sources");
+  goldenDist = freshDir("golden-dist");
+  await writeDays(goldenSources, GOLDEN_DATES, SMALL);
+  await publishQuietly(goldenSources, goldenDist, { publishedAt: GOLDEN_PUBLISHED_AT });
+});
+
+golden("publish - three small days give exactly these files, this publish manifest and this catalog.json", async () => {
+  const files = await listTree(goldenDist);
+  assert.equal(files, GOLDEN_FILES);
+  const pointer = await readPointer(goldenDist);
+  assert.is(pointer.manifest.sha256, GOLDEN_MANIFEST_SHA256);
+  assert.is(sha256Hex(await readFile(join(goldenDist, CATALOG_FILE))), GOLDEN_CATALOG_SHA256);
+  assert.equal((await readRecords(goldenDist)).map((d) => d.id), [GOLDEN_ID]);
+  // the manifest lists every file the publish wrote but itself and catalog.json, with sizes and hashes
+  const manifest = await readObject<Manifest>(goldenDist, pointer.manifest);
+  assert.is(manifest.previous, null);
+  const manifestPath = objectPath(pointer.manifest.sha256, "json");
+  assert.equal(manifest.files.map((f) => f.path), files.filter((f) => f !== CATALOG_FILE && f !== manifestPath));
+  for (const f of manifest.files) assert.is(await hashFile(join(goldenDist, f.path)), f.sha256, f.path);
+});
+
+golden("publish - the same sources and publish time give a byte-identical dist in another folder", async () => {
+  const other = freshDir("golden-again");
+  const s = await publishQuietly(goldenSources, other, { publishedAt: GOLDEN_PUBLISHED_AT });
+  assert.equal(s.added.map((d) => d.id), [GOLDEN_ID]);
+  const files = await listTree(other);
+  assert.equal(files, await listTree(goldenDist));
+  for (const f of files) assert.ok((await readFile(join(other, f))).equals(await readFile(join(goldenDist, f))), f);
+});
+
+golden("publish - day pieces hold the source cells exactly, missing cells as NaN", async () => {
+  const archive = new Archive(new LocalStorage(goldenDist), nodePlatform);
+  const [record] = await readRecords(goldenDist);
+  const view = await openVersion(archive, record);
+  assert.is(view.kind, "raster");
+  if (view.kind !== "raster") return;
+  assert.equal([record.period_start, record.period_end, record.metadata.days, record.metadata.tiles], ["2004-02-28", "2004-03-01", 3, 12]);
+  for (const date of GOLDEN_DATES) {
+    const day = (await view.findDay(date))!;
+    assert.equal(day.window, SMALL);
+    const cells = await archive.readCells(day, SMALL);
+    const [c0, r0, w] = SMALL;
+    let missing = 0;
+    cells.forEach((v, i) => {
+      const expected = cellValue(c0 + (i % w), r0 + Math.floor(i / w), date);
+      if (Number.isNaN(expected)) missing++;
+      assert.ok(Number.isNaN(expected) ? Number.isNaN(v) : v === expected, `${date} cell ${i}: ${v}, expected ${expected}`);
+    });
+    assert.is(day.missing, missing);
+    assert.ok(missing > 0, "the fixture has missing cells");
+    assert.equal(day.sources, [{ sha256: await hashFile(join(goldenSources, memberPath(date))), member_path: memberPath(date) }]);
+  }
+});
+
+golden.run();
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const repeat = suite("determinism and republish");
+let repeatDist = "";
+
+repeat("publish - raster and observations: same ids and byte-identical version objects in two dists; only catalog pieces carry the publish time", async () => {
+  const a = freshDir("with-observations-a");
+  const b = freshDir("with-observations-b");
+  const sa = await publish({ sources: goldenSources, dist: a, log: () => {}, publishedAt: "2026-01-01T00:00:00Z" });
+  const sb = await publish({ sources: goldenSources, dist: b, log: () => {}, publishedAt: "2026-02-02T00:00:00Z" });
+  assert.equal(sa.added.map((d) => d.id), sb.added.map((d) => d.id));
+  assert.equal(sa.added.map((d) => d.dataset_key), ["silo-tmax", "noaa-weather"]);
+  assert.is(sa.added[0].id, GOLDEN_ID);
+  assert.is(sa.observations, 11688);
+  assert.equal([sa.days, sa.decoded, sa.reused, sa.tiles], [3, 3, 0, 12]);
+  // content-addressed: equal names are equal bytes, so the lists say what differs
+  const filesA = await listTree(a);
+  const filesB = await listTree(b);
+  const onlyA = filesA.filter((f) => !filesB.includes(f));
+  const onlyB = filesB.filter((f) => !filesA.includes(f));
+  const catalogPieces = async (dist: string) => {
+    const pointer = await readPointer(dist);
+    const root = await readObject<{ leaves: { ref: Ref }[] }>(dist, pointer.catalog);
+    return [pointer.catalog, pointer.manifest, ...root.leaves.map((l) => l.ref)].map((r) => objectPath(r.sha256, "json")).sort();
+  };
+  assert.equal(onlyA, await catalogPieces(a));
+  assert.equal(onlyB, await catalogPieces(b));
+  for (const f of filesA.filter((f) => filesB.includes(f) && f !== CATALOG_FILE)) {
+    assert.ok((await readFile(join(a, f))).equals(await readFile(join(b, f))), f);
+  }
+  repeatDist = a;
+});
+
+repeat("publish - publishing the same sources again is a no-op: nothing written, catalog.json byte-identical", async () => {
+  const before = await readFile(join(repeatDist, CATALOG_FILE));
+  const files = await listTree(repeatDist);
+  const again = await publish({ sources: goldenSources, dist: repeatDist, log: () => {}, publishedAt: "2026-03-03T00:00:00Z" });
+  assert.is(again.added.length, 0);
+  assert.equal(again.unchanged.map((d) => d.dataset_key).sort(), ["noaa-weather", "silo-tmax"]);
+  assert.equal([again.objectsWritten, again.bytesWritten, again.decoded, again.reused], [0, 0, 0, 3]);
+  assert.ok(before.equals(await readFile(join(repeatDist, CATALOG_FILE))));
+  assert.equal(await listTree(repeatDist), files);
+  const out = await runCli(["publish", "--sources", goldenSources, "--dist", repeatDist]);
+  assert.is(out.code, 0, out.stderr);
+  assert.match(out.stdout, /nothing to publish: .* already holds silo-tmax-20040228-20040301-[0-9a-f]{16}, noaa-weather-/);
+  assert.ok(before.equals(await readFile(join(repeatDist, CATALOG_FILE))));
+});
+
+repeat.run();
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const failing = suite("fail closed");
+
+const badCases: [string, string][] = [
+  ["bad-crs.tif", "CRS is EPSG:4283, not the SILO grid's EPSG:4326"],
+  ["bad-origin.tif", "is not on the SILO 0.05 degree grid"],
+  ["bad-bands.tif", "has 2 bands"],
+  ["bad-truncated.tif", "truncated or corrupt GeoTIFF"],
+  ["bad-implausible.tif", "value 75.5 at cell"],
+];
+for (const [fixture, reason] of badCases) {
+  failing(`publish - ${fixture} stops the publish, names the file and the reason, and publishes nothing`, async () => {
+    const dist = freshDir(`bad-dist-${fixture}`);
+    await cp(goldenDist, dist, { recursive: true });
+    const catalogBefore = await readFile(join(dist, CATALOG_FILE));
+    const sources = freshDir(`bad-sources-${fixture}`);
+    await writeDays(sources, ["2004-03-02"]);
+    await copyFile(join(FIXTURES, fixture), join(sources, "2004", "20040303.max_temp.tif"));
+    const err = await expectPublishError(publishQuietly(sources, dist));
+    assert.is(err.file, join(sources, "2004", "20040303.max_temp.tif"));
+    assert.is(err.stage, "decode");
+    assert.ok(err.reason.includes(reason), err.reason);
+    assert.ok(catalogBefore.equals(await readFile(join(dist, CATALOG_FILE))));
+    const report = await verifyDist(dist);
+    assert.equal(report.problems, []);
+    assert.equal(report.versions.map((v) => [v.id, v.problems]), [[GOLDEN_ID, []]]);
+    assert.not.ok((await readdir(dist)).includes(".publish.lock"));
+  });
+}
+
+failing("publish - a folder with no SILO files, or a file named for an impossible date, stops with a message", async () => {
+  const empty = freshDir("empty");
   await mkdir(empty, { recursive: true });
-  let out = await cli(["publish", "--sources", empty, "--dist", join(work, "c")]);
-  assert.is(out.code, 1);
-  assert.match(out.stderr, /no SILO daily max_temp files/);
-  const wrongDay = join(work, "wrong-day");
-  await makeSources(wrongDay, ["2003-02-28"], WINDOW);
-  await copyFile(join(wrongDay, "2003", "20030228.max_temp.tif"), join(wrongDay, "20030229.max_temp.tif"));
-  out = await cli(["publish", "--sources", wrongDay, "--dist", join(work, "c")]);
-  assert.is(out.code, 1);
-  assert.match(out.stderr, /20030229\.max_temp\.tif: 2003-02-29 is not a calendar date/);
+  let err = await expectPublishError(publishQuietly(empty, freshDir("empty-dist")));
+  assert.is(err.stage, "discover");
+  assert.match(err.reason, /no SILO daily max_temp files/);
+  const wrongDay = freshDir("wrong-day");
+  await writeDays(wrongDay, ["2003-02-28"]);
+  await copyFile(join(wrongDay, memberPath("2003-02-28")), join(wrongDay, "20030229.max_temp.tif"));
+  err = await expectPublishError(publishQuietly(wrongDay, freshDir("wrong-day-dist")));
+  assert.equal([err.file, err.stage, err.reason], ["20030229.max_temp.tif", "discover", "2003-02-29 is not a calendar date"]);
 });
 
-publishing("publish - an immutable name never receives different bytes", async () => {
-  const writer = new DistWriter(join(work, "w"));
-  await writer.write("versions/x/a.json", "one");
-  await writer.write("versions/x/a.json", "one");
-  try {
-    await writer.write("versions/x/a.json", "two");
-    assert.unreachable("should have thrown");
-  } catch (err) {
-    assert.instance(err, PublishError);
-    assert.match((err as Error).message, /versions\/x\/a\.json: file conflict/);
-  }
-  assert.is(await readFile(join(work, "w", "versions/x/a.json"), "utf8"), "one");
+failing("publish - an object whose bytes do not match its name is reported as damage, never overwritten", async () => {
+  const root = freshDir("store");
+  const store = new ObjectStore(root);
+  const ref = await store.put("one", "json");
+  assert.equal(await store.put("one", "json"), ref);
+  assert.is(store.added.length, 1);
+  const path = objectPath(ref.sha256, "json");
+  await writeFile(join(root, path), "two");
+  const err = await expectPublishError(store.put("one", "json"));
+  assert.equal([err.file, err.stage], [path, "write"]);
+  assert.match(err.reason, /do not match its name: the dist is damaged/);
+  assert.is(await readFile(join(root, path), "utf8"), "two");
 });
 
-publishing("publish - one publish at a time per dist; a lock left by a killed publish is taken over", async () => {
-  const dist = join(work, "a");
+failing("publish - one publish at a time per dist; a lock left by a killed publish is taken over", async () => {
+  const dist = freshDir("locked");
+  await cp(goldenDist, dist, { recursive: true });
   await writeFile(join(dist, ".publish.lock"), String(process.pid));
-  try {
-    await publish({ sources, dist, ...quiet });
-    assert.unreachable("should have thrown");
-  } catch (err) {
-    assert.match((err as Error).message, new RegExp(`another publish \\(pid ${process.pid}\\) is writing this dist`));
-  }
+  const err = await expectPublishError(publishQuietly(goldenSources, dist));
+  assert.is(err.stage, "lock");
+  assert.match(err.reason, new RegExp(`another publish \\(pid ${process.pid}\\) is writing this dist`));
   await writeFile(join(dist, ".publish.lock"), "2147483646");
-  const s = await publish({ sources, dist, ...quiet });
-  assert.is(s.unchanged.length, 2);
+  const s = await publishQuietly(goldenSources, dist);
+  assert.equal(s.unchanged.map((d) => d.id), [GOLDEN_ID]);
   assert.not.ok((await readdir(dist)).includes(".publish.lock"));
 });
 
-publishing("verify - catches a flipped byte and a missing file, naming each", async () => {
-  const dist = join(work, "b");
-  assert.is((await cli(["verify", "--dist", dist])).code, 0);
-  const catalog = JSON.parse(await readFile(join(dist, "catalog.json"), "utf8")) as CatalogFile;
-  const raster = catalog.datasets.find((d) => d.dataset_key === "silo-tmax")!;
-  const flipped = tilePath(raster.id, "20040228-r1-c1");
-  const bytes = await readFile(join(dist, flipped));
-  bytes[100] ^= 1;
-  await writeFile(join(dist, flipped), bytes);
-  const missing = cellsPath(raster.id);
-  await rm(join(dist, missing));
-  const out = await cli(["verify", "--dist", dist]);
-  assert.is(out.code, 1);
-  assert.ok(out.stderr.includes(`FAIL ${flipped}: sha256`), out.stderr);
-  assert.ok(out.stderr.includes(`FAIL ${missing}: missing`), out.stderr);
-  assert.match(out.stderr, /2 of \d+ files differ or are missing/);
+failing("verify - names a day piece with a flipped byte and a missing month page, in the files and in the version", async () => {
+  const dist = freshDir("damaged");
+  await cp(goldenDist, dist, { recursive: true });
+  assert.equal((await verifyDist(dist)).problems, []);
+  const [record] = await readRecords(dist);
+  const { days, months } = await readTree(dist, record);
+  const piece = objectPath(days.get("2004-02-29")!.piece.sha256, "day");
+  const bytes = await readFile(join(dist, piece));
+  bytes[bytes.length - 1] ^= 1; // in the last block, not the header
+  await writeFile(join(dist, piece), bytes);
+  const month = objectPath(months.get("2004-03")!, "json");
+  await rm(join(dist, month));
+  const report = await verifyDist(dist);
+  assert.ok(report.problems.some((p) => p.startsWith(`${piece}: sha256 `)), report.problems.join("\n"));
+  assert.ok(report.problems.includes(`${month}: missing`), report.problems.join("\n"));
+  const versionProblems = report.versions.flatMap((v) => v.problems);
+  assert.ok(versionProblems.some((p) => p.startsWith("2004-02-29: ") && p.includes("does not match its sha256")), versionProblems.join("\n"));
+  assert.ok(versionProblems.some((p) => p.includes(month)), versionProblems.join("\n"));
 });
 
-publishing.run();
+failing.run();
+
+// ---------------------------------------------------------------------------------------------------------------
 
 const fullGrid = suite("full grid");
 
-fullGrid("publish - full-grid GDAL COGs (DEFLATE + floating-point predictor) for any dates, 29 February included", async () => {
-  const dir = await mkdtemp(join(tmpdir(), "fullgrid-"));
-  try {
-    const mask = makeLandMask();
-    const days = ["2004-02-28", "2004-02-29"];
-    const values = days.map((d) => makeDemoDay(d.replace("2004-02", "2003-01"), mask));
-    for (const [i, date] of days.entries()) {
-      const plain = join(dir, `plain-${i}.tif`);
-      await writeSiloTiff(plain, [0, 0, GRID.width, GRID.height], values[i]);
-      await mkdir(join(dir, "src", "2004"), { recursive: true });
-      execFileSync("gdal_translate", ["-q", "-of", "COG", "-co", "COMPRESS=DEFLATE", "-co", "PREDICTOR=FLOATING_POINT", plain,
-        join(dir, "src", "2004", `${date.replaceAll("-", "")}.max_temp.tif`)]);
-    }
-    const s = await publish({ sources: join(dir, "src"), dist: join(dir, "dist"), observations: false, ...quiet });
-    assert.is(s.tiles, 24);
-    const id = s.added[0].id;
-    assert.match(id, /^silo-tmax-20040228-20040229-[0-9a-f]{16}$/);
-    const tile = JSON.parse(await readFile(join(dir, "dist", tilePath(id, "20040229-r1-c2")), "utf8")).tile;
-    assert.equal(tile.source_window, [512, 256, 256, 256]);
-    let compared = 0;
-    for (let r = 0; r < 256; r += 5) {
-      for (let c = 0; c < 256; c += 3) {
-        const v = values[1][(256 + r) * GRID.width + 512 + c];
-        assert.is(tile.cells[r * 256 + c], float32ToShortest(v), `cell ${r},${c} at ${colToLon(512 + c)},${rowToLat(256 + r)}`);
-        compared++;
-      }
-    }
-    assert.ok(compared > 4000);
-    assert.is(s.missingCells, values.reduce((n, v) => n + v.filter(Number.isNaN).length, 0));
-  } finally {
-    await rm(dir, { recursive: true, force: true });
+fullGrid("publish - full-grid GDAL COGs (DEFLATE + floating-point predictor), 29 February included, keep every cell", async () => {
+  const dir = freshDir("full-grid");
+  const mask = makeLandMask();
+  const dates = ["2004-02-28", "2004-02-29"];
+  const values = dates.map((d) => makeDemoDay(d.replace("2004-02", "2003-01"), mask));
+  await mkdir(join(dir, "src", "2004"), { recursive: true });
+  for (const [i, date] of dates.entries()) {
+    const plain = join(dir, `plain-${i}.tif`);
+    await writeSiloTiff(plain, [0, 0, GRID.width, GRID.height], values[i]);
+    execFileSync("gdal_translate", ["-q", "-of", "COG", "-co", "COMPRESS=DEFLATE", "-co", "PREDICTOR=FLOATING_POINT", plain, join(dir, "src", memberPath(date))]);
   }
+  const dist = join(dir, "dist");
+  const s = await publishQuietly(join(dir, "src"), dist);
+  assert.equal([s.days, s.decoded, s.tiles], [2, 2, 24]);
+  const record = s.added[0];
+  assert.match(record.id, /^silo-tmax-20040228-20040229-[0-9a-f]{16}$/);
+  const archive = new Archive(new LocalStorage(dist), nodePlatform);
+  const view = await openVersion(archive, record);
+  if (view.kind !== "raster") return assert.unreachable("a raster version");
+  for (const [i, date] of dates.entries()) {
+    const day = (await view.findDay(date))!;
+    assert.equal(day.window, [0, 0, GRID.width, GRID.height]);
+    const cells = await archive.readCells(day, day.window);
+    let differ = 0;
+    for (let k = 0; k < cells.length; k++) {
+      if (!(Number.isNaN(values[i][k]) ? Number.isNaN(cells[k]) : cells[k] === values[i][k])) differ++;
+    }
+    assert.is(differ, 0, `${date}: ${differ} cells differ`);
+    assert.is(day.missing, values[i].filter(Number.isNaN).length);
+  }
+  assert.equal((await verifyDist(dist)).versions.map((v) => v.problems), [[]]);
 });
 
 fullGrid.run();
+
+// ---------------------------------------------------------------------------------------------------------------
+
+// Seven days across a month end: days 1..6 in January, day 7 in February (so extending with it leaves January whole).
+const ARCHIVE_DATES = listDays("2004-01-26", 7);
+const published = (n: number) => `2026-01-0${n}T00:00:00Z`;
+
+const archive = suite("append, extend, revise");
+const A = {
+  dist: "",
+  /** the folder of days 1..5 */
+  firstFolder: "",
+  ids: [] as string[],
+  /** answers before the later publishes: a pinned query of version 1, its record */
+  pinnedQuery: null as Answer | null,
+  inspect: null as Answer | null,
+};
+
+/** The paths the newest publish added, from its manifest. */
+async function newestManifestPaths(dist: string): Promise<string[]> {
+  return (await readObject<Manifest>(dist, (await readPointer(dist)).manifest)).files.map((f) => f.path);
+}
+
+archive.before(async () => {
+  A.dist = freshDir("archive-dist");
+});
+
+archive("publish - days 1..5 make a first version; its pinned answers are kept for comparison", async () => {
+  const sources = (A.firstFolder = freshDir("archive-1-5"));
+  await writeDays(sources, ARCHIVE_DATES.slice(0, 5));
+  const s = await publishQuietly(sources, A.dist, { publishedAt: published(1) });
+  assert.equal([s.days, s.decoded, s.reused, s.added.length], [5, 5, 0, 1]);
+  A.ids.push(s.added[0].id);
+  await withServer(A.dist, async (served) => {
+    A.pinnedQuery = await query(served, SMALL, ARCHIVE_DATES[0], ARCHIVE_DATES[4], A.ids[0]);
+    assert.equal(answerValues(A.pinnedQuery), expectValues(SMALL, ARCHIVE_DATES.slice(0, 5)));
+    A.inspect = await request(served, `/api/v1/datasets/${A.ids[0]}`);
+    assert.is(A.inspect.status, 200);
+  });
+});
+
+archive("publish - a folder holding the same five files plus day 6 makes a new version that decodes 1, reuses 5 and shares their pieces", async () => {
+  const sources = freshDir("archive-1-6");
+  await cp(A.firstFolder, sources, { recursive: true });
+  await writeDays(sources, [ARCHIVE_DATES[5]]);
+  const manifestBefore = (await readPointer(A.dist)).manifest;
+  const s = await publishQuietly(sources, A.dist, { publishedAt: published(2) });
+  assert.equal([s.days, s.decoded, s.reused, s.added.length], [6, 1, 5, 1]);
+  A.ids.push(s.added[0].id);
+  assert.is.not(A.ids[1], A.ids[0]);
+  const v1 = await readTree(A.dist, await findRecord(A.dist, A.ids[0]));
+  const v2 = await readTree(A.dist, await findRecord(A.dist, A.ids[1]));
+  for (const date of ARCHIVE_DATES.slice(0, 5)) assert.equal(v2.days.get(date), v1.days.get(date), date);
+  // written: the new day piece, then January's month page, the year page, the index root, a catalog leaf,
+  // the catalog root and the publish manifest (which lists the others and chains to the previous one)
+  const added = await newestManifestPaths(A.dist);
+  assert.equal(added.filter((p) => p.endsWith(".day")), [objectPath(v2.days.get(ARCHIVE_DATES[5])!.piece.sha256, "day")]);
+  assert.is(added.length, 6);
+  assert.is(s.objectsWritten, 7);
+  assert.equal((await readObject<Manifest>(A.dist, (await readPointer(A.dist)).manifest)).previous, manifestBefore);
+});
+
+archive("publish - extending with a folder of only day 7 holds days 1..7, decodes 1 and takes untouched months whole", async () => {
+  const sources = freshDir("archive-7");
+  await writeDays(sources, [ARCHIVE_DATES[6]]);
+  const s = await publishQuietly(sources, A.dist, { extend: true, publishedAt: published(3) });
+  assert.equal([s.days, s.decoded, s.reused, s.added.length], [7, 1, 0, 1]);
+  const record = s.added[0];
+  A.ids.push(record.id);
+  assert.equal([record.period_start, record.period_end, record.metadata.days, record.metadata.gaps], [ARCHIVE_DATES[0], ARCHIVE_DATES[6], 7, []]);
+  const v2 = await readTree(A.dist, await findRecord(A.dist, A.ids[1]));
+  const v3 = await readTree(A.dist, record);
+  assert.is(v3.months.get("2004-01"), v2.months.get("2004-01"), "January's month page is the same object");
+  assert.equal([...v3.days.keys()], ARCHIVE_DATES);
+  const added = await newestManifestPaths(A.dist);
+  assert.equal(added.filter((p) => p.endsWith(".day")), [objectPath(v3.days.get(ARCHIVE_DATES[6])!.piece.sha256, "day")]);
+  assert.not.ok(added.includes(objectPath(v3.months.get("2004-01")!, "json")));
+  assert.is(s.objectsWritten, 7); // day piece, February page, year page, index root, leaf, root, manifest
+});
+
+archive("publish - extending with a revised day 3 makes a new version with the new cells; older versions keep the old", async () => {
+  const sources = freshDir("archive-revised-3");
+  await writeDays(sources, [ARCHIVE_DATES[2]], SMALL, 7);
+  const s = await publishQuietly(sources, A.dist, { extend: true, publishedAt: published(4) });
+  assert.equal([s.days, s.decoded, s.reused, s.added.length], [7, 1, 0, 1]);
+  A.ids.push(s.added[0].id);
+  assert.is(new Set(A.ids).size, 4);
+  const v3 = await readTree(A.dist, await findRecord(A.dist, A.ids[2]));
+  const v4 = await readTree(A.dist, s.added[0]);
+  for (const date of ARCHIVE_DATES) {
+    if (date === ARCHIVE_DATES[2]) {
+      assert.is.not(v4.days.get(date)!.cells, v3.days.get(date)!.cells);
+      assert.is.not(v4.days.get(date)!.piece.sha256, v3.days.get(date)!.piece.sha256);
+      assert.is(v4.days.get(date)!.sources[0].sha256, await hashFile(join(sources, memberPath(date))));
+    } else assert.equal(v4.days.get(date), v3.days.get(date), date);
+  }
+  assert.is(v4.months.get("2004-02"), v3.months.get("2004-02"), "February is untouched by the revision");
+  // only the newest version is a query candidate: it shadows the other three
+  assert.equal((await readPointer(A.dist)).candidates.map((c) => c.id), [A.ids[3]]);
+});
+
+archive("verify - every version checks out, shared objects counted once and reported as shared", async () => {
+  const report = await verifyDist(A.dist);
+  assert.equal(report.problems, []);
+  assert.equal(report.unlisted, []);
+  assert.is(report.manifests, 4);
+  assert.equal(report.versions.map((v) => v.id).sort(), [...A.ids].sort());
+  assert.equal(report.versions.map((v) => v.problems), [[], [], [], []]);
+  const days = new Map(report.versions.map((v) => [v.id, v.days]));
+  assert.equal(A.ids.map((id) => days.get(id)), [5, 6, 7, 7]);
+  report.versions.slice(1).forEach((v) => assert.ok(v.shared > 0, `${v.id} shares objects with a version above`));
+});
+
+archive("server - old versions answer byte-identically; a query over days published apart is answered by the newest version holding both", async () => {
+  await withServer(A.dist, async (served) => {
+    const pinned = await query(served, SMALL, ARCHIVE_DATES[0], ARCHIVE_DATES[4], A.ids[0]);
+    assert.is(pinned.status, 200);
+    assert.ok(pinned.bytes.equals(A.pinnedQuery!.bytes), "pinned query of version 1 unchanged");
+    assert.ok((await request(served, `/api/v1/datasets/${A.ids[0]}`)).bytes.equals(A.inspect!.bytes), "record of version 1 unchanged");
+    const apart = await query(served, SMALL, ARCHIVE_DATES[5], ARCHIVE_DATES[6]);
+    assert.is(apart.headers["service-dataset-version"], A.ids[3]);
+    assert.equal(answerValues(apart), expectValues(SMALL, ARCHIVE_DATES.slice(5)));
+    const revised = await query(served, SMALL, ARCHIVE_DATES[2], ARCHIVE_DATES[2]);
+    assert.is(revised.headers["service-dataset-version"], A.ids[3]);
+    assert.equal(answerValues(revised), expectValues(SMALL, [ARCHIVE_DATES[2]], 7));
+    const before = await query(served, SMALL, ARCHIVE_DATES[2], ARCHIVE_DATES[2], A.ids[2]);
+    assert.is(before.headers["service-dataset-version"], A.ids[2]);
+    assert.equal(answerValues(before), expectValues(SMALL, [ARCHIVE_DATES[2]]));
+  });
+});
+
+archive.run();
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const sharing = suite("index pieces are shared");
+
+sharing("publish - one more day on a 60-day version writes the day piece and six small objects (< 24 kB together)", async () => {
+  const dates = listDays("2004-01-15", 61); // 15 January .. 15 March
+  const first60 = freshDir("sixty");
+  const last1 = freshDir("sixty-first");
+  const all61 = freshDir("sixty-one");
+  await writeDays(first60, dates.slice(0, 60), TINY);
+  await writeDays(last1, dates.slice(60), TINY);
+  await cp(first60, all61, { recursive: true });
+  await cp(last1, all61, { recursive: true });
+  const dist = freshDir("sixty-dist");
+  await publishQuietly(first60, dist, { publishedAt: published(1) });
+  const before = await readTree(dist, (await readRecords(dist))[0]);
+  const s = await publishQuietly(last1, dist, { extend: true, publishedAt: published(2) });
+  assert.equal([s.days, s.decoded, s.reused], [61, 1, 0]);
+  const added = await readObject<Manifest>(dist, (await readPointer(dist)).manifest);
+  const pieces = added.files.filter((f) => f.path.endsWith(".day"));
+  assert.is(pieces.length, 1);
+  assert.is(s.objectsWritten, 7);
+  // Besides the piece: March's page (here 15 day entries of ~460 bytes, at most 31: 14.3 kB), the year page
+  // (3 month nodes of ~330 bytes), the index root, the catalog leaf (2 records of ~1.8 kB), the catalog root
+  // and the manifest listing those six: 13.6 kB here, under 24 kB for any month. Rewriting the three month
+  // pages of the version (~28 kB) would exceed it: the bound holds only when untouched months are shared.
+  const besides = s.bytesWritten - pieces[0].size;
+  assert.ok(besides < 24_000, `${besides} bytes besides the day piece`);
+  const after = await readTree(dist, s.added[0]);
+  assert.is(after.months.get("2004-01"), before.months.get("2004-01"));
+  assert.is(after.months.get("2004-02"), before.months.get("2004-02"));
+  // extending by the new day gives the very version the whole folder gives, in this dist or a fresh one
+  const again = await publishQuietly(all61, dist, { publishedAt: published(3) });
+  assert.equal([again.added.length, again.objectsWritten, again.reused], [0, 0, 61]);
+  assert.equal(again.unchanged.map((d) => d.id), [s.added[0].id]);
+  const fresh = await publishQuietly(all61, freshDir("sixty-one-dist"), { publishedAt: published(2) });
+  assert.equal(fresh.added.map((d) => [d.id, d.metadata.index.sha256]), [[s.added[0].id, s.added[0].metadata.index.sha256]]);
+});
+
+sharing.run();
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const gaps = suite("gaps");
+const GAP_DATES = listDays("2004-01-01", 6).filter((d) => d !== "2004-01-03" && d !== "2004-01-04");
+
+const G = { dist: "", sources: "", record: null as Dataset | null };
+
+gaps("publish - a folder missing dates in the middle is refused, naming them and ALLOW_GAPS; nothing is published", async () => {
+  G.dist = freshDir("gaps-dist");
+  const other = freshDir("gaps-other");
+  await writeDays(other, ["2005-06-01"]);
+  await publishQuietly(other, G.dist, { publishedAt: published(1) });
+  const catalogBefore = await readFile(join(G.dist, CATALOG_FILE));
+  const filesBefore = await listTree(G.dist);
+  G.sources = freshDir("gaps-sources");
+  await writeDays(G.sources, GAP_DATES);
+  const err = await expectPublishError(publishQuietly(G.sources, G.dist, { publishedAt: published(2) }));
+  assert.is(err.stage, "gaps");
+  assert.ok(err.reason.startsWith("2 dates missing between the first and last day: 2004-01-03..2004-01-04;"), err.reason);
+  assert.match(err.reason, /ALLOW_GAPS=1/);
+  assert.ok(catalogBefore.equals(await readFile(join(G.dist, CATALOG_FILE))));
+  assert.equal(await listTree(G.dist), filesBefore);
+});
+
+gaps("publish - with allowGaps the version records the missing range and never answers for it", async () => {
+  const s = await publishQuietly(G.sources, G.dist, { allowGaps: true, publishedAt: published(2) });
+  const record = (G.record = s.added[0]);
+  assert.equal([record.period_start, record.period_end, record.metadata.days, record.metadata.gaps], ["2004-01-01", "2004-01-06", 4, [["2004-01-03", "2004-01-04"]]]);
+  const candidate = (await readPointer(G.dist)).candidates.find((c) => c.id === record.id)!;
+  assert.equal(candidate.coverage.gaps, [["2004-01-03", "2004-01-04"]]);
+  await withServer(G.dist, async (served) => {
+    for (const date of ["2004-01-02", "2004-01-05"]) {
+      const answer = await query(served, SMALL, date, date);
+      assert.is(answer.headers["service-dataset-version"], record.id, date);
+      assert.equal(answerValues(answer), expectValues(SMALL, [date]), date);
+    }
+    assertError(await query(served, SMALL, "2004-01-03", "2004-01-03"), 422, "coverage_unavailable");
+    assertError(await query(served, SMALL, "2004-01-02", "2004-01-05"), 422, "coverage_unavailable");
+    assertError(await query(served, SMALL, "2004-01-04", "2004-01-04", record.id), 422, "coverage_unavailable");
+  });
+});
+
+gaps("publish - extending a gapped version keeps its recorded gap but refuses a new one", async () => {
+  const next = freshDir("gaps-next");
+  await writeDays(next, ["2004-01-07"]);
+  const extended = await publishQuietly(next, G.dist, { extend: true, publishedAt: published(3) });
+  assert.equal([extended.added[0].period_end, extended.added[0].metadata.gaps], ["2004-01-07", [["2004-01-03", "2004-01-04"]]]);
+  const later = freshDir("gaps-later");
+  await writeDays(later, ["2004-01-09"]);
+  const catalogBefore = await readFile(join(G.dist, CATALOG_FILE));
+  const refused = await expectPublishError(publishQuietly(later, G.dist, { extend: true, publishedAt: published(4) }));
+  assert.is(refused.stage, "gaps");
+  assert.match(refused.reason, /^1 date missing between the first and last day: 2004-01-08;/);
+  assert.ok(catalogBefore.equals(await readFile(join(G.dist, CATALOG_FILE))));
+});
+
+gaps.run();
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const provenance = suite("provenance");
+const PROVENANCE_DATES = ["2004-05-01", "2004-05-02"];
+
+/** The query answer's manifest over both dates of a single-version dist. */
+async function querySources(dist: string): Promise<Record<string, unknown>[]> {
+  return withServer(dist, async (served) => {
+    const answer = await query(served, SMALL, PROVENANCE_DATES[0], PROVENANCE_DATES[1]);
+    assert.is(answer.status, 200, answer.text);
+    return answer.json().manifest.sourceManifest;
+  });
+}
+
+provenance("publish - a folder without demo.json or silo.lock.json is labelled maintainer-supplied; sources carry only sha256 and member_path", async () => {
+  const sources = freshDir("supplied");
+  await writeDays(sources, PROVENANCE_DATES);
+  const dist = freshDir("supplied-dist");
+  const record = (await publishQuietly(sources, dist)).added[0];
+  assert.is(record.title, "SILO daily maximum temperature (files supplied by the maintainer)");
+  assert.match(record.attribution, /Files supplied by the maintainer: the pipeline did not fetch them/);
+  assert.equal(record.metadata.provenance, ["supplied"]);
+  assert.is(record.metadata.synthetic, false);
+  const entries = await querySources(dist);
+  const expected = [];
+  for (const date of PROVENANCE_DATES) expected.push({ sha256: await hashFile(join(sources, memberPath(date))), member_path: memberPath(date) });
+  assert.equal(entries, expected);
+  assert.equal(entries.map((e) => Object.keys(e).sort()), [["member_path", "sha256"], ["member_path", "sha256"]]);
+});
+
+provenance("publish - a folder with silo.lock.json is labelled fetched, each source with the url the lock recorded; a file that differs from it is refused", async () => {
+  const sources = freshDir("fetched");
+  await writeDays(sources, PROVENANCE_DATES);
+  const files = [];
+  for (const date of PROVENANCE_DATES) {
+    const bytes = await readFile(join(sources, memberPath(date)));
+    files.push({ path: memberPath(date), url: dateToUrl(date), bytes: bytes.length, sha256: sha256Hex(bytes) });
+  }
+  await writeFile(join(sources, "silo.lock.json"), JSON.stringify({ files }));
+  const dist = freshDir("fetched-dist");
+  const record = (await publishQuietly(sources, dist)).added[0];
+  assert.is(record.title, "SILO daily maximum temperature");
+  assert.equal(record.metadata.provenance, ["fetched"]);
+  assert.is(record.license, "CC-BY-4.0");
+  const entries = await querySources(dist);
+  assert.equal(entries, files.map((f) => ({ sha256: f.sha256, url: f.url, member_path: f.path, license: "CC-BY-4.0" })));
+  assert.is(entries[1].url, "https://s3-ap-southeast-2.amazonaws.com/silo-open-data/Official/daily/max_temp/2004/20040502.max_temp.tif");
+
+  const changed = freshDir("fetched-changed");
+  await cp(sources, changed, { recursive: true });
+  await writeDays(changed, [PROVENANCE_DATES[1]], SMALL, 3);
+  const catalogBefore = await readFile(join(dist, CATALOG_FILE));
+  const err = await expectPublishError(publishQuietly(changed, dist));
+  assert.equal([err.file, err.stage], [memberPath(PROVENANCE_DATES[1]), "provenance"]);
+  assert.match(err.reason, new RegExp(`^sha256 [0-9a-f]{64} differs from silo\\.lock\\.json \\(${files[1].sha256}\\)`));
+  assert.ok(catalogBefore.equals(await readFile(join(dist, CATALOG_FILE))));
+});
+
+provenance.run();
+
+// ---------------------------------------------------------------------------------------------------------------
+
+// One long version of tiny days, published by the CLI under a low open-file limit; the bounded-answer suite
+// below reads the same dist (1,500 days is the longer of the two archives these checks need).
+const LONG_DATES = listDays("2000-01-01", 1500); // 2000-01-01 .. 2004-02-08, five year pages
+const OPEN_FILES = 256;
+const long = { sources: "", dist: "", id: "" };
+
+const manyFiles = suite("many files");
+
+manyFiles(`cli - publishes 1,500 day files under ulimit -n ${OPEN_FILES} into one version holding every day`, async () => {
+  long.sources = freshDir("long-sources");
+  long.dist = freshDir("long-dist");
+  await writeDays(long.sources, LONG_DATES, TINY);
+  const out = await runCli(["publish", "--sources", long.sources, "--dist", long.dist], OPEN_FILES);
+  assert.is(out.code, 0, out.stderr);
+  assert.ok(out.stdout.includes("days 1500 (decoded 1500, reused 0)"), out.stdout);
+  const records = await readRecords(long.dist);
+  const raster = records.filter((d) => d.dataset_key === "silo-tmax");
+  assert.is(raster.length, 1);
+  const record = raster[0];
+  long.id = record.id;
+  assert.equal([record.period_start, record.period_end, record.metadata.days, record.metadata.gaps], [LONG_DATES[0], LONG_DATES[1499], 1500, []]);
+  const tree = await readTree(long.dist, record);
+  assert.equal([...tree.days.keys()], LONG_DATES);
+  assert.is(tree.months.size, 50);
+});
+
+manyFiles(`cli - a corrupt file among 300 stops the publish with one line "error: <file>: <reason> [<stage>]" and no stack`, async () => {
+  const sources = freshDir("corrupt-among-many");
+  const dates = listDays("2001-01-01", 300);
+  await writeDays(sources, dates, TINY);
+  const bad = join(sources, memberPath(dates[150]));
+  await copyFile(join(FIXTURES, "bad-truncated.tif"), bad);
+  const dist = freshDir("corrupt-among-many-dist");
+  const out = await runCli(["publish", "--sources", sources, "--dist", dist], OPEN_FILES);
+  assert.is(out.code, 1, out.stderr);
+  const errors = out.stderr.split("\n").filter((l) => l.startsWith("error: "));
+  assert.equal(errors, [`error: ${bad}: truncated or corrupt GeoTIFF (tile 0 needs bytes up to 3059 but the file has 2493); fetch or regenerate the file [decode]`]);
+  assert.not.match(out.stderr, /^\s+at /m);
+  assert.not.match(out.stderr, /PublishError|\.ts:\d+/);
+  assert.not.ok((await readdir(dist)).includes(CATALOG_FILE));
+});
+
+manyFiles.run();
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const bounded = suite("bounded answers");
+
+bounded("server - on a 1,500-day version the record, catalog page, layers page and a 31-day query stay small", async () => {
+  assert.ok(long.id, "the many-files suite published the long version");
+  await withServer(long.dist, async (served) => {
+    const inspect = await request(served, `/api/v1/datasets/${long.id}`);
+    assert.is(inspect.status, 200);
+    // a record is a fixed set of fields: 1,500 days add no list (the source list is one index entry)
+    assert.ok(inspect.bytes.length < 4096, `record ${inspect.bytes.length} bytes`);
+    // within a few digits of the 3-day golden version's record, which has the same labels
+    const [short] = await readRecords(goldenDist);
+    const { status: _status, published_at: _publishedAt, ...shortRecord } = short;
+    const shortBytes = JSON.stringify({ dataset: shortRecord }).length;
+    assert.ok(Math.abs(inspect.bytes.length - shortBytes) < 64, `record ${inspect.bytes.length} bytes, 3-day record ${shortBytes}`);
+    const record = inspect.json().dataset;
+    assert.is(record.source_manifest.length, 1);
+    assert.is(record.source_manifest[0].member_path, record.metadata.index.path);
+
+    const catalog = await request(served, "/api/v1/datasets");
+    assert.is(catalog.status, 200);
+    assert.is(catalog.json().datasets.length, 2); // the raster version and the observation table
+    assert.ok(catalog.bytes.length < 8192, `catalog page ${catalog.bytes.length} bytes`);
+
+    const layers = await request(served, `/api/v1/layers/${long.id}`);
+    assert.is(layers.status, 200);
+    const page = layers.json();
+    assert.is(page.tiles.length, 100);
+    assert.type(page.nextCursor, "string");
+    // 100 tile items of ~300 bytes and the record
+    assert.ok(layers.bytes.length < 48_000, `layers page ${layers.bytes.length} bytes`);
+
+    const dates = LONG_DATES.slice(1000, 1031);
+    const answer = await query(served, TINY, dates[0], dates[30]);
+    assert.is(answer.headers["service-dataset-version"], long.id);
+    const body = answer.json();
+    assert.is(body.data.length, 31 * 16);
+    assert.equal(body.manifest.sourceManifest.map((e: { member_path: string }) => e.member_path), dates.map(memberPath));
+    // 496 rows of ~150 bytes and 31 source entries: bounded by the request, not by the archive
+    assert.ok(answer.bytes.length < 100_000, `query answer ${answer.bytes.length} bytes`);
+    assert.ok(JSON.stringify(body.manifest).length < 8192, `manifest ${JSON.stringify(body.manifest).length} bytes`);
+  });
+});
+
+bounded.run();

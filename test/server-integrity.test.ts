@@ -1,23 +1,38 @@
-// Server trust: refusing to start on a broken dist, 503 for a version whose files fail their hash, others unaffected.
+// Server trust: start-up reads only catalog.json; every object and block is verified when first read; a version whose
+// bytes fail answers 503 while the others serve; a new catalog.json is picked up while running, one snapshot a request.
 
 import { execFile, spawn } from "node:child_process";
-import { open, readFile, rm, writeFile } from "node:fs/promises";
+import { open, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { cellsPath, indexPath, datasetPath, pagePath, tilePath } from "../schemas/dist.js";
-import { createApp } from "../server/app.js";
-import { DistError } from "../server/store.js";
+import { Archive, CatalogError, type RasterView, Snapshot, openVersion } from "../api/archive.js";
+import { LocalStorage, nodePlatform } from "../api/local.js";
+import { type ApiRequest, Service } from "../api/service.js";
+import type { Storage } from "../api/storage.js";
+import { writeSiloTiff } from "../pipeline/geotiff.js";
+import { writeFileAtomic } from "../pipeline/files.js";
+import { publish } from "../pipeline/publish.js";
+import type { Window } from "../schemas/grid.js";
+import { type Dataset, type DayEntry, type DayHeader, type Ref, type YearPage, objectPath } from "../schemas/layout.js";
+import { type App, createApp } from "../server/app.js";
 import {
+  DATES_B,
+  VALUE_B,
+  VALUE_C,
+  WINDOW_B,
   assertError,
   buildFixture,
   copyDist,
-  editCatalog,
+  editRecords,
   post,
+  readRecords,
   request,
   requestFor,
+  valueA,
   withServer,
+  type Answer,
   type Fixture,
   type Served,
 } from "./server-fixture.js";
@@ -32,12 +47,13 @@ async function useFixture(): Promise<void> {
   A = fixture.a.id;
 }
 
-/** Flips one byte of a file in place (same size, new mtime). */
+/** Flips every bit of one byte of a file in place (same size). */
 async function flipByte(file: string, position: number): Promise<void> {
   const handle = await open(file, "r+");
   try {
     const byte = Buffer.alloc(1);
-    await handle.read(byte, 0, 1, position);
+    const { bytesRead } = await handle.read(byte, 0, 1, position);
+    assert.is(bytesRead, 1, `${file} has a byte at ${position}`);
     byte[0] ^= 0xff;
     await handle.write(byte, 0, 1, position);
   } finally {
@@ -45,79 +61,273 @@ async function flipByte(file: string, position: number): Promise<void> {
   }
 }
 
-const queryA = () => requestFor({ col: 250, row: 250, width: 3, height: 3 }, "2004-02-01", "2004-02-02");
+const objectFile = (dist: string, ref: Ref, kind: "json" | "day") => join(dist, objectPath(ref.sha256, kind));
+
+/** A dist's current catalog, read with the archive API (its own cache, nothing shared with a server). */
+async function openSnapshot(dist: string): Promise<Snapshot> {
+  const archive = new Archive(new LocalStorage(dist), nodePlatform);
+  const { pointer, sha256 } = await archive.readPointer();
+  return new Snapshot(archive, pointer, sha256);
+}
+
+async function openRaster(dist: string, record: Dataset): Promise<RasterView> {
+  const snapshot = await openSnapshot(dist);
+  const view = await openVersion(snapshot.archive, record);
+  if (view.kind !== "raster") throw new Error(`${record.id} is not a raster version`);
+  return view;
+}
+
+/** The day entry of `date` in `record`, its verified block directory, and the day piece's file in `dist`. */
+async function findDayPiece(dist: string, record: Dataset, date: string): Promise<{ day: DayEntry; header: DayHeader; file: string }> {
+  const view = await openRaster(dist, record);
+  const day = await view.findDay(date);
+  if (!day) throw new Error(`${record.id} holds no ${date}`);
+  return { day, header: await view.archive.readHeader(day), file: objectFile(dist, day.piece, "day") };
+}
+
+/** The refs of a raster version's year page for `year` and month page for `month` (YYYY-MM). */
+async function findPages(dist: string, record: Dataset, month: string): Promise<{ year: Ref; month: Ref }> {
+  const view = await openRaster(dist, record);
+  const year = view.index.years.find((y) => y.key === month.slice(0, 4))!;
+  const page = await view.archive.readJson<YearPage>(year.ref);
+  return { year: year.ref, month: page.months.find((m) => m.key === month)!.ref };
+}
+
+/** Every file under dist/objects, as dist-relative paths. */
+async function listObjects(dist: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const shard of await readdir(join(dist, "objects"))) {
+    for (const name of await readdir(join(dist, "objects", shard))) out.push(`objects/${shard}/${name}`);
+  }
+  return out.sort();
+}
+
+/** Polls `check` every 10 ms until it holds; fails when `withinMs` pass first. Returns the milliseconds it took. */
+async function waitFor(what: string, check: () => Promise<boolean> | boolean, withinMs = 2000): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    if (await check()) return Date.now() - started;
+    if (Date.now() - started > withinMs) assert.unreachable(`${what} within ${withinMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** withServer with a catalog poll interval: the real app on port 0, closed in `finally`. */
+async function withWatchingServer<T>(
+  dist: string,
+  fn: (served: Served) => Promise<T>,
+  options: { watchMs: number; warn?: (message: string) => void },
+): Promise<T> {
+  const app: App = await createApp({ dist, log: false, watchMs: options.watchMs, warn: options.warn ?? (() => {}) });
+  await new Promise<void>((resolve) => app.server.listen(0, "127.0.0.1", resolve));
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  try {
+    return await fn({ app, url: `http://127.0.0.1:${port}`, port });
+  } finally {
+    await app.close();
+  }
+}
+
+/** A box of version A only (tile r0-c0, block 0 of every day); version B's window does not reach it. */
+const CELLS_A = { col: 250, row: 250, width: 3, height: 3 };
+const queryA = (start: string, end: string, extra: Record<string, unknown> = {}) => requestFor(CELLS_A, start, end, extra);
+/** A box inside version B's window on 29 February: the newest candidate covering it answers. */
 const queryB = () => requestFor({ col: 302, row: 202, width: 2, height: 2 }, "2004-02-29", "2004-02-29");
 
+/** Values of a query answer's rows. */
+const valuesOf = (answer: Answer) => answer.json().data.map((r: { value: number | null }) => r.value);
+
+/** The visible catalog ids (restricted never listed), in id order. */
+const visibleIds = (records: Dataset[]) => records.filter((d) => d.status === "published" && d.access_level !== "restricted").map((d) => d.id);
+
+async function catalogIds(served: Served): Promise<string[]> {
+  const answer = await request(served, "/api/v1/datasets");
+  assert.is(answer.status, 200, answer.text);
+  return answer.json().datasets.map((d: Dataset) => d.id);
+}
+
+/** Other versions and the catalog keep answering 200 whatever happened to version A. */
 async function assertOthersServe(served: Served): Promise<void> {
-  assert.is((await request(served, `/api/v1/datasets/${fixture.noaa.id}/observations`)).status, 200);
-  assert.is((await request(served, `/api/v1/datasets/${fixture.noaa.id}/observations?limit=3`)).status, 200);
   const b = await post(served, "/api/v1/data/query", queryB());
   assert.is(b.status, 200, b.text);
   assert.is(b.headers["service-dataset-version"], fixture.b.id);
-  assert.is((await request(served, "/api/v1/datasets")).status, 200);
+  assert.equal(valuesOf(b), [VALUE_B, VALUE_B, VALUE_B, VALUE_B]);
+  assert.is((await request(served, `/api/v1/layers/${fixture.b.id}?tile=20040229-r0-c1`)).status, 200);
+  const observations = await request(served, `/api/v1/datasets/${fixture.noaa.id}/observations?limit=3`);
+  assert.is(observations.status, 200, observations.text);
+  assert.is(observations.json().observations.length, 3);
+  assert.is((await request(served, `/api/v1/datasets/${fixture.b.id}`)).status, 200);
+  assert.equal(await catalogIds(served), visibleIds(fixture.records));
   assert.is((await request(served, "/api/health")).status, 200);
 }
+
+/** The exact warning of a version marked unavailable. */
+const unavailable = (id: string, reason: string) => `dataset ${id} is unavailable: ${reason}`;
 
 // ---------------------------------------------------------------------------------------------------------------
 
 const start = suite("start-up");
 start.before(useFixture);
 
-start("start - refuses a missing dist, naming catalog.json and make publish", async () => {
+/** createApp must reject with a CatalogError; returns its message. */
+async function startFails(dist: string): Promise<string> {
+  const failure = await createApp({ dist, log: false }).then(
+    async (app) => {
+      await app.close();
+      return null;
+    },
+    (err: unknown) => err,
+  );
+  assert.instance(failure, CatalogError, `createApp should refuse ${dist}`);
+  assert.is((failure as CatalogError).path, join(dist, "catalog.json"));
+  return (failure as CatalogError).message;
+}
+
+start("start - refuses a missing dist and a dist without catalog.json, naming catalog.json and make publish", async () => {
   const missing = join(fixture.root, "no-such-dist");
-  try {
-    await createApp({ dist: missing, log: false });
-    assert.unreachable("createApp should fail");
-  } catch (err) {
-    assert.instance(err, DistError);
-    assert.match((err as Error).message, /no-such-dist\/catalog\.json/);
-    assert.match((err as Error).message, /make publish/);
-  }
+  assert.is(await startFails(missing), `${missing}/catalog.json: is missing; publish a dist with \`make publish\``);
+  const dist = await copyDist(fixture);
+  await rm(join(dist, "catalog.json"));
+  assert.is(await startFails(dist), `${dist}/catalog.json: is missing; publish a dist with \`make publish\``);
 });
 
-start("start - refuses an unparseable or invalid catalog and a manifest that does not match", async () => {
-  const cases: [string, (dist: string) => Promise<void>, RegExp][] = [
-    ["not JSON", (dist) => writeFile(join(dist, "catalog.json"), "{"), /catalog\.json: is not JSON/],
-    ["wrong shape", (dist) => writeFile(join(dist, "catalog.json"), JSON.stringify({ format: "climate-dist-1", datasets: "x" })), /catalog\.json: is not a climate-dist-1 catalog/],
-    [
-      "manifest changed",
-      async (dist) => {
-        const catalog = JSON.parse(await readFile(join(dist, "catalog.json"), "utf8"));
-        await flipByte(join(dist, catalog.manifest.path), 10);
-      },
-      /manifests\/[0-9a-f]{64}\.json: does not match/,
-    ],
-    [
-      "manifest missing",
-      async (dist) => {
-        const catalog = JSON.parse(await readFile(join(dist, "catalog.json"), "utf8"));
-        await rm(join(dist, catalog.manifest.path));
-      },
-      /cannot be read \(ENOENT\)/,
-    ],
+start("start - refuses a catalog.json that is not JSON", async () => {
+  const dist = await copyDist(fixture);
+  await writeFile(join(dist, "catalog.json"), '{"format": "climate-dist-2", ');
+  const message = await startFails(dist);
+  assert.ok(message.startsWith(`${dist}/catalog.json: is not JSON (`), message);
+});
+
+start("start - refuses a catalog.json of another shape (old layout, missing keys, not an object)", async () => {
+  const dist = await copyDist(fixture);
+  const pointer = JSON.parse(await readFile(join(dist, "catalog.json"), "utf8"));
+  const { candidates: _candidates, ...withoutCandidates } = pointer;
+  const shapes: [string, unknown][] = [
+    ["the climate-dist-1 catalog", { format: "climate-dist-1", datasets: [], manifest: { path: "manifests/x.json" } }],
+    ["a pointer without candidates", withoutCandidates],
+    ["a pointer with an extra key", { ...pointer, datasets: [] }],
+    ["a ref whose sha256 is not hex", { ...pointer, catalog: { ...pointer.catalog, sha256: "z".repeat(64) } }],
+    ["an array", [pointer]],
+    ["null", null],
   ];
-  for (const [what, damage, message] of cases) {
-    const dist = await copyDist(fixture);
-    await damage(dist);
-    try {
-      await createApp({ dist, log: false });
-      assert.unreachable(`${what}: createApp should fail`);
-    } catch (err) {
-      assert.instance(err, DistError, what);
-      assert.match((err as Error).message, message, what);
-      assert.match((err as Error).message, /make publish/, what);
-    }
+  for (const [what, value] of shapes) {
+    await writeFile(join(dist, "catalog.json"), JSON.stringify(value));
+    const message = await startFails(dist);
+    assert.ok(message.startsWith(`${dist}/catalog.json: is not a climate-dist-2 catalog (`), `${what}: ${message}`);
+    assert.ok(message.endsWith("); republish with `make publish`"), `${what}: ${message}`);
   }
 });
 
-start("main - exits 1 before listening when dist is missing, and says which command builds it", async () => {
+start("start - reads and hashes no data: with every object but the catalog tree deleted, only data answers 503", async () => {
+  const dist = await copyDist(fixture);
+  const snapshot = await openSnapshot(dist);
+  const root = await snapshot.root();
+  const keep = new Set([snapshot.pointer.catalog, ...root.leaves.map((l) => l.ref)].map((ref) => objectPath(ref.sha256, "json")));
+  const objects = await listObjects(dist);
+  assert.ok(objects.some((p) => p.endsWith(".day")), "the fixture has day pieces");
+  for (const path of objects) if (!keep.has(path)) await rm(join(dist, path));
+  // every index root, year page, month page, day piece, observation chunk and manifest is gone
+  assert.is((await listObjects(dist)).length, keep.size);
+  const warnings: string[] = [];
+  await withServer(
+    dist,
+    async (served) => {
+      for (const path of ["/api/health", "/api/v1/capabilities", "/api/v1/openapi.json", `/api/v1/datasets/${A}`, `/api/v1/datasets/${fixture.noaa.id}`]) {
+        const answer = await request(served, path);
+        assert.is(answer.status, 200, `${path}: ${answer.text.slice(0, 200)}`);
+      }
+      assert.equal(await catalogIds(served), visibleIds(fixture.records));
+      assert.equal(warnings, [], "nothing was missed before data was asked for");
+      // only now is a version's index read: it is gone, so its data is 503, never a guess
+      assertError(await request(served, `/api/v1/layers/${A}?tile=20040201-r0-c0`), 503, "service_unavailable");
+      const indexFile = join(dist, objectPath(fixture.a.metadata.index.sha256, "json"));
+      assert.equal(warnings, [unavailable(A, `${indexFile}: missing`)]);
+      assertError(await post(served, "/api/v1/data/query", queryA("2004-02-01", "2004-02-01", { dataset_version: A })), 503, "service_unavailable");
+      assertError(await post(served, "/api/v1/data/query", queryB()), 503, "service_unavailable");
+      assertError(await request(served, `/api/v1/datasets/${fixture.noaa.id}/observations`), 503, "service_unavailable");
+      assert.is((await request(served, "/api/health")).status, 200);
+      assert.equal(await catalogIds(served), visibleIds(fixture.records));
+    },
+    { warn: (m) => warnings.push(m) },
+  );
+});
+
+/** A Storage that records every read: `path` for a whole file, `path@offset+length` for a range. */
+class CountingStorage implements Storage {
+  readonly reads: string[] = [];
+  private readonly inner: LocalStorage;
+
+  constructor(root: string) {
+    this.inner = new LocalStorage(root);
+  }
+
+  describe(path: string): string {
+    return this.inner.describe(path);
+  }
+
+  read(path: string, offset?: number, length?: number): Promise<Uint8Array> {
+    this.reads.push(offset === undefined ? path : `${path}@${offset}+${length}`);
+    return this.inner.read(path, offset, length);
+  }
+
+  /** Reads since the last call. */
+  take(): string[] {
+    return this.reads.splice(0);
+  }
+}
+
+const apiGet = (path: string, query = ""): ApiRequest => ({ method: "GET", path, query: new URLSearchParams(query), baseUrl: "http://127.0.0.1" });
+
+start("start - the service reads catalog.json alone at start, then only the objects and blocks a request needs, once", async () => {
+  const storage = new CountingStorage(fixture.dist);
+  const warnings: string[] = [];
+  const service = new Service({ storage, platform: nodePlatform, warn: (m) => warnings.push(m) });
+  await service.snapshot(); // what createApp awaits before listening
+  assert.equal(storage.take(), ["catalog.json"]);
+  for (const path of ["/api/health", "/api/v1/capabilities", "/api/v1/openapi.json"]) {
+    assert.is((await service.answer(apiGet(path))).status, 200, path);
+  }
+  assert.equal(storage.take(), [], "health, capabilities and openapi read nothing");
+
+  const snapshot = await openSnapshot(fixture.dist);
+  const root = await snapshot.root();
+  assert.is((await service.answer(apiGet("/api/v1/datasets"))).status, 200);
+  assert.equal(storage.take(), [objectPath(snapshot.pointer.catalog.sha256, "json"), ...root.leaves.map((l) => objectPath(l.ref.sha256, "json"))]);
+
+  const { day, header } = await findDayPiece(fixture.dist, fixture.a, "2004-02-01");
+  const pages = await findPages(fixture.dist, fixture.a, "2004-02");
+  const piece = objectPath(day.piece.sha256, "day");
+  const tile = await service.answer(apiGet(`/api/v1/layers/${A}`, "tile=20040201-r0-c0"));
+  assert.is(tile.status, 200);
+  // index root, year page, month page, the day's block directory, then the one block of tile r0-c0
+  assert.equal(storage.take(), [
+    objectPath(fixture.a.metadata.index.sha256, "json"),
+    objectPath(pages.year.sha256, "json"),
+    objectPath(pages.month.sha256, "json"),
+    `${piece}@0+${day.header.size}`,
+    `${piece}@${header.blocks[0].offset}+${header.blocks[0].length}`,
+  ]);
+  const again = await service.answer(apiGet(`/api/v1/layers/${A}`, "tile=20040201-r0-c0"));
+  assert.equal(again.body, tile.body);
+  assert.equal(storage.take(), [], "what was verified once is served from the cache");
+  // tile r0-c1 is blocks 1 and 2: adjacent in the piece, read as one range and verified block by block
+  assert.is((await service.answer(apiGet(`/api/v1/layers/${A}`, "tile=20040201-r0-c1"))).status, 200);
+  const [b1, b2] = [header.blocks[1], header.blocks[2]];
+  assert.equal(storage.take(), [`${piece}@${b1.offset}+${b2.offset + b2.length - b1.offset}`]);
+  assert.equal(warnings, []);
+});
+
+start("main - exits 1 before listening when the dist is missing, and says which command builds it", async () => {
+  const missing = join(fixture.root, "missing");
   try {
-    await run("node_modules/.bin/tsx", ["server/main.ts"], { env: { ...process.env, DIST: join(fixture.root, "missing"), PORT: "0" } });
+    await run("node_modules/.bin/tsx", ["server/main.ts"], { env: { ...process.env, DIST: missing, PORT: "0" } });
     assert.unreachable("main should exit non-zero");
   } catch (err) {
-    const e = err as { code: number; stderr: string };
+    const e = err as { code: number; stdout: string; stderr: string };
     assert.is(e.code, 1);
-    assert.match(e.stderr, /make publish/);
+    assert.is(e.stdout, "", "nothing is served");
+    assert.is(e.stderr.trim(), `Cannot serve ${missing}: ${missing}/catalog.json: is missing; publish a dist with \`make publish\``);
   }
 });
 
@@ -137,12 +347,11 @@ start("main - prints the URL and a curl query that returns data", async () => {
     const curl = /curl -sS -X POST (\S+) -H 'Content-Type: application\/json' -d '([^']+)'/.exec(out);
     assert.ok(curl, out);
     assert.is(curl![1], `${url![1]}/api/v1/data/query`);
-    const served = { port: Number(url![2]) } as Served;
-    const answer = await post(served, "/api/v1/data/query", curl![2]);
+    const answer = await post({ port: Number(url![2]) } as Served, "/api/v1/data/query", curl![2]);
     assert.is(answer.status, 200, answer.text);
-    const result = answer.json();
-    assert.ok(result.data.length > 0);
-    assert.ok(result.data.some((r: any) => r.value !== null), "the example returns values");
+    // the newest candidate is B: four cells of its first date
+    assert.is(answer.headers["service-dataset-version"], fixture.b.id);
+    assert.equal(valuesOf(answer), [VALUE_B, VALUE_B, VALUE_B, VALUE_B]);
   } finally {
     child.kill("SIGTERM");
   }
@@ -155,132 +364,421 @@ start.run();
 const damage = suite("damaged files");
 damage.before(useFixture);
 
-damage("damage - a corrupted tile is 503 for its version while other versions answer 200", async () => {
+/** A copy of the dist with one byte flipped in the middle of block 0 (tile r0-c0) of version A's 2004-02-10. */
+async function corruptBlockA(): Promise<{ dist: string; file: string; header: DayHeader }> {
   const dist = await copyDist(fixture);
-  await flipByte(join(dist, tilePath(A, "20040201-r0-c1")), 30);
+  const { file, header } = await findDayPiece(dist, fixture.a, "2004-02-10");
+  const block = header.blocks[0];
+  assert.ok(block.length > 0, "block 0 holds land cells");
+  await flipByte(file, block.offset + Math.floor(block.length / 2));
+  return { dist, file, header };
+}
+
+damage("damage - a corrupted block is never served: 503, one warning, then all of that version is 503; others serve", async () => {
+  const { dist, file, header } = await corruptBlockA();
   const warnings: string[] = [];
-  await withServer(dist, async (served) => {
-    await served.app.store.cellsVerified();
-    // before anything reads the damaged tile, the version answers
-    assert.is((await post(served, "/api/v1/data/query", queryA())).status, 200);
-    assertError(await request(served, `/api/v1/layers/${A}?tile=20040201-r0-c1`), 503, "service_unavailable");
-    // ... and from then on the version is unavailable for all of its data
-    assertError(await request(served, `/api/v1/layers/${A}?tile=20040201-r0-c0`), 503, "service_unavailable");
-    assertError(await post(served, "/api/v1/data/query", queryA()), 503, "service_unavailable");
-    assertError(await post(served, "/api/v1/data/resolve", queryA()), 503, "service_unavailable");
-    assertError(await request(served, `/api/v1/layers/${A}/sample?tile=20040201-r0-c0&row=0&col=0`), 503, "service_unavailable");
-    await assertOthersServe(served);
-  }, { warn: (m) => warnings.push(m) });
-  assert.equal(warnings, [`dataset ${A} is unavailable: ${tilePath(A, "20040201-r0-c1")} does not match its manifest size and sha256`]);
+  await withServer(
+    dist,
+    async (served) => {
+      // nothing is verified before it is needed: untouched days and the piece's other blocks still answer
+      const before = await post(served, "/api/v1/data/query", queryA("2004-02-01", "2004-02-02"));
+      assert.is(before.status, 200, before.text);
+      assert.is(before.headers["service-dataset-version"], A);
+      const otherBlock = await request(served, `/api/v1/layers/${A}/sample?tile=20040210-r1-c1&row=0&col=0`);
+      assert.is(otherBlock.status, 200, otherBlock.text);
+      assert.is(otherBlock.json().value, valueA(256, 256, 9));
+      assert.equal(warnings, []);
+
+      assertError(await post(served, "/api/v1/data/query", queryA("2004-02-09", "2004-02-10")), 503, "service_unavailable");
+      assert.equal(warnings, [unavailable(A, `${file}: block 0 does not match its sha256 ${header.blocks[0].sha256}`)]);
+
+      // from now on the version is unavailable for everything, including days and blocks that are intact
+      assertError(await post(served, "/api/v1/data/query", queryA("2004-02-01", "2004-02-02")), 503, "service_unavailable");
+      assertError(await post(served, "/api/v1/data/query", queryA("2004-02-01", "2004-02-02", { dataset_version: A })), 503, "service_unavailable");
+      assertError(await post(served, "/api/v1/data/resolve", queryA("2004-02-01", "2004-02-02")), 503, "service_unavailable");
+      assertError(await request(served, `/api/v1/layers/${A}?tile=20040201-r0-c0`), 503, "service_unavailable");
+      assertError(await request(served, `/api/v1/layers/${A}`), 503, "service_unavailable");
+      assertError(await request(served, `/api/v1/layers/${A}/sample?tile=20040210-r1-c1&row=0&col=0`), 503, "service_unavailable");
+      const body = assertError(await request(served, `/api/v1/datasets/${A}`), 503, "service_unavailable");
+      assert.ok(body.message.includes(A), body.message);
+      await assertOthersServe(served);
+      assert.is(warnings.length, 1, "one warning per failed version");
+    },
+    { warn: (m) => warnings.push(m) },
+  );
 });
 
-damage("damage - a missing tile file or page file is 503", async () => {
-  const dist = await copyDist(fixture);
-  await rm(join(dist, tilePath(A, "20040202-r1-c1")));
-  await writeFile(join(dist, pagePath(fixture.noaa.id, "observations", null)), "{}");
-  await withServer(dist, async (served) => {
-    assertError(await request(served, `/api/v1/layers/${A}?tile=20040202-r1-c1`), 503, "service_unavailable");
-    assertError(await request(served, `/api/v1/datasets/${fixture.noaa.id}/observations?limit=3`), 503, "service_unavailable");
-    const b = await post(served, "/api/v1/data/query", queryB());
-    assert.is(b.status, 200);
-  });
+damage("damage - a tile or a sample reading the corrupted block is 503, and the version is marked", async () => {
+  const { dist, file, header } = await corruptBlockA();
+  const expected = [unavailable(A, `${file}: block 0 does not match its sha256 ${header.blocks[0].sha256}`)];
+  for (const path of [`/api/v1/layers/${A}?tile=20040210-r0-c0`, `/api/v1/layers/${A}/sample?tile=20040210-r0-c0&row=50&col=50`]) {
+    const warnings: string[] = [];
+    await withServer(
+      dist,
+      async (served) => {
+        assertError(await request(served, path), 503, "service_unavailable");
+        assertError(await request(served, `/api/v1/layers/${A}?tile=20040201-r0-c0`), 503, "service_unavailable");
+        await assertOthersServe(served);
+      },
+      { warn: (m) => warnings.push(m) },
+    );
+    assert.equal(warnings, expected, path);
+  }
 });
 
-damage("damage - a corrupted cells.f32 found by the start-up check is 503 for query and sample", async () => {
-  const dist = await copyDist(fixture);
-  await flipByte(join(dist, cellsPath(A)), 4000);
-  await withServer(dist, async (served) => {
-    assertError(await post(served, "/api/v1/data/query", queryA()), 503, "service_unavailable");
-    assertError(await request(served, `/api/v1/layers/${A}/sample?tile=20040201-r0-c0&row=0&col=0`), 503, "service_unavailable");
-    await served.app.store.cellsVerified();
-    assertError(await request(served, `/api/v1/layers/${A}`), 503, "service_unavailable");
-    await assertOthersServe(served);
-  });
-});
+damage("damage - a corrupted month page, index root, day header or observation chunk, and a missing day piece, are 503", async () => {
+  const pages = await findPages(fixture.dist, fixture.a, "2004-03");
+  const indexRef = fixture.a.metadata.index;
+  const chunks: [string, (dist: string) => Promise<string>, string, string][] = [
+    [
+      "month page",
+      async (dist) => {
+        const file = objectFile(dist, pages.month, "json");
+        await flipByte(file, 40);
+        return unavailable(A, `${file}: does not match its sha256 ${pages.month.sha256} (${pages.month.size} bytes)`);
+      },
+      `/api/v1/layers/${A}?tile=20040301-r0-c0`,
+      `/api/v1/layers/${A}?tile=20040201-r0-c0`,
+    ],
+    [
+      "index root",
+      async (dist) => {
+        const file = objectFile(dist, indexRef, "json");
+        await flipByte(file, 20);
+        return unavailable(A, `${file}: does not match its sha256 ${indexRef.sha256} (${indexRef.size} bytes)`);
+      },
+      `/api/v1/layers/${A}`,
+      `/api/v1/datasets/${A}`,
+    ],
+    [
+      "day piece header",
+      async (dist) => {
+        const { day, file } = await findDayPiece(dist, fixture.a, "2004-02-20");
+        await flipByte(file, 12); // the window's first field, inside the block directory
+        return unavailable(A, `${file}: header does not match its sha256 ${day.header.sha256}`);
+      },
+      `/api/v1/layers/${A}/sample?tile=20040220-r1-c1&row=0&col=0`,
+      `/api/v1/layers/${A}?tile=20040219-r0-c0`,
+    ],
+    [
+      "missing day piece",
+      async (dist) => {
+        const { file } = await findDayPiece(dist, fixture.a, "2004-02-15");
+        await rm(file);
+        return unavailable(A, `${file}: missing`);
+      },
+      `/api/v1/layers/${A}/sample?tile=20040215-r1-c0&row=0&col=0`,
+      `/api/v1/layers/${A}/sample?tile=20040214-r1-c0&row=0&col=0`,
+    ],
+  ];
+  for (const [what, damageDist, first, then] of chunks) {
+    const dist = await copyDist(fixture);
+    const expected = await damageDist(dist);
+    const warnings: string[] = [];
+    await withServer(
+      dist,
+      async (served) => {
+        assertError(await request(served, first), 503, "service_unavailable");
+        assert.equal(warnings, [expected], what);
+        assertError(await request(served, then), 503, "service_unavailable");
+        assertError(await post(served, "/api/v1/data/query", queryA("2004-02-01", "2004-02-01", { dataset_version: A })), 503, "service_unavailable");
+        await assertOthersServe(served);
+        assert.is(warnings.length, 1, what);
+      },
+      { warn: (m) => warnings.push(m) },
+    );
+  }
 
-damage("damage - cells.f32 changed while serving is verified again before use", async () => {
+  // the observation table: its first chunk
   const dist = await copyDist(fixture);
+  const snapshot = await openSnapshot(dist);
+  const view = await openVersion(snapshot.archive, fixture.noaa);
+  if (view.kind !== "observation") throw new Error("noaa is an observation version");
+  await flipByte(objectFile(dist, view.index.chunks[0], "json"), 5);
   await withServer(dist, async (served) => {
-    const first = await post(served, "/api/v1/data/query", queryA());
-    assert.is(first.status, 200);
-    // rewriting the same bytes changes only the mtime: verified again, still served
-    const file = join(dist, cellsPath(A));
-    await flipByte(file, 8);
-    await flipByte(file, 8);
-    const same = await post(served, "/api/v1/data/query", queryA());
-    assert.is(same.status, 200);
-    assert.equal(same.bytes, first.bytes);
-    await flipByte(file, 8);
-    assertError(await post(served, "/api/v1/data/query", queryA()), 503, "service_unavailable");
-    assertError(await request(served, `/api/v1/layers/${A}/sample?tile=20040201-r0-c0&row=0&col=2`), 503, "service_unavailable");
-    await assertOthersServe(served);
-  });
-});
-
-damage("damage - a corrupted dataset.json or index.json makes only that version unavailable", async () => {
-  const dist = await copyDist(fixture);
-  await flipByte(join(dist, datasetPath(fixture.noaa.id)), 20);
-  await flipByte(join(dist, indexPath(A)), 5);
-  await withServer(dist, async (served) => {
-    assertError(await request(served, `/api/v1/datasets/${fixture.noaa.id}`), 503, "service_unavailable");
     assertError(await request(served, `/api/v1/datasets/${fixture.noaa.id}/observations`), 503, "service_unavailable");
-    assertError(await request(served, `/api/v1/datasets/${A}`), 503, "service_unavailable");
-    assertError(await request(served, `/api/v1/layers/${A}`), 503, "service_unavailable");
-    // A's coverage cannot be known without its index: no silent fallback, no false "unavailable coverage"
-    assertError(await post(served, "/api/v1/data/query", queryA()), 503, "service_unavailable");
-    assertError(await post(served, "/api/v1/data/resolve", queryA()), 503, "service_unavailable");
-    const b = await post(served, "/api/v1/data/query", queryB());
-    assert.is(b.status, 200);
-    assert.is((await request(served, `/api/v1/datasets/${fixture.b.id}`)).status, 200);
-    const catalog = (await request(served, "/api/v1/datasets")).json();
-    assert.ok(catalog.datasets.some((d: any) => d.id === A), "the catalog still lists what catalog.json holds");
+    const a = await post(served, "/api/v1/data/query", queryA("2004-02-01", "2004-02-01"));
+    assert.is(a.status, 200, a.text);
+    assert.is((await request(served, `/api/v1/layers/${fixture.b.id}?tile=20040229-r0-c1`)).status, 200);
   });
+});
+
+damage("damage - a query choosing a version whose month page is corrupted is 503, never another version's data", async () => {
+  // 2004-02-10 at B's cells: B does not hold that date, so A is chosen; A's February page fails its hash
+  const dist = await copyDist(fixture);
+  const pages = await findPages(dist, fixture.a, "2004-02");
+  await flipByte(objectFile(dist, pages.month, "json"), 40);
+  const warnings: string[] = [];
+  await withServer(
+    dist,
+    async (served) => {
+      const cells = { col: 302, row: 202, width: 2, height: 2 };
+      assertError(await post(served, "/api/v1/data/query", requestFor(cells, "2004-02-10", "2004-02-10")), 503, "service_unavailable");
+      assertError(await post(served, "/api/v1/data/resolve", requestFor(cells, "2004-02-10", "2004-02-10")), 503, "service_unavailable");
+      assert.ok(warnings.length > 0 && warnings.every((w) => w.includes(objectPath(pages.month.sha256, "json"))), warnings.join("\n"));
+      const b = await post(served, "/api/v1/data/query", queryB());
+      assert.is(b.status, 200, b.text);
+      assert.is(b.headers["service-dataset-version"], fixture.b.id);
+    },
+    { warn: (m) => warnings.push(m) },
+  );
+});
+
+damage("damage - a corrupted catalog leaf is 503 for the catalog and inspect; health still answers", async () => {
+  const dist = await copyDist(fixture);
+  const root = await (await openSnapshot(dist)).root();
+  const leaf = root.leaves[0].ref;
+  await flipByte(objectFile(dist, leaf, "json"), 30);
+  const warnings: string[] = [];
+  await withServer(
+    dist,
+    async (served) => {
+      assert.is((await request(served, "/api/health")).status, 200);
+      assertError(await request(served, "/api/v1/datasets"), 503, "service_unavailable");
+      assertError(await request(served, `/api/v1/datasets/${A}`), 503, "service_unavailable");
+      assertError(await post(served, "/api/v1/data/query", queryB()), 503, "service_unavailable");
+      const file = objectFile(dist, leaf, "json");
+      assert.ok(warnings.length > 0, "the failure is reported");
+      for (const w of warnings) assert.is(w, `${file}: does not match its sha256 ${leaf.sha256} (${leaf.size} bytes)`);
+    },
+    { warn: (m) => warnings.push(m) },
+  );
 });
 
 damage.run();
 
 // ---------------------------------------------------------------------------------------------------------------
 
-const catalogEdits = suite("catalog edits");
-catalogEdits.before(useFixture);
+const live = suite("catalog pick-up");
+live.before(useFixture);
 
-catalogEdits("catalog - a retired or staging version is neither listed nor served nor chosen", async () => {
+const VALUE_D = 52;
+const PUBLISHED_D = "2024-04-01T00:00:00Z";
+
+/** SILO-named GeoTIFFs of WINDOW_B on DATES_B, every cell VALUE_D: a version D that shadows B. */
+async function writeSourcesD(dir: string): Promise<void> {
+  const window: Window = WINDOW_B;
+  for (const date of DATES_B) {
+    await writeSiloTiff(join(dir, date.slice(0, 4), `${date.replaceAll("-", "")}.max_temp.tif`), window, new Float32Array(window[2] * window[3]).fill(VALUE_D));
+  }
+}
+
+live("live - a publish under a stream of requests: every answer 200 from one snapshot, the new version served within 2 s", async () => {
   const dist = await copyDist(fixture);
-  await editCatalog(dist, (catalog) => {
-    for (const d of catalog.datasets) {
-      if (d.id === fixture.b.id) d.status = "retired";
-      if (d.id === fixture.c.id) d.status = "staging";
-    }
+  const sources = join(fixture.root, `sources-d-${Date.now()}`);
+  await writeSourcesD(sources);
+  const oldIds = visibleIds(fixture.records);
+  const failures: string[] = [];
+  const catalogs: string[][] = [];
+  const queries: { version: string; values: number[] }[] = [];
+  let stop = false;
+  const rounds = [0, 0, 0, 0, 0, 0];
+
+  await withWatchingServer(
+    dist,
+    async (served) => {
+      const check = (what: string, answer: Answer) => {
+        if (answer.status !== 200) failures.push(`${what}: ${answer.status} ${answer.text.slice(0, 200)}`);
+        return answer.status === 200;
+      };
+      const loops: (() => Promise<void>)[] = [
+        async () => {
+          const answer = await request(served, "/api/v1/datasets");
+          if (check("catalog", answer)) catalogs.push(answer.json().datasets.map((d: Dataset) => d.id));
+        },
+        async () => {
+          const answer = await post(served, "/api/v1/data/query", queryB());
+          if (!check("query B", answer)) return;
+          const body = answer.json();
+          if (body.manifest.datasetVersion !== answer.headers["service-dataset-version"]) failures.push("query B: manifest and header name different versions");
+          queries.push({ version: String(answer.headers["service-dataset-version"]), values: valuesOf(answer) });
+        },
+        async () => {
+          const answer = await post(served, "/api/v1/data/query", queryA("2004-02-28", "2004-03-01", { dataset_version: A }));
+          if (check("query A", answer) && answer.headers["service-dataset-version"] !== A) failures.push("query A: answered by another version");
+        },
+        async () => void check("tile", await request(served, `/api/v1/layers/${A}?tile=20040229-r1-c1`)),
+        async () => void check("inspect B", await request(served, `/api/v1/datasets/${fixture.b.id}`)),
+        async () => void check("health", await request(served, "/api/health")),
+      ];
+      const streams = loops.map(async (once, i) => {
+        while (!stop) {
+          await once();
+          rounds[i]++;
+        }
+      });
+      try {
+        await waitFor("every stream answers once before the publish", () => rounds.every((n) => n >= 1));
+        const summary = await publish({ sources, dist, log: () => {}, publishedAt: PUBLISHED_D, datasetKey: "silo-tmax-d", observations: false });
+        const published = Date.now();
+        assert.is(summary.added.length, 1);
+        const D = summary.added[0].id;
+        assert.match(D, /^silo-tmax-d-20040228-20040301-[0-9a-f]{16}$/);
+        await waitFor("the new version is inspectable", async () => (await request(served, `/api/v1/datasets/${D}`)).status === 200);
+        const chosen = await post(served, "/api/v1/data/query", queryB());
+        assert.is(chosen.headers["service-dataset-version"], D, "a query without dataset_version selects the newest covering version");
+        assert.equal(valuesOf(chosen), [VALUE_D, VALUE_D, VALUE_D, VALUE_D]);
+        assert.ok(Date.now() - published <= 2000, `picked up ${Date.now() - published} ms after the publish`);
+        // let every stream run a few more rounds on the new catalog
+        const seen = [...rounds];
+        await waitFor("every stream answers on the new catalog", () => rounds.every((n, i) => n >= seen[i] + 3), 5000);
+        stop = true;
+        await Promise.all(streams);
+
+        assert.equal(failures, []);
+        const newIds = [...oldIds, D].sort();
+        for (const ids of catalogs) assert.ok(JSON.stringify(ids) === JSON.stringify(oldIds) || JSON.stringify(ids) === JSON.stringify(newIds), ids.join(","));
+        assert.equal(catalogs[0], oldIds);
+        assert.equal(catalogs[catalogs.length - 1], newIds);
+        // sequential requests of one stream never go back to the old catalog once they saw the new one
+        const firstNew = catalogs.findIndex((ids) => ids.length === newIds.length);
+        assert.ok(catalogs.slice(firstNew).every((ids) => ids.length === newIds.length), "the catalog stream never went back");
+        for (const q of queries) {
+          if (q.version === fixture.b.id) assert.equal(q.values, [VALUE_B, VALUE_B, VALUE_B, VALUE_B]);
+          else if (q.version === D) assert.equal(q.values, [VALUE_D, VALUE_D, VALUE_D, VALUE_D]);
+          else assert.unreachable(`query B answered by ${q.version}`);
+        }
+        assert.is(queries[0].version, fixture.b.id);
+        assert.is(queries[queries.length - 1].version, D);
+        const firstD = queries.findIndex((q) => q.version === D);
+        assert.ok(queries.slice(firstD).every((q) => q.version === D), "the query stream never went back");
+      } finally {
+        stop = true;
+        await Promise.allSettled(streams);
+      }
+    },
+    { watchMs: 50 },
+  );
+  await rm(sources, { recursive: true, force: true });
+});
+
+live("live - a garbage, wrongly shaped or missing catalog.json is reported and not taken; the old snapshot serves until a valid one arrives", async () => {
+  const dist = await copyDist(fixture);
+  const catalogFile = join(dist, "catalog.json");
+  // the valid catalog that will arrive later (C taken out), prepared now, then the original put back
+  const original = await readFile(catalogFile);
+  await editRecords(dist, (records) => void records.splice(records.findIndex((r) => r.id === fixture.c.id), 1));
+  const edited = await readFile(catalogFile);
+  await writeFileAtomic(catalogFile, original);
+  const oldIds = visibleIds(fixture.records);
+  const warnings: string[] = [];
+  await withWatchingServer(
+    dist,
+    async (served) => {
+      await writeFileAtomic(catalogFile, "{ this is not a catalog");
+      await waitFor("the garbage is reported", () => warnings.length > 0);
+      for (const w of warnings) assert.ok(w.startsWith(`catalog not reloaded: ${catalogFile}: is not JSON (`), w);
+      assert.equal(await catalogIds(served), oldIds);
+      const b = await post(served, "/api/v1/data/query", queryB());
+      assert.is(b.status, 200, b.text);
+      assert.is(b.headers["service-dataset-version"], fixture.b.id);
+      assert.is((await request(served, `/api/v1/layers/${fixture.c.id}?tile=20040229-r0-c1`)).status, 200);
+
+      warnings.length = 0;
+      await writeFileAtomic(catalogFile, JSON.stringify({ format: "climate-dist-1", datasets: [] }));
+      await waitFor("the wrong shape is reported", () => warnings.length > 0);
+      for (const w of warnings) assert.ok(w.startsWith(`catalog not reloaded: ${catalogFile}: is not a climate-dist-2 catalog (`), w);
+      assert.equal(await catalogIds(served), oldIds);
+
+      warnings.length = 0;
+      await rm(catalogFile);
+      await waitFor("the missing catalog is reported", () => warnings.length > 0);
+      for (const w of warnings) assert.is(w, `catalog not reloaded: ${catalogFile}: is missing; publish a dist with \`make publish\``);
+      assert.equal(await catalogIds(served), oldIds);
+
+      warnings.length = 0;
+      await writeFileAtomic(catalogFile, edited);
+      await waitFor("the valid catalog is taken", async () => !(await catalogIds(served)).includes(fixture.c.id));
+      assert.equal(await catalogIds(served), oldIds.filter((id) => id !== fixture.c.id));
+      assertError(await request(served, `/api/v1/datasets/${fixture.c.id}`), 404, "not_found");
+      assert.equal(warnings, []);
+    },
+    { watchMs: 50, warn: (m) => warnings.push(m) },
+  );
+});
+
+live("live - a new catalog.json gives a failed version another check: still damaged is 503 again, repaired serves", async () => {
+  const { dist, file, header } = await corruptBlockA();
+  const block = header.blocks[0];
+  const warnings: string[] = [];
+  const touchCatalog = () => editRecords(dist, () => {}); // same records, a new publish manifest: a new catalog.json
+  await withWatchingServer(
+    dist,
+    async (served) => {
+      const damaged = queryA("2004-02-10", "2004-02-10");
+      assertError(await post(served, "/api/v1/data/query", damaged), 503, "service_unavailable");
+      assert.is(warnings.length, 1);
+      const sha = (await served.app.service.snapshot()).sha256;
+      await touchCatalog();
+      await waitFor("the new catalog is taken", async () => (await served.app.service.snapshot()).sha256 !== sha);
+      // the block is checked again, fails again, and is reported again
+      assertError(await post(served, "/api/v1/data/query", damaged), 503, "service_unavailable");
+      assert.equal(warnings, [1, 2].map(() => unavailable(A, `${file}: block 0 does not match its sha256 ${block.sha256}`)));
+
+      await flipByte(file, block.offset + Math.floor(block.length / 2)); // flipped back: the bytes are whole again
+      const sha2 = (await served.app.service.snapshot()).sha256;
+      await touchCatalog();
+      await waitFor("the second new catalog is taken", async () => (await served.app.service.snapshot()).sha256 !== sha2);
+      const repaired = await post(served, "/api/v1/data/query", damaged);
+      assert.is(repaired.status, 200, repaired.text);
+      assert.equal(valuesOf(repaired), [250, 251, 252].flatMap((row) => [250, 251, 252].map((col) => valueA(col, row, 9))));
+      assert.is(warnings.length, 2);
+    },
+    { watchMs: 50, warn: (m) => warnings.push(m) },
+  );
+});
+
+live.run();
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const edits = suite("record edits");
+edits.before(useFixture);
+
+edits("edits - an unpublished or restricted version is 404 everywhere and left out of the query candidates", async () => {
+  const dist = await copyDist(fixture);
+  // the catalog tree holds published records only (dist-catalog-leaf.schema.json): unpublishing takes B out
+  await editRecords(dist, (records) => {
+    records.splice(records.findIndex((r) => r.id === fixture.b.id), 1);
+    records.find((r) => r.id === fixture.c.id)!.access_level = "restricted";
   });
+  const records = await readRecords(dist);
   await withServer(dist, async (served) => {
-    const ids = (await request(served, "/api/v1/datasets")).json().datasets.map((d: any) => d.id);
-    assert.not.ok(ids.includes(fixture.b.id));
-    assert.not.ok(ids.includes(fixture.c.id));
-    assertError(await request(served, `/api/v1/datasets/${fixture.b.id}`), 404, "not_found");
-    assertError(await request(served, `/api/v1/layers/${fixture.c.id}`), 404, "not_found");
+    assert.equal(await catalogIds(served), visibleIds(records));
+    assert.equal(visibleIds(records), visibleIds(fixture.records).filter((id) => id !== fixture.b.id && id !== fixture.c.id));
+    for (const id of [fixture.b.id, fixture.c.id]) {
+      assertError(await request(served, `/api/v1/datasets/${id}`), 404, "not_found");
+      assertError(await request(served, `/api/v1/layers/${id}`), 404, "not_found");
+      assertError(await request(served, `/api/v1/layers/${id}/sample?tile=20040229-r0-c1&row=0&col=0`), 404, "not_found");
+      assertError(await post(served, "/api/v1/data/query", { ...queryB(), dataset_version: id }), 422, "coverage_unavailable");
+    }
+    assert.equal((await served.app.service.snapshot()).pointer.candidates.map((c) => c.id), [A]);
+    // B's cells on 29 February now come from A, the only candidate left
     const answer = await post(served, "/api/v1/data/query", queryB());
+    assert.is(answer.status, 200, answer.text);
     assert.is(answer.headers["service-dataset-version"], A);
-    assertError(await post(served, "/api/v1/data/query", { ...queryB(), dataset_version: fixture.b.id }), 422, "coverage_unavailable");
+    assert.equal(valuesOf(answer), [valueA(302, 202, 28), valueA(303, 202, 28), valueA(302, 203, 28), valueA(303, 203, 28)]);
   });
 });
 
-catalogEdits("catalog - a grid that is not north-up regular EPSG:4326 is unsupported_grid", async () => {
+edits("edits - unpublishing a version while running hides it within 2 s; the version it shadowed becomes a candidate", async () => {
   const dist = await copyDist(fixture);
-  await editCatalog(dist, (catalog) => {
-    for (const d of catalog.datasets) {
-      if (d.dataset_key.startsWith("silo")) d.spatial_support = { ...d.spatial_support, grid_transform: [0.05, 0, 111.975, 0, 0.05, -44.025] };
-    }
-  });
-  await withServer(dist, async (served) => {
-    const resolution = (await post(served, "/api/v1/data/resolve", queryA())).json();
-    assert.equal(resolution, { available: false, reason: "unsupported_grid", selection: null, acquisitionEnabled: false });
-    assertError(await post(served, "/api/v1/data/query", queryA()), 422, "unsupported_grid");
-    // no_cell_centers is decided first
-    const between = queryA();
-    const [w, , , n] = between.region.bbox as number[];
-    between.region.bbox = [w + 0.001, n - 0.02, w + 0.02, n - 0.001];
-    assertError(await post(served, "/api/v1/data/query", between), 422, "no_cell_centers");
-  });
+  await withWatchingServer(
+    dist,
+    async (served) => {
+      assert.equal((await served.app.service.snapshot()).pointer.candidates.map((c) => c.id), [fixture.b.id, A], "B shadows C");
+      assert.is((await post(served, "/api/v1/data/query", queryB())).headers["service-dataset-version"], fixture.b.id);
+      await editRecords(dist, (records) => void records.splice(records.findIndex((r) => r.id === fixture.b.id), 1));
+      await waitFor("B is hidden", async () => (await request(served, `/api/v1/datasets/${fixture.b.id}`)).status === 404);
+      assert.equal((await served.app.service.snapshot()).pointer.candidates.map((c) => c.id), [fixture.c.id, A]);
+      const answer = await post(served, "/api/v1/data/query", queryB());
+      assert.is(answer.status, 200, answer.text);
+      assert.is(answer.headers["service-dataset-version"], fixture.c.id);
+      assert.equal(valuesOf(answer), [VALUE_C, VALUE_C, VALUE_C, VALUE_C]);
+      assert.not.ok((await catalogIds(served)).includes(fixture.b.id));
+    },
+    { watchMs: 50 },
+  );
 });
 
-catalogEdits.run();
+edits.run();
