@@ -9,17 +9,24 @@ TO ?=
 EXTEND ?=
 ALLOW_GAPS ?=
 TSX := node_modules/.bin/tsx
+# The server runs as one bundled JavaScript file, built by `make install`, so a start compiles nothing.
+SERVER_JS := build/server.js
+SERVER_SOURCES := $(shell find api server schemas sources -name '*.ts' -o -name '*.json' 2>/dev/null)
 
 .PHONY: help install demo publish fetch verify serve test typecheck bench fixtures clean
 
 help:
 	@grep -E '^[a-z]+:.*## ' Makefile | sed 's/:.*## /\t/' | expand -t 12
 
-install: node_modules/.package-lock.json ## install npm packages (exact versions from package-lock.json)
+install: node_modules/.package-lock.json $(SERVER_JS) ## install npm packages (exact versions from package-lock.json) and build the server
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
+
+$(SERVER_JS): node_modules/.package-lock.json $(SERVER_SOURCES)
+	@node_modules/.bin/esbuild server/main.ts --bundle --platform=node --format=esm --target=node20 --outfile=$@ --log-level=warning \
+		--banner:js="import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);"
 
 demo: publish ## build the demo dist and serve it (the first command on a fresh machine)
 	@$(MAKE) --no-print-directory serve DIST="$(DIST)" PORT="$(PORT)" HOST="$(HOST)"
@@ -34,7 +41,7 @@ verify: install ## check every file of DIST and every version's tree down to eac
 	@$(TSX) pipeline/cli.ts verify --dist "$(DIST)"
 
 serve: install ## serve DIST over HTTP on HOST:PORT
-	@DIST="$(DIST)" PORT="$(PORT)" HOST="$(HOST)" $(TSX) server/main.ts
+	@DIST="$(DIST)" PORT="$(PORT)" HOST="$(HOST)" node $(SERVER_JS)
 
 test: ## typecheck and run every test; ends with "N passed, N failed"
 	@bash test/run.sh
@@ -48,5 +55,5 @@ bench: install ## benchmarks: publish per day, query latency (ratios against a b
 fixtures: ## regenerate the committed GDAL test fixtures (needs gdal-bin)
 	@bash test/ensure-gdal.sh && /usr/bin/python3 test/fixtures/make-fixtures.py
 
-clean: ## remove dist, generated demo grids and caches
-	rm -rf dist .cache
+clean: ## remove dist, the built server, generated demo grids and caches
+	rm -rf dist build .cache

@@ -85,7 +85,7 @@ export class Archive {
     try {
       pointer = JSON.parse(fromUtf8(bytes));
     } catch (err) {
-      throw new CatalogError(this.storage.describe(CATALOG_FILE), `is not JSON (${(err as Error).message})`);
+      throw new CatalogError(this.storage.describe(CATALOG_FILE), `is not JSON (${(err as Error).message}); republish with \`make publish\``);
     }
     const check = validatorFor("dist-catalog-pointer.schema.json");
     if (!check(pointer)) {

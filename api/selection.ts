@@ -118,11 +118,12 @@ export async function resolveRequest(ctx: Context, config: RequestConfig): Promi
   const dates = listPeriodDates(config);
   const rowCount = window[2] * window[3] * dates.length;
   for (const c of supported) {
+    // reading a candidate's index is reading that version: a failure there marks it (decisions.md 4)
+    ctx.versionId = c.id;
     const view = await openVersion(ctx.archive, c.record!);
     if (view.kind !== "raster") continue;
     const days = await findCoveredDays(view, c.coverage, window, dates);
     if (!days) continue;
-    ctx.versionId = c.id;
     ctx.service.assertAvailable(c.id); // the chosen version is 503 when it failed: never a silent fallback
     const selection: Selection = { view, window, days, rowCount };
     if (rowCount > LIMITS.maxCells) {
@@ -135,6 +136,7 @@ export async function resolveRequest(ctx: Context, config: RequestConfig): Promi
     }
     return { available: true, selection };
   }
+  ctx.versionId = null;
   return {
     available: false,
     reason: "coverage_unavailable",

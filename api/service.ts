@@ -43,6 +43,7 @@ export class Service {
   readonly archive: Archive;
   readonly environment: string;
   private current: Promise<Snapshot> | null = null;
+  private reloading: Promise<unknown> = Promise.resolve();
   /** versions whose bytes failed verification in the current snapshot: their data answers 503 */
   private readonly failures = new Map<string, string>();
   /**
@@ -89,7 +90,14 @@ export class Service {
    * Reads catalog.json again and, when it changed, answers new requests from it (requests already running
    * finish on the snapshot they started with). A catalog that fails its checks is reported and not taken.
    */
-  async reload(): Promise<boolean> {
+  reload(): Promise<boolean> {
+    // one reload at a time, in order, so a slow earlier read never replaces a newer catalog
+    const next = this.reloading.then(() => this.reloadNow());
+    this.reloading = next.catch(() => false);
+    return next;
+  }
+
+  private async reloadNow(): Promise<boolean> {
     let next: Snapshot;
     try {
       next = await this.loadSnapshot();

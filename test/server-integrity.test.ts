@@ -197,6 +197,7 @@ start("start - refuses a catalog.json that is not JSON", async () => {
   await writeFile(join(dist, "catalog.json"), '{"format": "climate-dist-2", ');
   const message = await startFails(dist);
   assert.ok(message.startsWith(`${dist}/catalog.json: is not JSON (`), message);
+  assert.ok(message.endsWith("republish with `make publish`"), message);
 });
 
 start("start - refuses a catalog.json of another shape (old layout, missing keys, not an object)", async () => {
