@@ -39,32 +39,33 @@ export async function writeFileAtomic(target: string, data: string | Uint8Array,
   await rename(temp, target);
 }
 
-async function sizeOf(file: string): Promise<number | null> {
-  try {
-    return (await stat(file)).size;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * The dist's immutable objects, named by the sha256 of their bytes. Writing an object the dist already holds
  * writes nothing once its bytes are checked; `added` lists what this run wrote, for the publish manifest.
+ * An object found newer than the last published catalog.json was left by a publish that failed or was
+ * killed: it is listed too, so every object a version uses is in some manifest.
  */
 export class ObjectStore {
   readonly added: FileEntry[] = [];
   bytesWritten = 0;
 
-  constructor(readonly root: string) {}
+  constructor(
+    readonly root: string,
+    /** mtime (ms) of the catalog.json this publish starts from; 0 for a new dist */
+    private readonly publishedAtMs = 0,
+  ) {}
 
   async put(data: string | Uint8Array, kind: ObjectKind): Promise<Ref> {
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
     const ref = { sha256: sha256Hex(bytes), size: bytes.byteLength };
     const path = objectPath(ref.sha256, kind);
     const target = join(this.root, path);
-    const size = await sizeOf(target);
-    if (size !== null) {
-      if (size === ref.size && sha256Hex(await readFile(target)) === ref.sha256) return ref;
+    const found = await stat(target).catch(() => null);
+    if (found) {
+      if (found.size === ref.size && sha256Hex(await readFile(target)) === ref.sha256) {
+        if (found.mtimeMs > this.publishedAtMs && !this.added.some((f) => f.path === path)) this.added.push({ path, ...ref });
+        return ref;
+      }
       throw new PublishError(
         path,
         "write",
@@ -79,5 +80,11 @@ export class ObjectStore {
 
   putJson(value: unknown): Promise<Ref> {
     return this.put(JSON.stringify(value), "json");
+  }
+
+  /** Removes what this run added: a publish that fails leaves the dist as it found it. */
+  async discard(): Promise<void> {
+    await Promise.all(this.added.map((f) => rm(join(this.root, f.path), { force: true })));
+    this.added.length = 0;
   }
 }

@@ -1,6 +1,10 @@
 // A fixed pool of worker threads, one per core, each running one task at a time.
 
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { availableParallelism } from "node:os";
+import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 
 /**
@@ -12,9 +16,20 @@ function startWorker(entry: URL): Worker {
   // workerData tells it this thread is not one of its own.
   const workerData = {};
   if (!entry.pathname.endsWith(".ts")) return new Worker(entry, { workerData });
-  const loader = import.meta.resolve("tsx/esm/api");
+  const loader = resolveTsxLoader();
   const boot = `import(${JSON.stringify(loader)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`;
   return new Worker(boot, { eval: true, workerData });
+}
+
+/**
+ * tsx's ESM loader entry, from its package.json: not import.meta.resolve, because test runners may load this
+ * module as CommonJS, and not require.resolve, which would pick the CommonJS build.
+ */
+function resolveTsxLoader(): string {
+  const packageFile = createRequire(import.meta.url).resolve("tsx/package.json");
+  const exports = (JSON.parse(readFileSync(packageFile, "utf8")) as { exports: Record<string, { import: { default: string } | string }> }).exports;
+  const entry = exports["./esm/api"].import;
+  return pathToFileURL(join(dirname(packageFile), typeof entry === "string" ? entry : entry.default)).href;
 }
 
 interface Job<T, R> {

@@ -1,10 +1,10 @@
 // `make publish`: sources -> day pieces (every core) -> index tree -> record -> catalog tree -> manifest ->
 // catalog.json, in that order. Whatever the dist already holds is reused by content hash.
 
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { openVersion, type RasterView, type Snapshot } from "../api/archive.js";
-import type { Dataset } from "../schemas/layout.js";
+import { CATALOG_FILE, type Dataset } from "../schemas/layout.js";
 import { addToCatalog, readPublished, updateCandidates, writeCatalog } from "./catalog.js";
 import { findSiloFiles } from "./discover.js";
 import { PublishError } from "./errors.js";
@@ -115,7 +115,17 @@ export async function publish(options: PublishOptions): Promise<PublishSummary> 
 
 async function publishLocked(options: PublishOptions, progress: Progress, started: number): Promise<PublishSummary> {
   const previous = await readPublished(options.dist);
-  const store = new ObjectStore(options.dist);
+  const catalogTime = previous ? (await stat(join(options.dist, CATALOG_FILE))).mtimeMs : 0;
+  const store = new ObjectStore(options.dist, catalogTime);
+  try {
+    return await publishInto(store, previous, options, progress, started);
+  } catch (err) {
+    await store.discard(); // nothing refers to what a failed publish wrote (catalog.json is swapped last)
+    throw err;
+  }
+}
+
+async function publishInto(store: ObjectStore, previous: Snapshot | null, options: PublishOptions, progress: Progress, started: number): Promise<PublishSummary> {
   const summary: PublishSummary = {
     added: [], unchanged: [], days: 0, decoded: 0, reused: 0, tiles: 0, observations: 0, objectsWritten: 0, bytesWritten: 0, ms: 0,
   };

@@ -36,6 +36,11 @@ import { type Provenance, type RasterLabels, describeRaster } from "./provenance
 import { WorkerPool } from "./pool.js";
 
 export const RASTER_TRANSFORM_VERSION = "silo-cells-v2";
+/**
+ * Decoding threads: one per core, at most 8. Each thread holds about 20 file descriptors (its module loader),
+ * so the cap keeps a publish under an open-file limit of 256 on any machine.
+ */
+const MAX_WORKERS = 8;
 /** More gap ranges than this make a record too long to stay bounded (decisions.md 7); refuse instead. */
 const MAX_GAP_RANGES = 500;
 
@@ -136,7 +141,7 @@ export async function publishRaster(input: RasterInput, store: ObjectStore, prog
   checkGaps(input);
   const { files, labels, base, extend } = input;
   const archive = base?.archive;
-  const pool = files.length > 0 ? new WorkerPool<DayTask, DayResult>(new URL(`./day-worker${import.meta.url.slice(-3)}`, import.meta.url), Math.min(input.workers ?? availableParallelism(), files.length)) : null;
+  const pool = files.length > 0 ? new WorkerPool<DayTask, DayResult>(new URL(`./day-worker${import.meta.url.slice(-3)}`, import.meta.url), Math.min(input.workers ?? Math.min(availableParallelism(), MAX_WORKERS), files.length)) : null;
   const tree = new IndexTreeWriter(store);
   const started = Date.now();
   let done = 0;

@@ -50,6 +50,12 @@ const SMALL: Window = [254, 254, 4, 4];
 /** Inside one tile: the cheapest day a publish can take. */
 const TINY: Window = [300, 300, 4, 4];
 
+async function listObjects(dist: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const shard of await readdir(join(dist, "objects"))) for (const name of await readdir(join(dist, "objects", shard))) out.push(`objects/${shard}/${name}`);
+  return out.sort();
+}
+
 function listDays(first: string, count: number): string[] {
   const start = dateToDayNumber(first);
   return Array.from({ length: count }, (_, i) => dayNumberToDate(start + i));
@@ -334,12 +340,35 @@ for (const [fixture, reason] of badCases) {
     assert.is(err.stage, "decode");
     assert.ok(err.reason.includes(reason), err.reason);
     assert.ok(catalogBefore.equals(await readFile(join(dist, CATALOG_FILE))));
+    // the published state is the golden one, and what the failed run wrote is gone
     const report = await verifyDist(dist);
     assert.equal(report.problems, []);
+    assert.equal(report.unlisted, []);
     assert.equal(report.versions.map((v) => [v.id, v.problems]), [[GOLDEN_ID, []]]);
     assert.not.ok((await readdir(dist)).includes(".publish.lock"));
   });
 }
+
+failing("publish - objects a killed publish left behind are listed by the next manifest that uses them", async () => {
+  const dist = freshDir("debris-dist");
+  await cp(goldenDist, dist, { recursive: true });
+  const sources = freshDir("debris-sources");
+  await writeDays(sources, [...GOLDEN_DATES, "2004-03-02"]);
+  // a publish killed after writing the new day's piece: the object exists, newer than catalog.json, in no manifest
+  const scratch = freshDir("debris-scratch");
+  await publishQuietly(sources, scratch);
+  const debris = await listObjects(scratch);
+  const before = new Set(await listObjects(dist));
+  const leftover = debris.filter((p) => p.endsWith(".day") && !before.has(p));
+  assert.is(leftover.length, 1);
+  await mkdir(join(dist, leftover[0], ".."), { recursive: true });
+  await copyFile(join(scratch, leftover[0]), join(dist, leftover[0]));
+  assert.equal((await verifyDist(dist)).unlisted, [leftover[0]]);
+  await publishQuietly(sources, dist);
+  const report = await verifyDist(dist);
+  assert.equal(report.unlisted, [], "the new manifest lists the piece the new version uses");
+  assert.equal(report.problems, []);
+});
 
 failing("publish - a folder with no SILO files, or a file named for an impossible date, stops with a message", async () => {
   const empty = freshDir("empty");
