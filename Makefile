@@ -13,7 +13,7 @@ TSX := node_modules/.bin/tsx
 SERVER_JS := build/server.js
 SERVER_SOURCES := $(shell find api server schemas sources -name '*.ts' -o -name '*.json' 2>/dev/null)
 
-.PHONY: help install demo publish fetch verify serve test typecheck bench fixtures clean
+.PHONY: help install demo publish fetch verify serve mirror test typecheck bench fixtures clean
 
 help:
 	@grep -E '^[a-z]+:.*## ' Makefile | sed 's/:.*## /\t/' | expand -t 12
@@ -43,14 +43,20 @@ verify: install ## check every file of DIST and every version's tree down to eac
 serve: install ## serve DIST over HTTP on HOST:PORT
 	@DIST="$(DIST)" PORT="$(PORT)" HOST="$(HOST)" node $(SERVER_JS)
 
+# A mirror is a second port beside the server's: PORT given on the command line or in the environment wins.
+MIRROR_PORT := $(if $(filter command line environment,$(origin PORT)),$(PORT),8081)
+
+mirror: install ## serve DIST as static files the way a CDN does (ranges, ETag, immutable objects/) on 127.0.0.1:PORT (default 8081)
+	@$(TSX) client/mirror-server.ts --dist "$(DIST)" --port "$(MIRROR_PORT)"
+
 test: ## typecheck and run every test; ends with "N passed, N failed"
 	@bash test/run.sh
 
 typecheck: install ## strict TypeScript check
 	@npx tsc --noEmit -p .
 
-bench: install ## benchmarks: publish per day, query latency (ratios against a baseline of the same run)
-	@$(TSX) bench/run.ts
+bench: install ## benchmarks, every figure beside a baseline of the same run; the last line is JSON
+	@bash test/ensure-gdal.sh >/dev/null && bash bench/ensure-wrk.sh && $(TSX) bench/run.ts
 
 fixtures: ## regenerate the committed GDAL test fixtures (needs gdal-bin)
 	@bash test/ensure-gdal.sh && /usr/bin/python3 test/fixtures/make-fixtures.py

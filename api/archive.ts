@@ -6,7 +6,7 @@
 // verified is cached by hash in cost-bounded LRUs, shared by every catalog snapshot. Nothing is read at start.
 
 import { LruCache } from "./cache.js";
-import { decodeBlockCells, rawBlockBytes } from "../schemas/cells.js";
+import { type StoredBlock, rawBlockBytes, readBlockRow, toStoredBlock } from "../schemas/cells.js";
 import { containsWindow, type Window } from "../schemas/grid.js";
 import {
   BLOCK_SIDE,
@@ -36,7 +36,7 @@ import { formatPath, toIssues, validatorFor } from "../schemas/validate.js";
 import { IntegrityError, type Platform, type Storage, StorageError, fromUtf8 } from "./storage.js";
 
 export interface ArchiveOptions {
-  /** bytes of verified objects and decoded blocks kept in memory (default 64 MiB) */
+  /** bytes of verified objects and decoded blocks kept in memory (default 32 MiB) */
   cacheBytes?: number;
   /** blocks of one piece closer than this are read in one range (default 32 KiB) */
   coalesceBytes?: number;
@@ -55,7 +55,7 @@ export class CatalogError extends Error {
 
 export class Archive {
   private readonly objects: LruCache<Promise<unknown>>;
-  private readonly blocks: LruCache<Promise<Float32Array>>;
+  private readonly blocks: LruCache<Promise<StoredBlock>>;
   private readonly coalesceBytes: number;
   private readonly layouts = new Map<string, BlockLayout>();
   /** version views by record id and index hash (their day lookups are memoized) */
@@ -66,7 +66,7 @@ export class Archive {
     readonly platform: Platform,
     options: ArchiveOptions = {},
   ) {
-    const total = options.cacheBytes ?? 64 << 20;
+    const total = options.cacheBytes ?? 32 << 20;
     this.objects = new LruCache(total / 4);
     this.blocks = new LruCache((total / 4) * 3);
     this.coalesceBytes = options.coalesceBytes ?? 32 << 10;
@@ -137,6 +137,7 @@ export class Archive {
       const path = objectPath(day.piece.sha256, "day");
       const bytes = await this.storage.read(path, 0, day.header.size);
       if (bytes.byteLength !== day.header.size || (await this.platform.sha256Hex(bytes)) !== day.header.sha256) {
+        this.storage.forget?.(path);
         throw new IntegrityError(this.storage.describe(path), `header does not match its sha256 ${day.header.sha256}`);
       }
       try {
@@ -169,29 +170,26 @@ export class Archive {
     const out = new Float32Array(aw * ah);
     slots.forEach((slot, i) => {
       const [bc, br, bw, bh] = slot.window;
-      const values = blocks[i];
       const c0 = Math.max(ac, bc);
       const c1 = Math.min(ac + aw, bc + bw);
       for (let r = Math.max(ar, br); r < Math.min(ar + ah, br + bh); r++) {
-        const from = (r - br) * bw + (c0 - bc);
-        out.set(values.subarray(from, from + (c1 - c0)), (r - ar) * aw + (c0 - ac));
+        readBlockRow(blocks[i], r - br, c0 - bc, c1 - bc, out, (r - ar) * aw + (c0 - ac));
       }
     });
     return out;
   }
 
-  private readBlocks(day: DayEntry, header: DayHeader, slots: BlockSlot[]): Promise<Float32Array[]> {
+  private readBlocks(day: DayEntry, header: DayHeader, slots: BlockSlot[]): Promise<StoredBlock[]> {
     const path = objectPath(day.piece.sha256, "day");
-    const wanted: { slot: BlockSlot; resolve: (v: Float32Array) => void; reject: (e: unknown) => void }[] = [];
+    const wanted: { slot: BlockSlot; resolve: (v: StoredBlock) => void; reject: (e: unknown) => void }[] = [];
     const results = slots.map((slot) => {
       const key = `${day.piece.sha256}:${slot.index}`;
       const hit = this.blocks.get(key);
       if (hit) return hit;
       const entry = header.blocks[slot.index];
-      const cells = slot.window[2] * slot.window[3];
-      if (entry.codec === BlockCodec.Empty) return Promise.resolve(decodeBlockCells(entry.codec, null, slot.window[2], slot.window[3]));
-      const loading = new Promise<Float32Array>((resolve, reject) => wanted.push({ slot, resolve, reject }));
-      this.blocks.set(key, loading, cells * 4);
+      if (entry.codec === BlockCodec.Empty) return Promise.resolve(toStoredBlock(entry.codec, null, slot.window[2], slot.window[3]));
+      const loading = new Promise<StoredBlock>((resolve, reject) => wanted.push({ slot, resolve, reject }));
+      this.blocks.set(key, loading, rawBlockBytes(entry.codec, slot.window[2] * slot.window[3]) + 64);
       loading.catch(() => this.blocks.delete(key));
       return loading;
     });
@@ -214,13 +212,14 @@ export class Archive {
               const entry = header.blocks[w.slot.index];
               const piece = bytes.subarray(entry.offset - start, entry.offset - start + entry.length);
               if (piece.byteLength !== entry.length || (await this.platform.sha256Hex(piece)) !== entry.sha256) {
+                this.storage.forget?.(path);
                 throw new IntegrityError(this.storage.describe(path), `block ${w.slot.index} does not match its sha256 ${entry.sha256}`);
               }
               const [, , bw, bh] = w.slot.window;
               const raw = await this.platform.inflateRaw(piece, rawBlockBytes(entry.codec, bw * bh)).catch((err) => {
                 throw new IntegrityError(this.storage.describe(path), `block ${w.slot.index} does not inflate (${(err as Error).message})`);
               });
-              w.resolve(decodeBlockCells(entry.codec, raw, bw, bh));
+              w.resolve(toStoredBlock(entry.codec, raw, bw, bh));
             } catch (err) {
               w.reject(err instanceof IntegrityError ? err : new IntegrityError(this.storage.describe(path), (err as Error).message));
             }

@@ -55,9 +55,11 @@ export class ByteSink {
     for (let i = 0; i < ascii.length; i++) this.buffer[at + i] = ascii.charCodeAt(i);
   }
 
+  /** The bytes written; copied to their own buffer when the spare room would double what an answer holds. */
   bytes(): Uint8Array {
     this.flush();
-    return this.buffer.subarray(0, this.length);
+    const written = this.buffer.subarray(0, this.length);
+    return this.buffer.length > 2 * this.length + 4096 ? written.slice() : written;
   }
 }
 

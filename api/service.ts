@@ -24,7 +24,7 @@ export interface ServiceOptions extends ArchiveOptions {
    * or a rejection naming the piece (the mirror client, whose caller must learn the mirror is damaged).
    */
   onUnverified?: "answer-503" | "throw";
-  /** bytes of computed answers kept for repeated requests (default 32 MiB) */
+  /** bytes of computed answers kept for repeated requests (default 16 MiB) */
   answerCacheBytes?: number;
 }
 
@@ -60,7 +60,7 @@ export class Service {
     this.environment = options.environment ?? "demo";
     this.warn = options.warn ?? ((m) => console.error(m));
     this.throwUnverified = options.onUnverified === "throw";
-    this.answers = new LruCache(options.answerCacheBytes ?? 32 << 20);
+    this.answers = new LruCache(options.answerCacheBytes ?? 16 << 20);
   }
 
   get platform(): Platform {
@@ -110,6 +110,11 @@ export class Service {
     this.current = Promise.resolve(next);
     this.failures.clear(); // a new publish may have repaired what failed
     return true;
+  }
+
+  /** Releases what the storage holds open (descriptors). */
+  close(): void {
+    this.archive.storage.close?.();
   }
 
   markFailed(id: string, reason: string): void {

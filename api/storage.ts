@@ -7,6 +7,10 @@ export interface Storage {
   read(path: string, offset?: number, length?: number): Promise<Uint8Array>;
   /** Where `path` lives, for messages ("dist/objects/..", "https://mirror/objects/.."). */
   describe(path: string): string;
+  /** Drops anything kept about `path` (an open descriptor): its bytes failed a check. */
+  forget?(path: string): void;
+  /** Releases what the storage holds open. */
+  close?(): void;
 }
 
 export interface Platform {

@@ -1,66 +1,40 @@
-// `make bench`: publish cost per full-grid day and query latency, each as a ratio to a baseline of the same run.
+// `make bench`: every figure beside a baseline measured in the same run, on this machine, now (machines here are
+// shared and noisy, so only ratios travel). Bounded: about 5 minutes (plus about 2 the first time, to make the
+// inputs); load only on 127.0.0.1; every dist in a temporary folder, removed at the end. Exits 1 when the
+// server answers any error under load. The last line is one JSON object with the figures.
 //
-// Machines here are shared and noisy, so every figure is paired with a baseline measured moments before:
-// publish per day against decoding the same day alone; query latency against GET /api/health.
+// Phases: (1) a year of full-grid SILO-format COGs: decoding alone vs publishing, bytes per day, then adding
+// one day (a grown folder, and EXTEND); (2) the server on that dist vs sirv serving the very same answer bytes
+// as static files, plain and compressed; (3) a long small-window archive: publish time and memory under an
+// open-file limit of 1024, one more day, start-up, memory and the largest answer.
 
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
-import type { AddressInfo } from "node:net";
+import { cp, mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { performance } from "node:perf_hooks";
+import { join, resolve } from "node:path";
+import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 import { findSiloFiles } from "../pipeline/discover.js";
-import { writeDemo } from "../pipeline/demo.js";
 import { readSiloTiff } from "../pipeline/geotiff.js";
+import { formatBytes } from "../pipeline/progress.js";
 import { publish } from "../pipeline/publish.js";
-import { createApp } from "../server/app.js";
 import { PLAUSIBLE_TMAX_DEGC } from "../schemas/contract.js";
+import { colToEdgeLon, rowToEdgeLat } from "../schemas/grid.js";
+import { dateToMemberPath } from "../sources/silo.js";
+import { type Proc, type WrkResult, postScript, readRss, runWrk, startServer, startStatic, variedQueryScript, variedTileScript } from "./load.js";
+import { BENCH_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
 
-const DEMO = ".cache/demo";
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
-function percentile(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(s.length * p))];
-}
-const ms = (x: number) => `${x.toFixed(2)} ms`;
-
-/** The demo days recompressed as SILO ships them (COG, DEFLATE + floating-point predictor), when GDAL is here. */
-async function makeCogs(folder: string): Promise<string | null> {
-  try {
-    execFileSync("gdal_translate", ["--version"], { stdio: "ignore" });
-  } catch {
-    return null;
-  }
-  for (const f of await findSiloFiles(DEMO)) {
-    await mkdir(join(folder, f.date.slice(0, 4)), { recursive: true });
-    execFileSync("gdal_translate", ["-q", "-of", "COG", "-co", "COMPRESS=DEFLATE", "-co", "PREDICTOR=FLOATING_POINT", f.path, join(folder, f.memberPath)]);
-  }
-  return folder;
-}
-
-async function benchPublish(sources: string, label: string, dist: string): Promise<string> {
-  const files = await findSiloFiles(sources);
-  const decodeMs: number[] = [];
-  for (const f of files) {
-    const t = performance.now();
-    await readSiloTiff(f.path, PLAUSIBLE_TMAX_DEGC);
-    decodeMs.push(performance.now() - t);
-  }
-  const t = performance.now();
-  const s = await publish({ sources, dist, observations: true, log: () => {} });
-  const totalMs = performance.now() - t;
-  const rasterBytes = await sizeOfTree(dist);
-  const perDay = totalMs / s.days;
-  return [
-    `publish ${label}: ${s.days} full-grid days (841 x 681) + ${s.observations} observations in ${(totalMs / 1000).toFixed(1)} s`,
-    `  per day ${ms(perDay)}  baseline decode-only per day ${ms(median(decodeMs))}  ratio ${(perDay / median(decodeMs)).toFixed(1)}x`,
-    `  dist per day ${(rasterBytes / s.days / 1e6).toFixed(2)} MB (everything in dist, observations included), dist ${(rasterBytes / 1e6).toFixed(1)} MB`,
-  ].join("\n");
-}
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const YEAR = listDays("2003-01-01", 365);
+const NEXT_DAY = "2004-01-01";
+const LONG_DAYS = Number(process.env.BENCH_LONG_DAYS ?? 20_000);
+const LONG = listDays("1950-01-01", LONG_DAYS + 1); // the last one is the day added afterwards
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const lines: string[] = [];
+const say = (line = "") => {
+  lines.push(line);
+  console.log(line);
+};
+let failures = 0;
 
 async function sizeOfTree(dir: string): Promise<number> {
   let total = 0;
@@ -71,7 +45,26 @@ async function sizeOfTree(dir: string): Promise<number> {
   return total;
 }
 
-function queryBody(bbox: number[], start: string, end: string, format: string): string {
+/** A folder of links to some of the cached source files: a maintainer's folder without copying 250 MB. */
+async function linkFolder(folder: string, cache: string, dates: string[]): Promise<string> {
+  for (const date of dates) {
+    const target = join(folder, dateToMemberPath(date));
+    await mkdir(join(target, ".."), { recursive: true });
+    await symlink(resolve(cache, dateToMemberPath(date)), target);
+  }
+  return folder;
+}
+
+function runProbe(sources: string, dist: string, extend = false, openFiles = 0): Record<string, number> & { id: string } {
+  const command = `${openFiles ? `ulimit -n ${openFiles} && ` : ""}exec node_modules/.bin/tsx bench/publish-probe.ts "${sources}" "${dist}"${extend ? " --extend" : ""}`;
+  const started = performance.now();
+  const out = execFileSync("bash", ["-c", command], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 20 });
+  return { ...JSON.parse(out.trim().split("\n").pop()!), wallMs: performance.now() - started };
+}
+
+const boxFor = (col: number, row: number, width: number, height: number) => [colToEdgeLon(col), rowToEdgeLat(row + height), colToEdgeLon(col + width), rowToEdgeLat(row)];
+
+function dataRequest(bbox: number[], start: string, end: string, format: "json" | "csv"): string {
   return JSON.stringify({
     variables: ["air_temperature_max"],
     region: { bbox, crs: "EPSG:4326" },
@@ -86,58 +79,204 @@ function queryBody(bbox: number[], start: string, end: string, format: string): 
   });
 }
 
-async function timeRequests(url: string, init: RequestInit | undefined, n: number): Promise<{ times: number[]; bytes: number; status: number }> {
-  let bytes = 0;
-  let status = 0;
-  const times: number[] = [];
-  for (let i = 0; i < n + 5; i++) {
-    const t = performance.now();
-    const res = await fetch(url, init);
-    const body = await res.arrayBuffer();
-    if (i >= 5) times.push(performance.now() - t); // the first five warm caches and the JIT
-    bytes = body.byteLength;
-    status = res.status;
-  }
-  return { times, bytes, status };
-}
+const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
-async function benchServer(dist: string): Promise<string> {
-  const app = await createApp({ dist, log: false });
-  await new Promise<void>((resolve) => app.server.listen(0, "127.0.0.1", resolve));
-  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  const post = (body: string): RequestInit => ({ method: "POST", headers: { "content-type": "application/json" }, body });
-  const N = 200;
-  try {
-    const health = await timeRequests(`${base}/api/health`, undefined, N);
-    const cases: [string, RequestInit, string][] = [
-      ["1 cell x 31 days, JSON", post(queryBody([133.88, -23.73, 133.92, -23.68], "2003-01-01", "2003-01-31", "json")), "/api/v1/data/query"],
-      ["10,000 rows (100 x 100 cells x 1 day), CSV", post(queryBody([130, -25, 135, -20], "2003-01-15", "2003-01-15", "csv")), "/api/v1/data/query"],
-      ["10,000 rows (50 x 50 cells x 4 days), CSV", post(queryBody([140, -30, 142.5, -27.5], "2003-01-10", "2003-01-13", "csv")), "/api/v1/data/query"],
-    ];
-    const lines = [`server (sequential requests over loopback, ${N} each after 5 warm-up; baseline GET /api/health median ${ms(median(health.times))})`];
-    for (const [name, init, path] of cases) {
-      const r = await timeRequests(`${base}${path}`, init, N);
-      if (r.status !== 200) throw new Error(`${name}: status ${r.status}`);
-      lines.push(
-        `  ${name}: median ${ms(median(r.times))}  p95 ${ms(percentile(r.times, 0.95))}  ${r.bytes} bytes  ratio to health ${(median(r.times) / median(health.times)).toFixed(1)}x`,
-      );
-    }
-    lines.push(`  server process RSS after the run: ${(process.memoryUsage().rss / 1e6).toFixed(0)} MB (bench and server share one process)`);
-    return lines.join("\n");
-  } finally {
-    await app.close();
-  }
-}
+// ---------------------------------------------------------------------------------------------------------------
 
 const work = await mkdtemp(join(tmpdir(), "bench-"));
+const procs: Proc[] = [];
+const figures: Record<string, number> = {};
 try {
-  await writeDemo(DEMO);
-  const cogs = await makeCogs(join(work, "cogs"));
-  if (cogs) console.log(await benchPublish(cogs, "(GDAL COGs, DEFLATE + floating-point predictor, as SILO ships them)", join(work, "dist-cog")));
-  else console.log("publish of COGs skipped: gdal_translate not found (bash test/ensure-gdal.sh installs it)");
-  const dist = join(work, "dist");
-  console.log(await benchPublish(DEMO, "(bundled demo, uncompressed GeoTIFF)", dist));
-  console.log(await benchServer(dist));
+  say(`make bench on ${new Date().toISOString().slice(0, 16)}Z, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, node ${process.version}, ${SECONDS} s per load run`);
+
+  // (1) A year of full-grid days ----------------------------------------------------------------------------
+  const yearCache = join(BENCH_CACHE, "year");
+  await makeFullGridDays(yearCache, [...YEAR, NEXT_DAY], log);
+  const yearFolder = await linkFolder(join(work, "year"), yearCache, YEAR);
+  const sample = (await findSiloFiles(yearFolder)).filter((_, i) => i % 18 === 0);
+  const decodeMs: number[] = [];
+  for (const f of sample) {
+    const t = performance.now();
+    await readSiloTiff(f.path, PLAUSIBLE_TMAX_DEGC);
+    decodeMs.push(performance.now() - t);
+  }
+  decodeMs.sort((a, b) => a - b);
+  const decodeDay = decodeMs[Math.floor(decodeMs.length / 2)];
+  const dist = join(work, "dist-year");
+  log("publishing a year of full-grid days");
+  const t0 = performance.now();
+  const year = await publish({ sources: yearFolder, dist, observations: false, log: () => {} });
+  const yearMs = performance.now() - t0;
+  const yearBytes = await sizeOfTree(dist);
+  const perDay = yearMs / year.days;
+  Object.assign(figures, {
+    decode_ms_per_day: decodeDay,
+    publish_ms_per_day: perDay,
+    publish_ratio: perDay / decodeDay,
+    year_publish_s: yearMs / 1000,
+    bytes_per_day: yearBytes / year.days,
+  });
+  const sourceBytes = (await Promise.all(YEAR.map((d) => stat(join(yearCache, dateToMemberPath(d)))))).reduce((n, s) => n + s.size, 0);
+  say();
+  say("publish: 365 full-grid days (841 x 681), COG DEFLATE + floating-point predictor as SILO ships them");
+  say(`  decode one day alone, one core (baseline)   ${fmt(decodeDay, 1)} ms`);
+  say(`  publish per day, every core                 ${fmt(perDay, 1)} ms   ratio ${fmt(perDay / decodeDay, 2)}  (goal <= 1.0)`);
+  say(`  the year                                    ${fmt(yearMs / 1000, 1)} s   (goal <= 45 s)`);
+  say(`  dist per day, everything counted            ${formatBytes(yearBytes / year.days)}   sources per day ${formatBytes(sourceBytes / 365)}  (goal <= 1.2 MB)`);
+
+  const extendCopy = join(work, "dist-year-extend");
+  await cp(dist, extendCopy, { recursive: true });
+  await linkFolder(yearFolder, yearCache, [NEXT_DAY]);
+  const grown = runProbe(yearFolder, dist);
+  const nextOnly = await linkFolder(join(work, "next"), yearCache, [NEXT_DAY]);
+  const extended = runProbe(nextOnly, extendCopy, true);
+  await rm(extendCopy, { recursive: true, force: true });
+  Object.assign(figures, { add_day_s: grown.wallMs / 1000, add_day_bytes: grown.bytesWritten, extend_day_s: extended.wallMs / 1000, extend_day_bytes: extended.bytesWritten });
+  say("adding one full-grid day to the 365-day version (a new process each: start-up included)");
+  say(`  the grown folder (366 files)                ${fmt(grown.wallMs / 1000, 2)} s  decoded ${grown.decoded}, reused ${grown.reused}  ${formatBytes(grown.bytesWritten)} written (day piece ${formatBytes(grown.dayBytesWritten)})  (goal <= 8 s)`);
+  say(`  EXTEND=1 with the new file alone            ${fmt(extended.wallMs / 1000, 2)} s  decoded ${extended.decoded}  ${formatBytes(extended.bytesWritten)} written (day piece ${formatBytes(extended.dayBytesWritten)})`);
+
+  // (2) The server against sirv serving the same bytes ----------------------------------------------------
+  const server = await startServer(dist);
+  procs.push(server);
+  const id = grown.id;
+  const query = (body: string) => fetch(`${server.url}/api/v1/data/query`, { method: "POST", headers: { "content-type": "application/json" }, body });
+  const firstQuery = performance.now();
+  await (await query(dataRequest(boxFor(500, 300, 1, 1), "2003-06-01", "2003-07-01", "json"))).arrayBuffer();
+  const firstQueryMs = performance.now() - firstQuery;
+  const staticDir = join(work, "static");
+  await mkdir(staticDir);
+  const workloads: { name: string; file: string; server: (headers: Record<string, string>) => Promise<WrkResult>; key?: string }[] = [];
+  const addPost = async (name: string, file: string, body: string, key?: string) => {
+    const res = await query(body);
+    if (res.status !== 200) throw new Error(`${name}: ${res.status} ${await res.text()}`);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    await writeStatic(file, bytes);
+    const script = join(work, `${file}.lua`);
+    await writeFile(script, postScript(body));
+    workloads.push({ name: `${name} (${formatBytes(bytes.byteLength)})`, file, key, server: (h) => runWrk(`${server.url}/api/v1/data/query`, SECONDS, script, h) });
+  };
+  async function writeStatic(file: string, bytes: Uint8Array): Promise<void> {
+    // what a static host serves: the file, and precompressed forms at their best levels
+    await writeFile(join(staticDir, file), bytes);
+    await writeFile(join(staticDir, `${file}.gz`), gzipSync(bytes, { level: 9 }));
+    await writeFile(join(staticDir, `${file}.br`), brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }));
+  }
+  // Each shape twice: the same request again and again (served by the answer cache after the first), and a
+  // different place and date every time (computed from the pieces: the figures that count).
+  const addVaried = async (name: string, file: string, key: string, script: string) => {
+    const path = join(work, `${key}.lua`);
+    await writeFile(path, script);
+    workloads.push({ name, file, key, server: (h) => runWrk(server.url, SECONDS, path, h) });
+  };
+  const LAND: [[number, number], [number, number]] = [[300, 650], [120, 420]];
+  await addPost("point series, 1 cell x 31 days, JSON, repeated", "point.json", dataRequest(boxFor(500, 300, 1, 1), "2003-06-01", "2003-07-01", "json"), "point_series_repeated");
+  await addVaried("  ... another cell and period each request", "point.json", "point_series", variedQueryScript({ width: 1, height: 1, days: 31, format: "json" }, YEAR, ...LAND));
+  await addPost("50 x 50 cells x 1 day, JSON, repeated", "box50.json", dataRequest(boxFor(450, 250, 50, 50), "2003-06-15", "2003-06-15", "json"), "small_box_repeated");
+  await addVaried("  ... another box and date each request", "box50.json", "small_box", variedQueryScript({ width: 50, height: 50, days: 1, format: "json" }, YEAR, ...LAND));
+  await addPost("78 x 78 cells x 1 day, JSON, repeated", "box78.json", dataRequest(boxFor(450, 250, 78, 78), "2003-06-15", "2003-06-15", "json"), "max_json_repeated");
+  await addVaried("  ... another box and date each request", "box78.json", "max_json", variedQueryScript({ width: 78, height: 78, days: 1, format: "json" }, YEAR, ...LAND));
+  await addPost("100 x 100 cells x 1 day, CSV, repeated", "box100.csv", dataRequest(boxFor(450, 250, 100, 100), "2003-06-15", "2003-06-15", "csv"), "max_csv_repeated");
+  await addVaried("  ... another box and date each request", "box100.csv", "max_csv", variedQueryScript({ width: 100, height: 100, days: 1, format: "csv" }, YEAR, ...LAND));
+  const tilePath = `/api/v1/layers/${id}?tile=20030615-r1-c1`;
+  const tile = new Uint8Array(await (await fetch(`${server.url}${tilePath}`)).arrayBuffer());
+  await writeStatic("tile.json", tile);
+  workloads.push({ name: `one 256 x 256 tile, GET, repeated (${formatBytes(tile.byteLength)})`, file: "tile.json", key: "tile_repeated", server: (h) => runWrk(`${server.url}${tilePath}`, SECONDS, undefined, h) });
+  await addVaried("  ... another full tile and date each request", "tile.json", "tile", variedTileScript(id, YEAR, ["r0-c1", "r0-c2", "r1-c1", "r1-c2"]));
+
+  const sirv = await startStatic(staticDir, "point.json");
+  procs.push(sirv);
+  say();
+  say(`server vs sirv serving the same answer bytes as static files (wrk, 1 thread, 10 connections, ${SECONDS} s each)`);
+  say("  (repeated: the answer cache serves it after the first; another ... each request: computed from the pieces)");
+  say(`  ${"workload".padEnd(58)} ${"server req/s".padStart(12)} ${"p99 ms".padStart(7)} ${"sirv req/s".padStart(11)} ${"ratio".padStart(6)}`);
+  for (const encoding of ["identity", "gzip, br"]) {
+    const headers: Record<string, string> = encoding === "identity" ? {} : { "Accept-Encoding": "gzip, br" };
+    say(`  Accept-Encoding: ${encoding}`);
+    for (const w of workloads) {
+      const s = await w.server(headers);
+      const base = await runWrk(`${sirv.url}/${w.file}`, SECONDS, undefined, headers);
+      if (s.errors > 0) {
+        failures++;
+        say(`  !! ${w.name}: the server answered ${s.errors} errors`);
+      }
+      const ratio = s.rps / base.rps;
+      say(`  ${w.name.padEnd(58)} ${fmt(s.rps).padStart(12)} ${fmt(s.p99Ms, 1).padStart(7)} ${fmt(base.rps).padStart(11)} ${fmt(ratio, 2).padStart(6)}`);
+      if (w.key && encoding === "identity") {
+        figures[`${w.key}_rps`] = s.rps;
+        figures[`${w.key}_p99_ms`] = s.p99Ms;
+        figures[`${w.key}_ratio`] = ratio;
+        if (w.key === "point_series") figures.static_small_rps = base.rps;
+      }
+      if (w.key && encoding !== "identity") figures[`${w.key}_br_ratio`] = ratio;
+    }
+  }
+  const yearRss = readRss(server.child.pid!);
+  Object.assign(figures, { startup_ms: server.startMs, first_query_ms: server.startMs + firstQueryMs, rss_mb: yearRss.rssMb, peak_rss_mb: yearRss.peakMb });
+  say(`  server start to first 200: ${fmt(server.startMs)} ms, first query answered ${fmt(firstQueryMs)} ms later; RSS after the runs ${fmt(yearRss.rssMb)} MB (peak ${fmt(yearRss.peakMb)} MB)`);
+  await Promise.all(procs.splice(0).map((p) => p.stop()));
+
+  // (3) A long small-window archive -------------------------------------------------------------------
+  const longCache = join(BENCH_CACHE, "long");
+  await makeSmallDays(longCache, LONG, [400, 300, 8, 8], log);
+  const longFolder = await linkFolder(join(work, "long"), longCache, LONG.slice(0, -1));
+  const longDist = join(work, "dist-long");
+  log(`publishing ${LONG_DAYS} small-window days under ulimit -n 1024`);
+  const longPublish = runProbe(longFolder, longDist, false, 1024);
+  const longOne = runProbe(await linkFolder(join(work, "long-next"), longCache, LONG.slice(-1)), longDist, true, 1024);
+  Object.assign(figures, {
+    long_days: LONG_DAYS,
+    long_publish_s: longPublish.wallMs / 1000,
+    long_publish_peak_mb: longPublish.maxRssMb,
+    long_add_day_index_bytes: longOne.bytesWritten - longOne.dayBytesWritten,
+  });
+  say();
+  say(`a long archive: ${fmt(LONG_DAYS)} small-window days (8 x 8 cells), open files limited to 1024`);
+  say(`  publish                                     ${fmt(longPublish.wallMs / 1000, 1)} s, peak memory ${fmt(longPublish.maxRssMb)} MB`);
+  say(`  one more day (EXTEND)                       ${fmt(longOne.wallMs / 1000, 2)} s, ${formatBytes(longOne.bytesWritten - longOne.dayBytesWritten)} written besides the day piece (goal <= 256 kB)`);
+
+  const longServer = await startServer(longDist);
+  procs.push(longServer);
+  const last = LONG[LONG.length - 1];
+  const firstDay = LONG[LONG.length - 31];
+  const q0 = performance.now();
+  const firstAnswer = await fetch(`${longServer.url}/api/v1/data/query`, { method: "POST", headers: { "content-type": "application/json" }, body: dataRequest(boxFor(400, 300, 8, 8), firstDay, last, "json") });
+  await firstAnswer.arrayBuffer();
+  const longFirstQuery = longServer.startMs + (performance.now() - q0);
+  const catalog = (await (await fetch(`${longServer.url}/api/v1/datasets`)).json()) as { datasets: { id: string }[] };
+  const longId = longOne.id;
+  const probes = [
+    "/api/v1/datasets",
+    `/api/v1/datasets/${longId}`,
+    `/api/v1/layers/${longId}`,
+    `/api/v1/layers/${longId}?limit=1000`,
+    `/api/v1/layers/${longId}?tile=${last.replaceAll("-", "")}-r1-c1`,
+  ];
+  let largest = { bytes: 0, what: "" };
+  for (const path of probes) {
+    const res = await fetch(`${longServer.url}${path}`);
+    const bytes = (await res.arrayBuffer()).byteLength;
+    if (res.status !== 200) failures++;
+    if (bytes > largest.bytes) largest = { bytes, what: `GET ${path}` };
+  }
+  for (const format of ["json", "csv"] as const) {
+    const res = await fetch(`${longServer.url}/api/v1/data/query`, { method: "POST", headers: { "content-type": "application/json" }, body: dataRequest(boxFor(400, 300, 8, 8), firstDay, last, format) });
+    const bytes = (await res.arrayBuffer()).byteLength;
+    if (res.status !== 200) failures++;
+    if (bytes > largest.bytes) largest = { bytes, what: `31-day ${format} query of all 64 cells` };
+  }
+  const recordBytes = (await (await fetch(`${longServer.url}/api/v1/datasets/${longId}`)).arrayBuffer()).byteLength;
+  const longRss = readRss(longServer.child.pid!);
+  Object.assign(figures, { long_startup_ms: longServer.startMs, long_first_query_ms: longFirstQuery, long_rss_mb: longRss.rssMb, long_largest_response_bytes: largest.bytes, long_record_bytes: recordBytes });
+  say(`  server start to first 200 ${fmt(longServer.startMs)} ms; to the first answered 31-day query ${fmt(longFirstQuery)} ms (goal <= 2000 ms)`);
+  say(`  RSS ${fmt(longRss.rssMb)} MB (goal <= 200 MB); the catalog lists ${catalog.datasets.length} versions; dataset record ${formatBytes(recordBytes)} (goal <= 64 kB)`);
+  say(`  largest answer ${formatBytes(largest.bytes)}: ${largest.what}`);
 } finally {
+  await Promise.all(procs.map((p) => p.stop()));
   await rm(work, { recursive: true, force: true });
 }
+
+const rounded = Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, Math.round(v * 100) / 100]));
+if (failures > 0) say(`FAILED: ${failures} error answers during the run`);
+console.log(JSON.stringify({ ...rounded, failures }));
+process.exit(failures > 0 ? 1 : 0);

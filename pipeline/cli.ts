@@ -33,7 +33,7 @@ async function runPublish(sources: string | undefined, dist: string, extend: boo
     ...s.added.map((d) => `  + ${d.id}  ${d.period_start}..${d.period_end}  ${d.access_level}  ${d.title}`),
     ...s.unchanged.map((d) => `  = ${d.id}  (already published)`),
     `  days ${s.days} (decoded ${s.decoded}, reused ${s.reused})  tiles ${s.tiles}  observations ${s.observations}`,
-    `  objects written ${s.objectsWritten} (${formatBytes(s.bytesWritten)})`,
+    `  objects written ${s.objectsWritten} (${formatBytes(s.bytesWritten)}: day pieces ${formatBytes(s.dayBytesWritten)}, index and catalog ${formatBytes(s.bytesWritten - s.dayBytesWritten)})`,
   ];
   console.log(lines.join("\n"));
 }

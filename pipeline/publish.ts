@@ -42,6 +42,8 @@ export interface PublishSummary {
   observations: number;
   objectsWritten: number;
   bytesWritten: number;
+  /** bytes of the day pieces among them (the rest is index, catalog and manifest) */
+  dayBytesWritten: number;
   ms: number;
 }
 
@@ -127,7 +129,7 @@ async function publishLocked(options: PublishOptions, progress: Progress, starte
 
 async function publishInto(store: ObjectStore, previous: Snapshot | null, options: PublishOptions, progress: Progress, started: number): Promise<PublishSummary> {
   const summary: PublishSummary = {
-    added: [], unchanged: [], days: 0, decoded: 0, reused: 0, tiles: 0, observations: 0, objectsWritten: 0, bytesWritten: 0, ms: 0,
+    added: [], unchanged: [], days: 0, decoded: 0, reused: 0, tiles: 0, observations: 0, objectsWritten: 0, bytesWritten: 0, dayBytesWritten: 0, ms: 0,
   };
   const fresh: { record: Dataset; coverage: Coverage | null }[] = [];
   const isPublished = async (id: string) => (await previous?.findRecord(id)) ?? null;
@@ -172,6 +174,7 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
   }
   summary.objectsWritten = store.added.length;
   summary.bytesWritten = store.bytesWritten;
+  summary.dayBytesWritten = store.added.filter((f) => f.path.endsWith(".day")).reduce((n, f) => n + f.size, 0);
   summary.ms = Date.now() - started;
   return summary;
 }

@@ -65,27 +65,44 @@ export function rawBlockBytes(codec: BlockCodec, cells: number): number {
   return codec === BlockCodec.Tenths ? cells * 2 : codec === BlockCodec.Float32 ? cells * 4 : 0;
 }
 
-/** Cells of one block from its inflated bytes; missing cells are NaN. Throws on a size that does not fit. */
-export function decodeBlockCells(codec: BlockCodec, raw: Uint8Array | null, width: number, height: number): Float32Array {
+/**
+ * A block as readers keep it: its stored codes (tenths as int16 differences, or float32), decoded one row
+ * segment at a time as requests read it, so reading one cell never decodes a whole block and a cached block
+ * takes 2 bytes a cell.
+ */
+export interface StoredBlock {
+  codec: BlockCodec;
+  width: number;
+  tenths: Int16Array | null;
+  floats: Float32Array | null;
+}
+
+const EMPTY_BLOCK: Omit<StoredBlock, "width"> = { codec: BlockCodec.Empty, tenths: null, floats: null };
+
+/** A block from its inflated bytes; throws when their size does not fit the block. */
+export function toStoredBlock(codec: BlockCodec, raw: Uint8Array | null, width: number, height: number): StoredBlock {
+  if (codec === BlockCodec.Empty) return { ...EMPTY_BLOCK, width };
   const cells = width * height;
-  const out = new Float32Array(cells);
-  if (codec === BlockCodec.Empty) {
-    out.fill(NaN);
-    return out;
-  }
+  if (codec !== BlockCodec.Tenths && codec !== BlockCodec.Float32) throw new Error(`unknown block codec ${codec}`);
   if (!raw || raw.byteLength !== rawBlockBytes(codec, cells)) throw new Error(`block inflates to ${raw?.byteLength ?? 0} bytes, expected ${rawBlockBytes(codec, cells)}`);
-  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
-  if (codec === BlockCodec.Float32) {
-    for (let i = 0; i < cells; i++) out[i] = view.getFloat32(4 * i, true);
-    return out;
-  }
-  if (codec !== BlockCodec.Tenths) throw new Error(`unknown block codec ${codec}`);
-  for (let start = 0; start < cells; start += width) {
+  // typed views need aligned bytes (little-endian, as on every platform this runs on)
+  const aligned = raw.byteOffset % 4 === 0 ? raw : raw.slice();
+  return codec === BlockCodec.Tenths
+    ? { codec, width, tenths: new Int16Array(aligned.buffer, aligned.byteOffset, cells), floats: null }
+    : { codec, width, tenths: null, floats: new Float32Array(aligned.buffer, aligned.byteOffset, cells) };
+}
+
+/** Writes cells [c0, c1) of block row `row` to `out` from `at`; missing cells are NaN. */
+export function readBlockRow(block: StoredBlock, row: number, c0: number, c1: number, out: Float32Array, at: number): void {
+  const start = row * block.width;
+  if (block.tenths) {
+    const d = block.tenths;
     let k = 0;
-    for (let i = start; i < start + width; i++) {
-      k = (k + view.getInt16(2 * i, true)) << 16 >> 16;
-      out[i] = TENTHS[k + 32768];
+    for (let i = start; i < start + c0; i++) k = (k + d[i]) << 16 >> 16;
+    for (let i = start + c0; i < start + c1; i++) {
+      k = (k + d[i]) << 16 >> 16;
+      out[at++] = TENTHS[k + 32768];
     }
-  }
-  return out;
+  } else if (block.floats) out.set(block.floats.subarray(start + c0, start + c1), at);
+  else out.fill(NaN, at, at + (c1 - c0));
 }

@@ -152,6 +152,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      service.close();
     },
   };
 }

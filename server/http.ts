@@ -55,15 +55,14 @@ export function selectCoding(acceptEncoding: string | undefined): Coding | null 
 }
 
 /**
- * Answers built per request (POST, no-store) get the fastest levels, so compressing never costs more than
- * building the answer; answers about immutable data are compressed once, harder, and kept.
+ * Every answer is built per request (tiles too are rendered from day pieces), so the fastest levels: compressing
+ * never costs more than building. The compressed form is kept with the answer, so a repeated one costs nothing.
+ * (A static mirror serves precompressed files at their best levels; see make mirror.)
  */
-function compress(body: Uint8Array, coding: Coding, once: boolean): Promise<Uint8Array> {
+function compress(body: Uint8Array, coding: Coding): Promise<Uint8Array> {
   return coding === "br"
-    ? brotli(body, {
-        params: { [zlib.constants.BROTLI_PARAM_QUALITY]: once ? 5 : 1, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.byteLength },
-      })
-    : gzip(body, { level: once ? 6 : 1 });
+    ? brotli(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.byteLength } })
+    : gzip(body, { level: 1 });
 }
 
 /** If-None-Match matches any representation of the same content (weak comparison, RFC 9110 13.1.2). */
@@ -107,7 +106,7 @@ export async function sendAnswer(req: IncomingMessage, res: ServerResponse, answ
     if (!forms) compressed.set(answer, (forms = new Map()));
     let hit = forms.get(coding);
     if (!hit) {
-      const bytes = await compress(answer.body, coding, answer.cache !== "no-store");
+      const bytes = await compress(answer.body, coding);
       hit = { payload: bytes, digest: hexToDigestHeader(sha256Hex(bytes)) };
       forms.set(coding, hit);
     }

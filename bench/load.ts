@@ -1,0 +1,143 @@
+// Load and process helpers of the bench: the server and a sirv baseline as child processes on 127.0.0.1,
+// wrk runs (bounded in time), start-up timing and resident memory.
+
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+export interface Proc {
+  child: ChildProcess;
+  url: string;
+  /** ms from spawn to the first 200 of GET /api/health (server) or of any file (sirv) */
+  startMs: number;
+  stop(): Promise<void>;
+}
+
+async function waitFor(url: string, deadlineMs: number): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  for (;;) {
+    try {
+      const res = await fetch(url);
+      await res.arrayBuffer();
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > until) throw new Error(`${url} did not answer within ${deadlineMs} ms`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+let nextPort = 18400;
+
+async function startProcess(command: string, args: string[], env: Record<string, string>, probePath: string): Promise<Proc> {
+  const port = nextPort++;
+  const t0 = performance.now();
+  const child = spawn(command, args, { env: { ...process.env, ...env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit"] });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(`${url}${probePath}`, 30_000);
+  const startMs = performance.now() - t0;
+  return {
+    child,
+    url,
+    startMs,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
+}
+
+/** The server from its built bundle, as `make serve` runs it. */
+export function startServer(dist: string): Promise<Proc> {
+  return startProcess("node", ["build/server.js"], { DIST: dist, LOG: "0" }, "/api/health");
+}
+
+/** sirv serving `dir` as static files, precompressed .br/.gz siblings included: the floor to compare with. */
+export async function startStatic(dir: string, probeFile: string): Promise<Proc> {
+  const script = join(dir, "..", "static-server.mjs");
+  await writeFile(
+    script,
+    `import http from "node:http"; import sirv from ${JSON.stringify(new URL("../node_modules/sirv/build.mjs", import.meta.url).href)};
+     const serve = sirv(${JSON.stringify(dir)}, { etag: true, brotli: true, gzip: true, maxAge: 60 });
+     http.createServer((req, res) => serve(req, res)).listen(Number(process.env.PORT), "127.0.0.1");`,
+  );
+  return startProcess("node", [script], {}, `/${probeFile}`);
+}
+
+/** Resident memory of a process now and at its peak, from /proc (MB). */
+export function readRss(pid: number): { rssMb: number; peakMb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
+  return { rssMb: kb("VmRSS") / 1024, peakMb: kb("VmHWM") / 1024 };
+}
+
+export interface WrkResult {
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+}
+
+function toMs(text: string): number {
+  const m = /([0-9.]+)(us|ms|s)/.exec(text);
+  if (!m) return NaN;
+  return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
+}
+
+/** wrk, one thread, 10 connections, for `seconds`; a Lua script for POST bodies or varied requests. */
+export async function runWrk(url: string, seconds: number, script?: string, headers: Record<string, string> = {}): Promise<WrkResult> {
+  const args = ["-t1", "-c10", `-d${seconds}s`, "--latency", ...(script ? ["-s", script] : [])];
+  for (const [k, v] of Object.entries(headers)) args.push("-H", `${k}: ${v}`);
+  const { stdout } = await run("wrk", [...args, url], { timeout: (seconds + 30) * 1000 });
+  const rps = Number(/Requests\/sec:\s+([0-9.]+)/.exec(stdout)?.[1] ?? 0);
+  const p50 = toMs(/\n\s+50%\s+(\S+)/.exec(stdout)?.[1] ?? "");
+  const p99 = toMs(/\n\s+99%\s+(\S+)/.exec(stdout)?.[1] ?? "");
+  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? 0);
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
+  const errors = non2xx + (socket ? Number(socket[1]) + Number(socket[2]) + Number(socket[3]) + Number(socket[4]) : 0);
+  return { rps, p50Ms: p50, p99Ms: p99, errors };
+}
+
+/** A wrk Lua script sending one POST body again and again. */
+export function postScript(body: string): string {
+  return `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\nwrk.headers["Content-Type"] = "application/json"\n`;
+}
+
+/**
+ * A wrk Lua script sending a different query each time (another place, another date), all of one shape:
+ * the computed path, which no answer cache can serve.
+ */
+export function variedQueryScript(shape: { width: number; height: number; days: number; format: "json" | "csv" }, dates: string[], cols: [number, number], rows: [number, number]): string {
+  return `local dates = {${dates.map((d) => JSON.stringify(d)).join(",")}}
+local n = 0
+request = function()
+  n = n + 1
+  local col = ${cols[0]} + (n * 7919) % ${cols[1] - cols[0]}
+  local row = ${rows[0]} + (n * 104729) % ${rows[1] - rows[0]}
+  local i = 1 + (n * 31) % (#dates - ${shape.days})
+  local west = (111975 + 50 * col) / 1000
+  local north = (-9975 - 50 * row) / 1000
+  local body = string.format('{"variables":["air_temperature_max"],"region":{"bbox":[%.3f,%.3f,%.3f,%.3f],"crs":"EPSG:4326"},"period":{"start":"%s","end":"%s"},"temporal_resolution":"daily","spatial_resolution":"native","units":{"air_temperature_max":"degC"},"data_class":"interpolated_observation","missing_policy":"preserve","source_preference":"silo","format":"${shape.format}"}', west, north - ${shape.height * 0.05}, west + ${shape.width * 0.05}, north, dates[i], dates[i + ${shape.days - 1}])
+  return wrk.format("POST", "/api/v1/data/query", {["Content-Type"] = "application/json"}, body)
+end
+`;
+}
+
+/** A wrk Lua script asking for a different tile each time: another date of the year, another lattice tile. */
+export function variedTileScript(versionId: string, dates: string[], tiles: string[]): string {
+  return `local dates = {${dates.map((d) => JSON.stringify(d.replaceAll("-", ""))).join(",")}}
+local tiles = {${tiles.map((t) => JSON.stringify(t)).join(",")}}
+local n = 0
+request = function()
+  n = n + 1
+  local path = "/api/v1/layers/${versionId}?tile=" .. dates[1 + (n * 7) % #dates] .. "-" .. tiles[1 + n % #tiles]
+  return wrk.format("GET", path)
+end
+`;
+}

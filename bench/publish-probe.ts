@@ -1,0 +1,21 @@
+// A publish in its own process, for the bench: prints one JSON line with its wall time, peak memory and summary.
+// usage: tsx bench/publish-probe.ts <sources> <dist> [--extend]
+
+import { publish } from "../pipeline/publish.js";
+
+const [sources, dist, flag] = process.argv.slice(2);
+const started = performance.now();
+const summary = await publish({ sources, dist, observations: false, extend: flag === "--extend", log: () => {} });
+console.log(
+  JSON.stringify({
+    ms: performance.now() - started,
+    maxRssMb: process.resourceUsage().maxRSS / 1024,
+    days: summary.days,
+    decoded: summary.decoded,
+    reused: summary.reused,
+    objectsWritten: summary.objectsWritten,
+    bytesWritten: summary.bytesWritten,
+    dayBytesWritten: summary.dayBytesWritten,
+    id: summary.added[0]?.id ?? null,
+  }),
+);

@@ -1,0 +1,65 @@
+// `npm run --silent mirror -- <mirror-url> <METHOD> <path> [<body-file>]`: the mirror client as a command. The answer
+// body goes to stdout as it is, `HTTP <status>` and its headers to stderr. Exit 0 for any answer the interface
+// computed (4xx and 5xx included), 2 when the mirror cannot be read or a piece fails verification, 64 on bad usage, 1 otherwise (an unreadable body-file).
+
+import { readFile } from "node:fs/promises";
+import { buffer } from "node:stream/consumers";
+import { CatalogError, IntegrityError, StorageError, createMirrorClient } from "./index.js";
+
+const USAGE = `usage: npm run --silent mirror -- <mirror-url> <METHOD> <path> [<body-file>|-] [--content-type <type>]
+
+  mirror-url    where the dist is served (the folder with catalog.json), e.g. http://127.0.0.1:8081/
+  METHOD path   a request of the interface, e.g. GET /api/v1/datasets?limit=2
+  body-file     the request body (- reads stdin); sent as application/json unless --content-type says otherwise
+
+The answer body goes to stdout, "HTTP <status>" and its headers to stderr. Exit 0 for any answer (4xx and 5xx
+included), 2 when the mirror cannot be read or fails verification, 64 on bad usage.`;
+
+class UsageError extends Error {}
+
+function parseArgs(args: string[]): { url: string; method: string; path: string; bodyFile?: string; contentType?: string } {
+  const positional: string[] = [];
+  let contentType: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "--content-type") contentType = args[++i];
+    else if (args[i].startsWith("--content-type=")) contentType = args[i].slice("--content-type=".length);
+    else if (args[i] === "-h" || args[i] === "--help") throw new UsageError("");
+    else positional.push(args[i]);
+  }
+  if (positional.length < 3 || positional.length > 4) throw new UsageError("expected <mirror-url> <METHOD> <path> [<body-file>]");
+  const [url, method, path, bodyFile] = positional;
+  if (!/^https?:\/\//.test(url)) throw new UsageError(`${url} is not an http(s) URL`);
+  if (!path.startsWith("/")) throw new UsageError(`${path} is not a path (it starts with /, e.g. /api/health)`);
+  return { url, method: method.toUpperCase(), path, bodyFile, contentType };
+}
+
+async function readBodyFile(file: string): Promise<Uint8Array> {
+  return file === "-" ? await buffer(process.stdin) : await readFile(file);
+}
+
+async function main(args: string[]): Promise<number> {
+  const { url, method, path, bodyFile, contentType } = parseArgs(args);
+  const body = bodyFile === undefined ? null : await readBodyFile(bodyFile);
+  const client = createMirrorClient({ baseUrl: url, environment: process.env.SERVICE_ENVIRONMENT });
+  const answer = await client.answer({ method, path, body, contentType: body ? (contentType ?? "application/json") : contentType });
+  const lines = [`HTTP ${answer.status}`, ...Object.entries(answer.headers).map(([name, value]) => `${name}: ${value}`)];
+  process.stderr.write(`${lines.join("\n")}\n`);
+  await new Promise<void>((done, fail) => process.stdout.write(answer.body, (err) => (err ? fail(err) : done())));
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => (process.exitCode = code),
+  (err: unknown) => {
+    if (err instanceof UsageError) {
+      process.stderr.write(`${err.message ? `mirror: ${err.message}\n\n` : ""}${USAGE}\n`);
+      process.exitCode = 64;
+    } else if (err instanceof IntegrityError || err instanceof StorageError || err instanceof CatalogError) {
+      process.stderr.write(`mirror: ${err.message}\n`);
+      process.exitCode = 2;
+    } else {
+      process.stderr.write(`mirror: ${(err as Error)?.message ?? String(err)}\n`);
+      process.exitCode = 1;
+    }
+  },
+);

@@ -1,0 +1,220 @@
+// The mirror client: every route of the interface answered from a mirror's static dist (HTTP range requests),
+// byte for byte as the server answers it, by the same core (api/). Runs in browsers and in Node >= 20.
+//
+// Only web platform APIs here and below (fetch, WebCrypto, DecompressionStream): no node:* import, which
+// test/mirror.test.ts checks by bundling this file for the browser.
+
+import { type Answer, type CachePolicy, JSON_TYPE, formatEtag, hexToDigestHeader, answerSha256 } from "../api/answer.js";
+import { CatalogError } from "../api/archive.js";
+import { payloadTooLarge } from "../api/request.js";
+import { findRoute } from "../api/routes.js";
+import { type ApiRequest, Service } from "../api/service.js";
+import { IntegrityError, StorageError, fromUtf8, utf8 } from "../api/storage.js";
+import { LIMITS } from "../schemas/contract.js";
+import { type Fetch, HttpStorage, type TransferStats } from "./http-storage.js";
+import { webPlatform } from "./platform.js";
+
+export { CatalogError, IntegrityError, StorageError };
+export type { Fetch, TransferStats };
+
+export interface MirrorClientOptions {
+  /** where the dist is served: the folder that holds catalog.json (https://cdn.example/climate/) */
+  baseUrl: string;
+  /**
+   * scheme://host[/path] the capabilities links point at (default: baseUrl without its trailing "/"); the
+   * server uses the origin it was asked on, so a client standing in for a server passes that server's origin
+   */
+  linksBaseUrl?: string;
+  /** bytes of verified pieces and decoded blocks kept in memory (default 64 MiB); computed answers get a quarter more */
+  cacheBytes?: number;
+  /** health `environment`, as the server's SERVICE_ENVIRONMENT (default demo) */
+  environment?: string;
+  /** the fetch to read the mirror with (default globalThis.fetch) */
+  fetch?: Fetch;
+  /** catalog.json is read again at most this often (default 60000: the max-age a mirror serves it with) */
+  catalogTtlMs?: number;
+  /** where catalog reload failures are reported (default: nowhere; the previous catalog keeps answering) */
+  warn?: (message: string) => void;
+}
+
+export interface MirrorRequest {
+  /** default GET */
+  method?: string;
+  /** the route path as a server would be asked it, percent-encoded; may carry "?query" */
+  path: string;
+  /** query parameters besides (or instead of) those in `path` */
+  query?: URLSearchParams | Record<string, string> | string;
+  /** request body: bytes, text, or a value sent as JSON */
+  body?: Uint8Array | string | object | null;
+  /** Content-Type of the body (default application/json for a value body; none otherwise) */
+  contentType?: string;
+}
+
+export interface MirrorAnswer {
+  status: number;
+  /**
+   * What the server sends for the same request without Accept-Encoding, minus transport (Content-Length, Vary,
+   * CORS, Connection): Content-Type, Cache-Control, ETag (when the answer has one), Content-Digest,
+   * Service-Dataset-Version, Service-Request-SHA256, Link, Allow.
+   */
+  headers: Record<string, string>;
+  body: Uint8Array;
+  text(): string;
+  json<T = unknown>(): T;
+}
+
+/** A computed answer that is not a 200, from a helper that only returns 200 bodies. */
+export class AnswerError extends Error {
+  constructor(readonly answer: MirrorAnswer) {
+    super(`HTTP ${answer.status}: ${describeErrorBody(answer)}`);
+    this.name = "AnswerError";
+  }
+
+  get status(): number {
+    return this.answer.status;
+  }
+}
+
+function describeErrorBody(answer: MirrorAnswer): string {
+  try {
+    const body = answer.json<{ error?: string; message?: string }>();
+    return body.message ? `${body.error}: ${body.message}` : answer.text();
+  } catch {
+    return answer.text();
+  }
+}
+
+// Same policy words as the server's (server/http.ts CACHE_CONTROL): decisions.md 5 for why.
+const CACHE_CONTROL: Record<CachePolicy, string> = {
+  immutable: "public, max-age=31536000, immutable",
+  short: "public, max-age=60",
+  "no-store": "no-store",
+};
+
+// Hop-by-hop headers an answer may ask the server for: they say nothing about the answer itself.
+const TRANSPORT_HEADERS = new Set(["connection"]);
+
+const EMPTY = new Uint8Array(0);
+
+function toBody(body: MirrorRequest["body"]): Uint8Array | null {
+  if (body === undefined || body === null) return null;
+  if (body instanceof Uint8Array) return body;
+  if (typeof body === "string") return utf8(body);
+  return utf8(JSON.stringify(body));
+}
+
+function toQuery(path: string, extra: MirrorRequest["query"]): { path: string; query: URLSearchParams } {
+  const at = path.indexOf("?");
+  const query = new URLSearchParams(at < 0 ? "" : path.slice(at + 1));
+  if (extra !== undefined) {
+    for (const [name, value] of new URLSearchParams(extra as ConstructorParameters<typeof URLSearchParams>[0])) query.append(name, value);
+  }
+  return { path: at < 0 ? path : path.slice(0, at), query };
+}
+
+export class MirrorClient {
+  readonly service: Service;
+  readonly storage: HttpStorage;
+  private readonly linksBaseUrl: string;
+  private readonly catalogTtlMs: number;
+  /** when catalog.json was last asked for (0: never) */
+  private catalogReadAt = 0;
+
+  constructor(options: MirrorClientOptions) {
+    this.storage = new HttpStorage(options.baseUrl, options.fetch);
+    this.linksBaseUrl = (options.linksBaseUrl ?? this.storage.baseUrl).replace(/\/+$/, "");
+    this.catalogTtlMs = options.catalogTtlMs ?? 60_000;
+    const cacheBytes = options.cacheBytes ?? 64 << 20;
+    this.service = new Service({
+      storage: this.storage,
+      platform: webPlatform,
+      environment: options.environment,
+      warn: options.warn ?? (() => {}),
+      // a damaged mirror is the caller's to know: a rejection naming the piece, never a 503 or a wrong body
+      onUnverified: "throw",
+      cacheBytes,
+      answerCacheBytes: Math.max(1 << 20, cacheBytes / 4),
+    });
+  }
+
+  /** HTTP requests sent to the mirror and body bytes received, since this client was made. */
+  stats(): TransferStats {
+    return { ...this.storage.stats };
+  }
+
+  /**
+   * The answer of the interface to a request, as the server gives it over the same dist. Rejects (IntegrityError,
+   * StorageError, CatalogError; each message names the piece's URL) when the mirror cannot be read or a piece fails
+   * its sha256.
+   */
+  async answer(request: MirrorRequest): Promise<MirrorAnswer> {
+    const method = (request.method ?? "GET").toUpperCase();
+    const { path, query } = toQuery(request.path, request.query);
+    const body = toBody(request.body);
+    const contentType = request.contentType ?? (body && typeof request.body === "object" && !(request.body instanceof Uint8Array) ? JSON_TYPE : undefined);
+    await this.refreshCatalog();
+    const api: ApiRequest = { method, path, query, contentType, body: null, baseUrl: this.linksBaseUrl };
+    // Routed as the server routes (server/app.ts): only routes that read a body get it, bounded before any check.
+    const found = findRoute(method, path);
+    let answer: Answer;
+    if (found && "route" in found) {
+      if (found.route.readsBody && body && body.byteLength > LIMITS.maxRequestBytes) {
+        answer = await this.service.answerError(payloadTooLarge(), api);
+      } else {
+        answer = await this.service.answerRoute(found.route, found.params, { ...api, body: found.route.readsBody ? body : null });
+      }
+    } else {
+      answer = await this.service.answer(api);
+    }
+    return this.toMirrorAnswer(answer, method === "HEAD");
+  }
+
+  /** A GET answer's body as JSON; rejects with AnswerError on any status but 200. */
+  async getJson<T = unknown>(path: string): Promise<T> {
+    const answer = await this.answer({ path });
+    if (answer.status !== 200) throw new AnswerError(answer);
+    return answer.json<T>();
+  }
+
+  /** POST /api/v1/data/query in `format` (json or csv); rejects with AnswerError on any status but 200. */
+  async query(dataRequest: object, format: "json" | "csv" = "json"): Promise<MirrorAnswer> {
+    const answer = await this.answer({ method: "POST", path: "/api/v1/data/query", body: { ...dataRequest, format } });
+    if (answer.status !== 200) throw new AnswerError(answer);
+    return answer;
+  }
+
+  /** catalog.json again once it may have changed (catalogTtlMs): a new publish is answered from within that time. */
+  private async refreshCatalog(): Promise<void> {
+    const now = Date.now();
+    if (this.catalogReadAt === 0) {
+      this.catalogReadAt = now; // the first answer reads it (Service.snapshot)
+      return;
+    }
+    if (now - this.catalogReadAt < this.catalogTtlMs) return;
+    this.catalogReadAt = now;
+    await this.service.reload();
+  }
+
+  private async toMirrorAnswer(answer: Answer, head: boolean): Promise<MirrorAnswer> {
+    const headers: Record<string, string> = { "Content-Type": answer.type, "Cache-Control": CACHE_CONTROL[answer.cache] };
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (!TRANSPORT_HEADERS.has(name.toLowerCase())) headers[name] = value;
+    }
+    const sha256 = await answerSha256(webPlatform, answer);
+    if (answer.etag) headers.ETag = formatEtag(sha256);
+    headers["Content-Digest"] = hexToDigestHeader(sha256);
+    const body = head ? EMPTY : answer.body;
+    return {
+      status: answer.status,
+      headers,
+      body,
+      text: () => fromUtf8(body),
+      json: <T>() => JSON.parse(fromUtf8(body)) as T,
+    };
+  }
+}
+
+/** A client for the mirror at `options.baseUrl`; nothing is read until the first answer. */
+export function createMirrorClient(options: MirrorClientOptions): MirrorClient {
+  return new MirrorClient(options);
+}
