@@ -7,6 +7,14 @@ import { type Platform, utf8 } from "./storage.js";
 
 export type CachePolicy = "immutable" | "short" | "no-store";
 
+export const CACHE_CONTROL: Record<CachePolicy, string> = {
+  // A dataset version never changes (decisions.md 5), so anything about one may be kept for a year.
+  immutable: "public, max-age=31536000, immutable",
+  // The catalog gains versions when a publish replaces catalog.json; clients see it within a minute.
+  short: "public, max-age=60",
+  "no-store": "no-store",
+};
+
 export const JSON_TYPE = "application/json; charset=utf-8";
 export const CSV_TYPE = "text/csv; charset=utf-8";
 
@@ -73,6 +81,20 @@ export function hexToDigestHeader(hex: string): string {
   let binary = "";
   for (let i = 0; i < hex.length; i += 2) binary += String.fromCharCode(parseInt(hex.slice(i, i + 2), 16));
   return `sha-256=:${btoa(binary)}:`;
+}
+
+/**
+ * The headers of an answer sent as it is (no content coding): media type, caching, the contract's headers,
+ * the ETag when it has one, and Content-Digest. The server adds transport to these; the mirror client returns
+ * exactly these. `Connection` is transport, not part of the answer.
+ */
+export async function identityHeaders(platform: Platform, answer: Answer): Promise<Record<string, string>> {
+  const headers: Record<string, string> = { "Content-Type": answer.type, "Cache-Control": CACHE_CONTROL[answer.cache] };
+  for (const [name, value] of Object.entries(answer.headers)) if (name.toLowerCase() !== "connection") headers[name] = value;
+  const sha256 = await answerSha256(platform, answer);
+  if (answer.etag) headers.ETag = formatEtag(sha256);
+  headers["Content-Digest"] = hexToDigestHeader(sha256);
+  return headers;
 }
 
 /** A strong ETag from the body's hash; each content coding is its own representation (RFC 9110 8.8.3). */

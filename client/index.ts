@@ -4,7 +4,7 @@
 // Only web platform APIs here and below (fetch, WebCrypto, DecompressionStream): no node:* import, which
 // test/mirror.test.ts checks by bundling this file for the browser.
 
-import { type Answer, type CachePolicy, JSON_TYPE, formatEtag, hexToDigestHeader, answerSha256 } from "../api/answer.js";
+import { type Answer, JSON_TYPE, identityHeaders } from "../api/answer.js";
 import { CatalogError } from "../api/archive.js";
 import { payloadTooLarge } from "../api/request.js";
 import { findRoute } from "../api/routes.js";
@@ -83,16 +83,6 @@ function describeErrorBody(answer: MirrorAnswer): string {
     return answer.text();
   }
 }
-
-// Same policy words as the server's (server/http.ts CACHE_CONTROL): decisions.md 5 for why.
-const CACHE_CONTROL: Record<CachePolicy, string> = {
-  immutable: "public, max-age=31536000, immutable",
-  short: "public, max-age=60",
-  "no-store": "no-store",
-};
-
-// Hop-by-hop headers an answer may ask the server for: they say nothing about the answer itself.
-const TRANSPORT_HEADERS = new Set(["connection"]);
 
 const EMPTY = new Uint8Array(0);
 
@@ -196,13 +186,7 @@ export class MirrorClient {
   }
 
   private async toMirrorAnswer(answer: Answer, head: boolean): Promise<MirrorAnswer> {
-    const headers: Record<string, string> = { "Content-Type": answer.type, "Cache-Control": CACHE_CONTROL[answer.cache] };
-    for (const [name, value] of Object.entries(answer.headers)) {
-      if (!TRANSPORT_HEADERS.has(name.toLowerCase())) headers[name] = value;
-    }
-    const sha256 = await answerSha256(webPlatform, answer);
-    if (answer.etag) headers.ETag = formatEtag(sha256);
-    headers["Content-Digest"] = hexToDigestHeader(sha256);
+    const headers = await identityHeaders(webPlatform, answer);
     const body = head ? EMPTY : answer.body;
     return {
       status: answer.status,

@@ -1,11 +1,13 @@
 // `make mirror`: serves a dist as a CDN would (sirv: range requests, ETag, a year's immutable caching for the
-// content-addressed objects/, a minute for catalog.json), so the mirror client can be developed and tested.
+// content-addressed objects/, a minute for catalog.json, precompressed JSON), so the mirror client and the explorer
+// can be developed and tested.
 
 import { existsSync } from "node:fs";
 import http from "node:http";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import sirv from "sirv";
+import { CACHE_CONTROL } from "../api/answer.js";
 
 export interface MirrorServerOptions {
   dist: string;
@@ -24,8 +26,8 @@ export interface MirrorServer {
 
 // objects/ are named by their sha256: they never change, so any cache may keep them (decisions.md 5). catalog.json is
 // replaced by every publish: a minute, as the server's own catalog answers.
-const IMMUTABLE = "public, max-age=31536000, immutable";
-const SHORT = "public, max-age=60";
+const IMMUTABLE = CACHE_CONTROL.immutable;
+const SHORT = CACHE_CONTROL.short;
 
 // Browsers read ranges cross-origin: Range (and If-None-Match on catalog.json revalidation) need a preflight, and a
 // script reads only exposed headers.
@@ -37,7 +39,9 @@ const CORS = {
 /** The request handler: GET and HEAD of dist files, CORS preflight, 405 for anything else. */
 export function createMirrorHandler(dist: string, log = false): http.RequestListener {
   // dev mode looks each file up when asked, so a publish while serving is seen (a CDN sees new uploads too)
-  const serve = sirv(resolve(dist), { dev: true, etag: true, extensions: [], dotfiles: false });
+  // brotli: JSON objects have .br siblings written by publish, served to clients that accept br
+  // extensions: a folder answers with its index.html (the explorer at /explorer/), as static hosts do
+  const serve = sirv(resolve(dist), { dev: true, etag: true, brotli: true, extensions: ["html"], dotfiles: false });
   return (req, res) => {
     if (log) {
       res.on("finish", () => process.stderr.write(`${req.method} ${req.url} ${req.headers.range ?? ""} ${res.statusCode} ${res.getHeader("Content-Length") ?? ""}\n`));

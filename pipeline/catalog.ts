@@ -14,6 +14,7 @@ import {
   type Coverage,
   type Dataset,
   DIST_FORMAT,
+  type FileEntry,
   type Manifest,
   shadows,
 } from "../schemas/layout.js";
@@ -94,16 +95,27 @@ export function updateCandidates(current: Candidate[], fresh: { record: Dataset;
   return kept;
 }
 
-/** The manifest of this publish (what it added), chained to the previous one, then catalog.json swapped in. */
-export async function writeCatalog(store: ObjectStore, dist: string, previous: Snapshot | null, root: CatalogRoot, candidates: Candidate[]): Promise<CatalogPointer> {
+/**
+ * The manifest of this publish (what it added: objects, and other files such as the explorer's), chained to
+ * the previous one, then catalog.json swapped in.
+ */
+export async function writeCatalog(
+  store: ObjectStore,
+  dist: string,
+  previous: Snapshot | null,
+  root: CatalogRoot,
+  candidates: Candidate[],
+  otherFiles: FileEntry[] = [],
+): Promise<CatalogPointer> {
   const catalog = await store.putJson(root);
   const manifest: Manifest = {
     format: DIST_FORMAT,
     previous: previous?.pointer.manifest ?? null,
-    files: [...store.added].sort((a, b) => (a.path < b.path ? -1 : 1)),
+    files: [...store.added, ...otherFiles].sort((a, b) => (a.path < b.path ? -1 : 1)),
   };
   assertValid("dist-manifest.schema.json", manifest, "publish manifest");
-  const pointer: CatalogPointer = { format: DIST_FORMAT, catalog, manifest: await store.putJson(manifest), candidates };
+  // the manifest lists this publish's files, so it cannot list a copy of itself: no .br beside it
+  const pointer: CatalogPointer = { format: DIST_FORMAT, catalog, manifest: await store.putJson(manifest, false), candidates };
   assertValid("dist-catalog-pointer.schema.json", pointer, CATALOG_FILE);
   // durable: every object it names is written; the new catalog must be on disk before it replaces the old
   await writeFileAtomic(join(dist, CATALOG_FILE), JSON.stringify(pointer), true);

@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { brotliCompressSync, constants } from "node:zlib";
 import { sha256Hex } from "../schemas/hash.js";
 import { type FileEntry, type ObjectKind, type Ref, objectPath } from "../schemas/layout.js";
 import { PublishError } from "./errors.js";
@@ -39,6 +40,8 @@ export async function writeFileAtomic(target: string, data: string | Uint8Array,
   await rename(temp, target);
 }
 
+const PRECOMPRESS_MIN_BYTES = 1024;
+
 /**
  * The dist's immutable objects, named by the sha256 of their bytes. Writing an object the dist already holds
  * writes nothing once its bytes are checked; `added` lists what this run wrote, for the publish manifest.
@@ -55,31 +58,44 @@ export class ObjectStore {
     private readonly publishedAtMs = 0,
   ) {}
 
-  async put(data: string | Uint8Array, kind: ObjectKind): Promise<Ref> {
+  async put(data: string | Uint8Array, kind: ObjectKind, precompress = kind === "json"): Promise<Ref> {
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
     const ref = { sha256: sha256Hex(bytes), size: bytes.byteLength };
     const path = objectPath(ref.sha256, kind);
-    const target = join(this.root, path);
-    const found = await stat(target).catch(() => null);
-    if (found) {
-      if (found.size === ref.size && sha256Hex(await readFile(target)) === ref.sha256) {
-        if (found.mtimeMs > this.publishedAtMs && !this.added.some((f) => f.path === path)) this.added.push({ path, ...ref });
-        return ref;
-      }
-      throw new PublishError(
-        path,
-        "write",
-        "this object's bytes do not match its name: the dist is damaged; run `make verify` and restore it from a mirror",
-      );
+    const found = await this.check(path);
+    if (found && (found.size !== ref.size || found.sha256 !== ref.sha256)) {
+      throw new PublishError(path, "write", "this object's bytes do not match its name: the dist is damaged; run `make verify` and restore it from a mirror");
     }
-    await writeFileAtomic(target, bytes);
-    this.added.push({ path, ...ref });
-    this.bytesWritten += ref.size;
+    if (!found) await this.write(path, bytes);
+    // A brotli copy beside a JSON object (<path>.br): a static host serves it to clients that accept br (index
+    // pages shrink five to ten times); readers never need it, and day pieces are compressed already.
+    if (precompress && ref.size >= PRECOMPRESS_MIN_BYTES && !(await this.check(`${path}.br`))) {
+      await this.write(`${path}.br`, brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 9, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength } }));
+    }
     return ref;
   }
 
-  putJson(value: unknown): Promise<Ref> {
-    return this.put(JSON.stringify(value), "json");
+  /**
+   * What the dist holds at `path` (null: nothing). A file newer than the catalog.json this publish started from
+   * was left by a publish that failed or was killed: it is listed for this publish's manifest.
+   */
+  private async check(path: string): Promise<Ref | null> {
+    const target = join(this.root, path);
+    const found = await stat(target).catch(() => null);
+    if (!found) return null;
+    const ref = { sha256: sha256Hex(await readFile(target)), size: found.size };
+    if (found.mtimeMs > this.publishedAtMs && !this.added.some((f) => f.path === path)) this.added.push({ path, ...ref });
+    return ref;
+  }
+
+  private async write(path: string, bytes: Uint8Array): Promise<void> {
+    await writeFileAtomic(join(this.root, path), bytes);
+    this.added.push({ path, size: bytes.byteLength, sha256: sha256Hex(bytes) });
+    this.bytesWritten += bytes.byteLength;
+  }
+
+  putJson(value: unknown, precompress = true): Promise<Ref> {
+    return this.put(JSON.stringify(value), "json", precompress);
   }
 
   /** Removes what this run added: a publish that fails leaves the dist as it found it. */

@@ -7,6 +7,7 @@ import { openVersion, type RasterView, type Snapshot } from "../api/archive.js";
 import { CATALOG_FILE, type Dataset } from "../schemas/layout.js";
 import { addToCatalog, readPublished, updateCandidates, writeCatalog } from "./catalog.js";
 import { findSiloFiles } from "./discover.js";
+import { writeExplorer } from "./explorer.js";
 import { PublishError } from "./errors.js";
 import { ObjectStore } from "./files.js";
 import { publishObservations } from "./observations.js";
@@ -169,7 +170,7 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
       previous?.pointer.candidates ?? [],
       records.flatMap((record, i) => (fresh[i].coverage ? [{ record, coverage: fresh[i].coverage! }] : [])),
     );
-    await writeCatalog(store, options.dist, previous, root, candidates);
+    await writeCatalog(store, options.dist, previous, root, candidates, await writeExplorer(options.dist));
     summary.added = records;
   }
   summary.objectsWritten = store.added.length;

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import polka, { type NextHandler, type Request } from "polka";
 import type { Answer } from "../api/answer.js";
 import { LocalStorage, nodePlatform } from "../api/local.js";
-import { type RouteSpec, allowOf, groupByPath } from "../api/routes.js";
+import { type RouteSpec, allowOf, findRoute, groupByPath } from "../api/routes.js";
 import { type ApiRequest, Service } from "../api/service.js";
 import { LIMITS } from "../schemas/contract.js";
 import { CATALOG_FILE } from "../schemas/layout.js";
@@ -81,7 +81,12 @@ export async function createApp(options: AppOptions): Promise<App> {
     }
   }
 
-  async function handle(route: RouteSpec, req: Request, res: ServerResponse): Promise<void> {
+  async function handle(registered: RouteSpec, req: Request, res: ServerResponse): Promise<void> {
+    // polka also matches a trailing slash, another case and raw escapes; the interface's own matcher decides,
+    // as it does for the mirror client, so both answer every path alike
+    const found = findRoute(req.method ?? "GET", req.path);
+    if (!found || !("route" in found) || found.route !== registered) return send(req, res, service.answer(toApiRequest(req, null)));
+    const route = found.route;
     let body: Uint8Array | null = null;
     if (route.readsBody) {
       try {
@@ -94,7 +99,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       const streamed = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > LIMITS.maxRequestBytes;
       if (streamed) res.setHeader("Connection", "close");
     }
-    await send(req, res, service.answerRoute(route, req.params, toApiRequest(req, body)));
+    await send(req, res, service.answerRoute(route, found.params, toApiRequest(req, body)));
   }
 
   const app = polka({

@@ -3,19 +3,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { promisify } from "node:util";
 import zlib from "node:zlib";
-import { type Answer, type CachePolicy, formatEtag, hexToDigestHeader } from "../api/answer.js";
+import { type Answer, CACHE_CONTROL, formatEtag, hexToDigestHeader } from "../api/answer.js";
 import { HttpError } from "../api/errors.js";
 import { payloadTooLarge } from "../api/request.js";
 import { LIMITS } from "../schemas/contract.js";
 import { sha256Hex } from "../schemas/hash.js";
 
-const CACHE_CONTROL: Record<CachePolicy, string> = {
-  // A dataset version never changes (decisions.md 5), so anything about one may be kept for a year.
-  immutable: "public, max-age=31536000, immutable",
-  // The catalog gains versions when a publish replaces catalog.json; clients see it within a minute.
-  short: "public, max-age=60",
-  "no-store": "no-store",
-};
 
 /** Headers a browser script may read besides the CORS-safelisted ones (the provenance headers among them). */
 export const EXPOSED_HEADERS = ["Content-Digest", "Service-Dataset-Version", "Service-Request-SHA256", "Link", "ETag", "Allow"].join(", ");
@@ -57,7 +50,6 @@ export function selectCoding(acceptEncoding: string | undefined): Coding | null 
 /**
  * Every answer is built per request (tiles too are rendered from day pieces), so the fastest levels: compressing
  * never costs more than building. The compressed form is kept with the answer, so a repeated one costs nothing.
- * (A static mirror serves precompressed files at their best levels; see make mirror.)
  */
 function compress(body: Uint8Array, coding: Coding): Promise<Uint8Array> {
   return coding === "br"

@@ -1,0 +1,336 @@
+// The browser explorer of a mirror: a map of one date, a cell's series, a box's CSV, and where it all comes from.
+// It talks to nothing but the mirror it was loaded from, through the client library (every piece verified).
+
+import { AnswerError, createMirrorClient } from "../client/index.js";
+import { dateToDayNumber, dayNumberToDate } from "../schemas/dates.js";
+import { GRID, type Window, bboxToWindow, colToEdgeLon, colToLon, rowToEdgeLat, rowToLat, tileId, windowToTiles } from "../schemas/grid.js";
+import type { Dataset } from "../schemas/layout.js";
+
+// -10..50 degC covers SILO's daily maxima; a cold-to-hot scale (blue, cyan, yellow, orange, red), and missing
+// cells stay transparent over the hatch behind the map: no colour of the scale ever means "no data".
+const SCALE_MIN = -10;
+const SCALE_MAX = 50;
+const STOPS: [number, [number, number, number]][] = [
+  [0, [49, 54, 149]],
+  [0.2, [69, 117, 180]],
+  [0.35, [116, 173, 209]],
+  [0.5, [254, 224, 144]],
+  [0.65, [253, 174, 97]],
+  [0.8, [244, 109, 67]],
+  [1, [165, 0, 38]],
+];
+const MAX_SERIES_DAYS = 31;
+
+const client = createMirrorClient({ baseUrl: new URL("../", location.href).href });
+const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
+
+function colourOf(value: number): [number, number, number] {
+  const t = Math.min(1, Math.max(0, (value - SCALE_MIN) / (SCALE_MAX - SCALE_MIN)));
+  for (let i = 1; i < STOPS.length; i++) {
+    const [t1, c1] = STOPS[i];
+    const [t0, c0] = STOPS[i - 1];
+    if (t <= t1) {
+      const f = (t - t0) / (t1 - t0);
+      return [0, 1, 2].map((k) => Math.round(c0[k] + f * (c1[k] - c0[k]))) as [number, number, number];
+    }
+  }
+  return STOPS[STOPS.length - 1][1];
+}
+
+function showError(err: unknown): void {
+  const message = err instanceof AnswerError ? err.message : err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  const box = $("error");
+  box.textContent = `Something failed: ${message}`;
+  box.style.display = "block";
+  document.body.dataset.status = "error";
+  $("status").textContent = "Failed; see the message below.";
+}
+
+function setStatus(text: string): void {
+  $("status").textContent = text;
+}
+
+interface Version {
+  record: Dataset;
+  window: Window;
+  gaps: [string, string][];
+}
+
+/** The newest public demo SILO version of the catalog (the one a query without a pin would use first). */
+async function findVersion(): Promise<Version> {
+  let after: string | null = null;
+  let newest: Dataset | null = null;
+  do {
+    const page: { datasets: Dataset[]; nextCursor: string | null } = await client.getJson(`/api/v1/datasets?limit=1000${after ? `&after=${encodeURIComponent(after)}` : ""}`);
+    for (const d of page.datasets) {
+      const usable = d.access_level === "demo" && d.metadata?.source === "silo" && d.variables?.air_temperature_max === "degC" && d.bbox;
+      if (usable && (!newest || (d.published_at ?? "") > (newest.published_at ?? ""))) newest = d;
+    }
+    after = page.nextCursor;
+  } while (after);
+  if (!newest) throw new Error("this mirror publishes no SILO daily maximum temperature version");
+  const window = bboxToWindow(newest.bbox!);
+  if (!window) throw new Error(`version ${newest.id} has no cells`);
+  return { record: newest, window, gaps: (newest.metadata.gaps as [string, string][] | undefined) ?? [] };
+}
+
+function describeProvenance(version: Version, series?: { manifest: Record<string, unknown>; digest: string }): void {
+  const r = version.record;
+  const rows: [string, string][] = [
+    ["version", r.id],
+    ["content sha256", r.content_sha256],
+    ["period", `${r.period_start} .. ${r.period_end}${version.gaps.length ? ` (${version.gaps.length} gaps)` : ""}`],
+    ["license", r.license],
+    ["attribution", r.attribution],
+    ["data", r.metadata.synthetic ? "GENERATED demo values, not observations" : `SILO (${(r.metadata.provenance as string[] | undefined)?.join(", ") ?? "fetched"})`],
+    ["read from", new URL("../", location.href).href],
+  ];
+  if (series) {
+    rows.push(["series dataSha256", String(series.manifest.dataSha256)], ["series requestSha256", String(series.manifest.requestSha256)], ["series Content-Digest", series.digest]);
+  }
+  const list = $("provenance");
+  list.replaceChildren(...rows.flatMap(([k, v]) => [Object.assign(document.createElement("dt"), { textContent: k }), Object.assign(document.createElement("dd"), { textContent: v })]));
+}
+
+function drawLegend(): void {
+  const scale = $<HTMLCanvasElement>("scale");
+  const ctx = scale.getContext("2d")!;
+  for (let x = 0; x < scale.width; x++) {
+    const [r, g, b] = colourOf(SCALE_MIN + ((SCALE_MAX - SCALE_MIN) * x) / (scale.width - 1));
+    ctx.fillStyle = `rgb(${r},${g},${b})`;
+    ctx.fillRect(x, 0, 1, scale.height);
+  }
+  $("scale-min").textContent = `≤ ${SCALE_MIN} °C`;
+  $("scale-max").textContent = `≥ ${SCALE_MAX} °C`;
+}
+
+const inGap = (version: Version, date: string) => version.gaps.some(([s, e]) => date >= s && date <= e);
+
+async function drawMap(version: Version, date: string): Promise<void> {
+  const id = version.record.id;
+  $("map-title").textContent = `Map of ${date}`;
+  const canvas = $<HTMLCanvasElement>("map");
+  const ctx = canvas.getContext("2d")!;
+  if (inGap(version, date)) {
+    ctx.clearRect(0, 0, canvas.width, canvas.height);
+    setStatus(`${date} is a gap of ${id}: no cells were published for it.`);
+    return;
+  }
+  setStatus(`Reading the tiles of ${date}…`);
+  const image = ctx.createImageData(GRID.width, GRID.height);
+  const tiles = windowToTiles(version.window).map((slot) => tileId(date, slot.tileRow, slot.tileCol));
+  const answers = await Promise.all(tiles.map((tile) => client.answer({ path: `/api/v1/layers/${id}`, query: { tile } })));
+  for (const answer of answers) {
+    if (answer.status === 404) continue; // that date's window leaves this lattice tile out
+    if (answer.status !== 200) throw new AnswerError(answer);
+    const { tile } = answer.json<{ tile: { source_window: Window; cells: (number | null)[] } }>();
+    const [c0, r0, w, h] = tile.source_window;
+    for (let r = 0; r < h; r++) {
+      for (let c = 0; c < w; c++) {
+        const v = tile.cells[r * w + c];
+        if (v === null) continue; // transparent: the hatch shows through
+        const at = ((r0 + r) * GRID.width + (c0 + c)) * 4;
+        const [red, green, blue] = colourOf(v);
+        image.data[at] = red;
+        image.data[at + 1] = green;
+        image.data[at + 2] = blue;
+        image.data[at + 3] = 255;
+      }
+    }
+  }
+  ctx.putImageData(image, 0, 0);
+  const { requests, bytes } = client.stats();
+  setStatus(`${date}: ${tiles.length} tiles, verified (${requests} requests, ${(bytes / 1e6).toFixed(1)} MB read from the mirror so far).`);
+}
+
+/** The global cell under a pointer event, or null outside the grid. */
+function cellAt(event: PointerEvent): { col: number; row: number } | null {
+  const rect = $<HTMLCanvasElement>("map").getBoundingClientRect();
+  const col = Math.floor(((event.clientX - rect.left) / rect.width) * GRID.width);
+  const row = Math.floor(((event.clientY - rect.top) / rect.height) * GRID.height);
+  return col >= 0 && row >= 0 && col < GRID.width && row < GRID.height ? { col, row } : null;
+}
+
+function dataRequest(cells: Window, start: string, end: string, version: Version) {
+  const [c, r, w, h] = cells;
+  return {
+    variables: ["air_temperature_max"],
+    region: { bbox: [colToEdgeLon(c), rowToEdgeLat(r + h), colToEdgeLon(c + w), rowToEdgeLat(r)], crs: "EPSG:4326" },
+    period: { start, end },
+    temporal_resolution: "daily",
+    spatial_resolution: "native",
+    units: { air_temperature_max: "degC" },
+    data_class: "interpolated_observation",
+    missing_policy: "preserve",
+    source_preference: "silo",
+    dataset_version: version.record.id,
+  };
+}
+
+interface Row {
+  date: string;
+  longitude: number;
+  latitude: number;
+  value: number | null;
+  tile: string;
+  row: number;
+  col: number;
+}
+
+function drawSeries(rows: Row[]): void {
+  const svg = $("chart") as unknown as SVGSVGElement;
+  const values = rows.map((r) => r.value).filter((v): v is number => v !== null);
+  svg.replaceChildren();
+  if (values.length === 0) return;
+  const lo = Math.floor(Math.min(...values)) - 1;
+  const hi = Math.ceil(Math.max(...values)) + 1;
+  const x = (i: number) => 30 + (i * 360) / Math.max(1, rows.length - 1);
+  const y = (v: number) => 150 - ((v - lo) / (hi - lo)) * 140;
+  const ns = "http://www.w3.org/2000/svg";
+  const el = (name: string, attrs: Record<string, string | number>, text?: string) => {
+    const node = document.createElementNS(ns, name);
+    for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+    if (text) node.textContent = text;
+    svg.appendChild(node);
+  };
+  el("text", { x: 0, y: 14, "font-size": 11 }, `${hi} °C`);
+  el("text", { x: 0, y: 152, "font-size": 11 }, `${lo} °C`);
+  // a missing day breaks the line: nothing is drawn where there is no value
+  let path = "";
+  rows.forEach((r, i) => {
+    if (r.value === null) return;
+    path += `${path && rows[i - 1]?.value !== null ? "L" : "M"}${x(i).toFixed(1)},${y(r.value).toFixed(1)} `;
+    el("circle", { cx: x(i), cy: y(r.value), r: 2.5, fill: "#a50026" });
+  });
+  el("path", { d: path, fill: "none", stroke: "#a50026", "stroke-width": 1.5 });
+}
+
+async function showSeries(version: Version, col: number, row: number, date: string): Promise<void> {
+  const [wc, wr, ww, wh] = version.window;
+  if (col < wc || row < wr || col >= wc + ww || row >= wr + wh) {
+    setStatus(`No cell of ${version.record.id} at column ${col}, row ${row}.`);
+    return;
+  }
+  const first = Math.max(dateToDayNumber(version.record.period_start), dateToDayNumber(date) - (MAX_SERIES_DAYS - 1));
+  const start = dayNumberToDate(first);
+  setStatus(`Reading the series of column ${col}, row ${row}, ${start} .. ${date}…`);
+  const answer = await client.answer({ method: "POST", path: "/api/v1/data/query", body: dataRequest([col, row, 1, 1], start, date, version) });
+  if (answer.status !== 200) {
+    setStatus(`The series cannot be read: ${new AnswerError(answer).message}`);
+    return;
+  }
+  const result = answer.json<{ manifest: Record<string, unknown>; data: Row[] }>();
+  const cell = result.data[0];
+  $("series-empty").style.display = "none";
+  const info: [string, string][] = [
+    ["longitude, latitude", `${colToLon(col)}, ${rowToLat(row)} (cell centre)`],
+    ["tile, row, col", `${cell.tile.slice(9)} of each date, row ${cell.row}, col ${cell.col}`],
+    ["global column, row", `${col}, ${row}`],
+    ["days", `${result.data.length} (${start} .. ${date})`],
+  ];
+  $("cell").replaceChildren(...info.flatMap(([k, v]) => [Object.assign(document.createElement("dt"), { textContent: k }), Object.assign(document.createElement("dd"), { textContent: v })]));
+  drawSeries(result.data);
+  const table = document.createElement("table");
+  table.innerHTML = "<thead><tr><th>date</th><th>value (°C)</th><th>tile</th></tr></thead>";
+  const body = document.createElement("tbody");
+  for (const r of result.data) {
+    const tr = document.createElement("tr");
+    for (const text of [r.date, r.value === null ? "missing" : String(r.value), r.tile]) tr.appendChild(Object.assign(document.createElement("td"), { textContent: text }));
+    body.appendChild(tr);
+  }
+  table.appendChild(body);
+  $("series-table").replaceChildren(table);
+  const marker = $("marker");
+  marker.style.left = `${((col + 0.5) / GRID.width) * 100}%`;
+  marker.style.top = `${((row + 0.5) / GRID.height) * 100}%`;
+  marker.style.display = "block";
+  describeProvenance(version, { manifest: result.manifest, digest: answer.headers["Content-Digest"] });
+  setStatus(`Series of column ${col}, row ${row}: ${result.data.length} days, verified.`);
+}
+
+/** The box's cells as one CSV: the query's answer, or the answers of its 413 plan concatenated (one header). */
+async function downloadBox(version: Version, cells: Window, date: string): Promise<void> {
+  setStatus(`Reading ${cells[2]} x ${cells[3]} cells of ${date} as CSV…`);
+  const request = { ...dataRequest(cells, date, date, version), format: "csv" };
+  let answer = await client.answer({ method: "POST", path: "/api/v1/data/query", body: request });
+  let csv: string;
+  if (answer.status === 413 && answer.json<{ plan?: object[] }>().plan) {
+    const plan = answer.json<{ plan: object[] }>().plan;
+    const parts: string[] = [];
+    for (const part of plan) {
+      answer = await client.answer({ method: "POST", path: "/api/v1/data/query", body: part });
+      if (answer.status !== 200) throw new AnswerError(answer);
+      const text = answer.text();
+      parts.push(parts.length === 0 ? text : text.slice(text.indexOf("\r\n") + 2));
+    }
+    csv = parts.join("");
+  } else {
+    if (answer.status !== 200) {
+      setStatus(`That box cannot be downloaded: ${new AnswerError(answer).message}`);
+      return;
+    }
+    csv = answer.text();
+  }
+  const link = $<HTMLAnchorElement>("download");
+  URL.revokeObjectURL(link.href);
+  link.href = URL.createObjectURL(new Blob([csv], { type: "text/csv" }));
+  link.download = `${version.record.id}-${date}-c${cells[0]}-r${cells[1]}-${cells[2]}x${cells[3]}.csv`;
+  link.textContent = `Download CSV: ${cells[2]} x ${cells[3]} cells of ${date} (${csv.split("\r\n").length - 2} rows)`;
+  link.style.display = "inline";
+  link.click();
+  setStatus(`CSV of ${cells[2] * cells[3]} cells ready (${(csv.length / 1000).toFixed(1)} kB), verified.`);
+}
+
+async function start(): Promise<void> {
+  drawLegend();
+  const version = await findVersion();
+  if (version.record.metadata.synthetic) {
+    const banner = $("banner");
+    banner.textContent = "Generated demo data: synthetic values on the SILO grid, not observations.";
+    banner.style.display = "block";
+  }
+  describeProvenance(version);
+  const picker = $<HTMLInputElement>("date");
+  picker.min = version.record.period_start;
+  picker.max = version.record.period_end;
+  picker.value = version.record.period_end;
+  picker.disabled = false;
+  await drawMap(version, picker.value);
+  document.body.dataset.status = "ready";
+
+  picker.addEventListener("change", () => {
+    if (picker.value) drawMap(version, picker.value).catch(showError);
+  });
+
+  const wrap = $("map-wrap");
+  const box = $("box");
+  let from: { col: number; row: number } | null = null;
+  let to: { col: number; row: number } | null = null;
+  const boxOf = (): Window => {
+    const c0 = Math.min(from!.col, to!.col);
+    const r0 = Math.min(from!.row, to!.row);
+    return [c0, r0, Math.abs(to!.col - from!.col) + 1, Math.abs(to!.row - from!.row) + 1];
+  };
+  wrap.addEventListener("pointerdown", (event) => {
+    from = to = cellAt(event);
+    wrap.setPointerCapture(event.pointerId);
+  });
+  wrap.addEventListener("pointermove", (event) => {
+    if (!from) return;
+    to = cellAt(event) ?? to;
+    const [c, r, w, h] = boxOf();
+    if (w * h <= 1) return;
+    Object.assign(box.style, { display: "block", left: `${(c / GRID.width) * 100}%`, top: `${(r / GRID.height) * 100}%`, width: `${(w / GRID.width) * 100}%`, height: `${(h / GRID.height) * 100}%` });
+  });
+  wrap.addEventListener("pointerup", () => {
+    if (!from || !to) return;
+    const cells = boxOf();
+    from = to = null;
+    box.style.display = "none";
+    const action = cells[2] * cells[3] > 1 ? downloadBox(version, cells, picker.value) : showSeries(version, cells[0], cells[1], picker.value);
+    action.catch(showError);
+  });
+}
+
+window.addEventListener("unhandledrejection", (event) => showError(event.reason));
+start().catch(showError);

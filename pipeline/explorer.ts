@@ -1,0 +1,51 @@
+// The browser explorer, written into every published dist (explorer/index.html and app.js), so every mirror
+// hosts it: bundled here from explorer/ with the client library, deterministically, and rewritten only when
+// its bytes change.
+
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+import { sha256Hex } from "../schemas/hash.js";
+import type { FileEntry } from "../schemas/layout.js";
+import { PublishError } from "./errors.js";
+import { writeFileAtomic } from "./files.js";
+
+const SOURCES = fileURLToPath(new URL("../explorer/", import.meta.url));
+export const EXPLORER_DIR = "explorer";
+
+async function bundleApp(): Promise<Uint8Array> {
+  try {
+    const result = await build({
+      entryPoints: [join(SOURCES, "main.ts")],
+      bundle: true,
+      format: "esm",
+      platform: "browser",
+      target: "es2022",
+      minify: true,
+      legalComments: "none",
+      write: false,
+      logLevel: "silent",
+    });
+    return result.outputFiles[0].contents;
+  } catch (err) {
+    throw new PublishError(join(SOURCES, "main.ts"), "explorer", `cannot bundle the explorer (${(err as Error).message}); run make test to see what broke`);
+  }
+}
+
+/** Writes the explorer's files that differ from what the dist holds; returns them for the publish manifest. */
+export async function writeExplorer(dist: string): Promise<FileEntry[]> {
+  const files: [string, Uint8Array][] = [
+    [`${EXPLORER_DIR}/index.html`, await readFile(join(SOURCES, "index.html"))],
+    [`${EXPLORER_DIR}/app.js`, await bundleApp()],
+  ];
+  const written: FileEntry[] = [];
+  for (const [path, bytes] of files) {
+    const sha256 = sha256Hex(bytes);
+    const current = await readFile(join(dist, path)).catch(() => null);
+    if (current && sha256Hex(current) === sha256) continue;
+    await writeFileAtomic(join(dist, path), bytes);
+    written.push({ path, size: bytes.byteLength, sha256 });
+  }
+  return written;
+}
