@@ -28,6 +28,8 @@ export interface PublishOptions {
   allowGaps?: boolean;
   /** decoding threads (default: one per core) */
   workers?: number;
+  /** write the browser explorer into the dist (default true; a golden test pins the data format alone) */
+  explorer?: boolean;
   progress?: Progress;
   log?: (line: string) => void; // plain lines instead of a Progress
   publishedAt?: string; // default: SOURCE_DATE_EPOCH if set, else now
@@ -41,7 +43,9 @@ export interface PublishSummary {
   reused: number;
   tiles: number;
   observations: number;
+  /** objects this publish added (their .br copies not counted) */
   objectsWritten: number;
+  /** every byte this publish wrote, .br copies included */
   bytesWritten: number;
   /** bytes of the day pieces among them (the rest is index, catalog and manifest) */
   dayBytesWritten: number;
@@ -170,10 +174,11 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
       previous?.pointer.candidates ?? [],
       records.flatMap((record, i) => (fresh[i].coverage ? [{ record, coverage: fresh[i].coverage! }] : [])),
     );
-    await writeCatalog(store, options.dist, previous, root, candidates, await writeExplorer(options.dist));
+    const explorerFiles = options.explorer === false ? [] : await writeExplorer(options.dist);
+    await writeCatalog(store, options.dist, previous, root, candidates, explorerFiles);
     summary.added = records;
   }
-  summary.objectsWritten = store.added.length;
+  summary.objectsWritten = store.added.filter((f) => !f.path.endsWith(".br")).length;
   summary.bytesWritten = store.bytesWritten;
   summary.dayBytesWritten = store.added.filter((f) => f.path.endsWith(".day")).reduce((n, f) => n + f.size, 0);
   summary.ms = Date.now() - started;
