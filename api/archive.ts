@@ -186,7 +186,7 @@ export class Archive {
       const key = `${day.piece.sha256}:${slot.index}`;
       const hit = this.blocks.get(key);
       if (hit) return hit;
-      const entry = header.blocks[slot.index];
+      const entry = header.block(slot.index);
       if (entry.codec === BlockCodec.Empty) return Promise.resolve(toStoredBlock(entry.codec, null, slot.window[2], slot.window[3]));
       const loading = new Promise<StoredBlock>((resolve, reject) => wanted.push({ slot, resolve, reject }));
       this.blocks.set(key, loading, rawBlockBytes(entry.codec, slot.window[2] * slot.window[3]) + 64);
@@ -197,10 +197,10 @@ export class Archive {
     let i = 0;
     while (i < wanted.length) {
       let j = i + 1;
-      const start = header.blocks[wanted[i].slot.index].offset;
-      let end = start + header.blocks[wanted[i].slot.index].length;
-      while (j < wanted.length && header.blocks[wanted[j].slot.index].offset - end <= this.coalesceBytes) {
-        const e = header.blocks[wanted[j].slot.index];
+      const start = header.block(wanted[i].slot.index).offset;
+      let end = start + header.block(wanted[i].slot.index).length;
+      while (j < wanted.length && header.block(wanted[j].slot.index).offset - end <= this.coalesceBytes) {
+        const e = header.block(wanted[j].slot.index);
         end = e.offset + e.length;
         j++;
       }
@@ -209,7 +209,7 @@ export class Archive {
         async (bytes) => {
           for (const w of group) {
             try {
-              const entry = header.blocks[w.slot.index];
+              const entry = header.block(w.slot.index);
               const piece = bytes.subarray(entry.offset - start, entry.offset - start + entry.length);
               if (piece.byteLength !== entry.length || (await this.platform.sha256Hex(piece)) !== entry.sha256) {
                 this.storage.forget?.(path);
@@ -219,7 +219,8 @@ export class Archive {
               const raw = await this.platform.inflateRaw(piece, rawBlockBytes(entry.codec, bw * bh)).catch((err) => {
                 throw new IntegrityError(this.storage.describe(path), `block ${w.slot.index} does not inflate (${(err as Error).message})`);
               });
-              w.resolve(toStoredBlock(entry.codec, raw, bw, bh));
+              // its own exact buffer: the inflated bytes may sit in a larger one, which a cache would keep alive
+              w.resolve(toStoredBlock(entry.codec, raw.slice(), bw, bh));
             } catch (err) {
               w.reject(err instanceof IntegrityError ? err : new IntegrityError(this.storage.describe(path), (err as Error).message));
             }

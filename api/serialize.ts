@@ -31,6 +31,23 @@ export class ByteSink {
     if (this.pending.length > 16384) this.flush();
   }
 
+  /** Bytes made once and written again and again (the parts of rows): no string, no garbage per row. */
+  put(part: Uint8Array): void {
+    if (this.pending !== "") this.flush();
+    const n = part.length;
+    if (this.length + n > this.buffer.length) this.grow(this.length + n);
+    const buffer = this.buffer;
+    if (n <= 24) for (let i = 0, at = this.length; i < n; i++, at++) buffer[at] = part[i];
+    else buffer.set(part, this.length);
+    this.length += n;
+  }
+
+  private grow(need: number): void {
+    const grown = new Uint8Array(Math.max(need, this.buffer.length * 2));
+    grown.set(this.buffer.subarray(0, this.length));
+    this.buffer = grown;
+  }
+
   /** Where the next byte will go (after flushing what is pending). */
   get offset(): number {
     this.flush();
@@ -40,11 +57,7 @@ export class ByteSink {
   private flush(): void {
     if (this.pending === "") return;
     const need = this.length + this.pending.length * 3;
-    if (need > this.buffer.length) {
-      const grown = new Uint8Array(Math.max(need, this.buffer.length * 2));
-      grown.set(this.buffer.subarray(0, this.length));
-      this.buffer = grown;
-    }
+    if (need > this.buffer.length) this.grow(need);
     this.length += encoder.encodeInto(this.pending, this.buffer.subarray(this.length)).written;
     this.pending = "";
   }
@@ -75,6 +88,30 @@ export function cellToJson(v: number): string {
     if (valueText.size < 1 << 16) valueText.set(v, text);
   }
   return text;
+}
+
+/** The bytes of ASCII text (every row part is ASCII: digits, dates, ids and fixed keys). */
+function ascii(text: string): Uint8Array {
+  const out = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);
+  return out;
+}
+
+const jsonValueBytes = new Map<number, Uint8Array>();
+const csvValueBytes = new Map<number, Uint8Array>();
+const JSON_NULL = ascii("null");
+const CSV_NULL = new Uint8Array(0);
+
+/** A cell as JSON bytes (null when missing), and as a CSV field (quoted; empty when missing). */
+function valueBytes(v: number, csv: boolean): Uint8Array {
+  if (v !== v) return csv ? CSV_NULL : JSON_NULL;
+  const cache = csv ? csvValueBytes : jsonValueBytes;
+  let bytes = cache.get(v);
+  if (!bytes) {
+    bytes = ascii(csv ? `"${cellToJson(v)}"` : cellToJson(v));
+    if (cache.size < 1 << 16) cache.set(v, bytes);
+  }
+  return bytes;
 }
 
 /** One date's cells of a selection: the rows of the answer for that date. */
@@ -123,31 +160,46 @@ function rowPartsFor(window: Window): (day: DayEntry) => RowParts {
   };
 }
 
-/** The `data` array of a JSON query answer (interface.md 2.8): fields in the contract's order. */
-export function writeJsonRows(out: ByteSink, window: Window, days: DayCells[]): void {
+/**
+ * Rows as bytes, from parts made once per answer (a date, a longitude, a latitude, a tile with its row, a
+ * column) and per value (cached): a row is six copies, with no string or object made for it.
+ */
+function writeRows(out: ByteSink, window: Window, days: DayCells[], csv: boolean): void {
   const [, , w, h] = window;
-  out.text("[");
-  let first = true;
   const partsOf = rowPartsFor(window);
+  const comma = ascii(",");
+  let first = true;
   for (const { day, cells } of days) {
     const p = partsOf(day);
-    const head = `{"date":"${day.date}","longitude":`;
-    const colEnd = p.cols.local.map((c) => `,"col":${c}}`);
+    const headLon = p.lon.map((lon) => ascii(csv ? `"${day.date}","${lon}","` : `{"date":"${day.date}","longitude":${lon}`));
+    const colEnd = p.cols.local.map((c) => ascii(csv ? `","${c}"\r\n` : `,"col":${c}}`));
     for (let r = 0; r < h; r++) {
-      const mid = `,"latitude":${p.lat[r]},"variable":"${QUERY_VARIABLE}","value":`;
-      const tails = new Map<number, string>();
+      const mid = ascii(csv ? `${p.lat[r]}","${QUERY_VARIABLE}",` : `,"latitude":${p.lat[r]},"variable":"${QUERY_VARIABLE}","value":`);
+      const tails = new Map<number, Uint8Array>();
       for (let c = 0; c < w; c++) {
         const tc = p.cols.tile[c];
         let tail = tails.get(tc);
         if (tail === undefined) {
-          tail = `,"unit":"${QUERY_UNIT}","tile":"${tileId(day.date, p.rows.tile[r], tc)}","row":${p.rows.local[r]}`;
+          const tile = tileId(day.date, p.rows.tile[r], tc);
+          tail = ascii(csv ? `,"${QUERY_UNIT}","${tile}","${p.rows.local[r]}` : `,"unit":"${QUERY_UNIT}","tile":"${tile}","row":${p.rows.local[r]}`);
           tails.set(tc, tail);
         }
-        out.text((first ? "" : ",") + head + p.lon[c] + mid + cellToJson(cells[r * w + c]) + tail + colEnd[c]);
+        if (!csv && !first) out.put(comma);
         first = false;
+        out.put(headLon[c]);
+        out.put(mid);
+        out.put(valueBytes(cells[r * w + c], csv));
+        out.put(tail);
+        out.put(colEnd[c]);
       }
     }
   }
+}
+
+/** The `data` array of a JSON query answer (interface.md 2.8): fields in the contract's order. */
+export function writeJsonRows(out: ByteSink, window: Window, days: DayCells[]): void {
+  out.text("[");
+  writeRows(out, window, days, false);
   out.text("]");
 }
 
@@ -156,29 +208,8 @@ export function writeJsonRows(out: ByteSink, window: Window, days: DayCells[]): 
  * field, CRLF after every line including the last. No field of ours can hold a quote, so none is doubled.
  */
 export function writeCsvRows(out: ByteSink, window: Window, days: DayCells[]): void {
-  const [, , w, h] = window;
   out.text(`${CSV_HEADER}\r\n`);
-  const partsOf = rowPartsFor(window);
-  for (const { day, cells } of days) {
-    const p = partsOf(day);
-    const head = `"${day.date}","`;
-    const lon = p.lon.map((x) => `${x}","`);
-    const colEnd = p.cols.local.map((c) => `","${c}"\r\n`);
-    for (let r = 0; r < h; r++) {
-      const mid = `${p.lat[r]}","${QUERY_VARIABLE}",`;
-      const tails = new Map<number, string>();
-      for (let c = 0; c < w; c++) {
-        const tc = p.cols.tile[c];
-        let tail = tails.get(tc);
-        if (tail === undefined) {
-          tail = `,"${QUERY_UNIT}","${tileId(day.date, p.rows.tile[r], tc)}","${p.rows.local[r]}`;
-          tails.set(tc, tail);
-        }
-        const v = cells[r * w + c];
-        out.text(head + lon[c] + mid + (v !== v ? "" : `"${cellToJson(v)}"`) + tail + colEnd[c]);
-      }
-    }
-  }
+  writeRows(out, window, days, true);
 }
 
 /** Tile metadata as the layers list has it (interface.md 2.3), fields in the contract's order. */
@@ -198,9 +229,15 @@ export function describeTile(date: string, slot: TileSlot): Record<string, unkno
 }
 
 /** GET /api/v1/layers/{id}?tile= (interface.md 4.8): the tile with its cells, row-major. */
-export function writeTile(versionId: string, date: string, slot: TileSlot, cells: Float32Array): string {
+export function writeTile(versionId: string, date: string, slot: TileSlot, cells: Float32Array): Uint8Array {
   const meta = JSON.stringify({ ...describeTile(date, slot), dataset_version_id: versionId, source_window: slot.window });
-  const values = new Array<string>(cells.length);
-  for (let i = 0; i < cells.length; i++) values[i] = cellToJson(cells[i]);
-  return `{"datasetVersion":${JSON.stringify(versionId)},"tile":${meta.slice(0, -1)},"cells":[${values.join(",")}]}}`;
+  const out = new ByteSink(cells.length * 5 + 1024);
+  out.text(`{"datasetVersion":${JSON.stringify(versionId)},"tile":${meta.slice(0, -1)},"cells":[`);
+  const comma = ascii(",");
+  for (let i = 0; i < cells.length; i++) {
+    if (i > 0) out.put(comma);
+    out.put(valueBytes(cells[i], false));
+  }
+  out.text("]}}");
+  return out.bytes();
 }

@@ -353,9 +353,38 @@ export interface BlockEntry {
   sha256: string;
 }
 
-export interface DayHeader {
-  window: Window;
-  blocks: BlockEntry[];
+/**
+ * A parsed day-piece header, kept compact (readers cache many: a full-grid day has 154 blocks): the header's
+ * own bytes plus cumulative offsets; a block's entry is made when asked for.
+ */
+export class DayHeader {
+  private readonly offsets: Float64Array;
+
+  constructor(
+    readonly window: Window,
+    private readonly bytes: Uint8Array,
+    readonly count: number,
+  ) {
+    this.offsets = new Float64Array(count + 1);
+    this.offsets[0] = bytes.byteLength;
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    for (let i = 0; i < count; i++) this.offsets[i + 1] = this.offsets[i] + view.getUint32(DAY_FIXED_BYTES + BLOCK_ENTRY_BYTES * i + 4, true);
+  }
+
+  /** Every block's entry (tools and tests; readers ask for the blocks they need). */
+  get blocks(): BlockEntry[] {
+    return Array.from({ length: this.count }, (_, i) => this.block(i));
+  }
+
+  block(i: number): BlockEntry {
+    const at = DAY_FIXED_BYTES + BLOCK_ENTRY_BYTES * i;
+    return {
+      codec: this.bytes[at] as BlockCodec,
+      offset: this.offsets[i],
+      length: this.offsets[i + 1] - this.offsets[i],
+      sha256: bytesToHex(this.bytes.subarray(at + 8, at + 40)),
+    };
+  }
 }
 
 export function dayHeaderSize(blockCount: number): number {
@@ -402,16 +431,11 @@ export function decodeDayHeader(bytes: Uint8Array, window: Window): DayHeader {
     throw new Error(`day piece header describes window ${[col, row, width, height].join(",")} / block ${side}`);
   }
   if (count !== listBlocks(window).length || bytes.length !== dayHeaderSize(count)) throw new Error("day piece header has the wrong block count");
-  const blocks: BlockEntry[] = [];
-  let offset = bytes.length;
   for (let i = 0; i < count; i++) {
-    const at = DAY_FIXED_BYTES + BLOCK_ENTRY_BYTES * i;
-    const codec = view.getUint32(at, true) as BlockCodec;
-    const length = view.getUint32(at + 4, true);
-    blocks.push({ codec, offset, length, sha256: bytesToHex(bytes.subarray(at + 8, at + 40)) });
-    offset += length;
+    const codec = view.getUint32(DAY_FIXED_BYTES + BLOCK_ENTRY_BYTES * i, true);
+    if (codec > BlockCodec.Float32) throw new Error(`day piece header names an unknown codec ${codec}`);
   }
-  return { window, blocks };
+  return new DayHeader(window, bytes.slice(), count);
 }
 
 // ---- cursors: opaque strings a static mirror's client computes exactly as the server does ----
