@@ -1,9 +1,12 @@
-// GET /api/v1/openapi.json: OpenAPI 3.1 of the whole interface, from the route table and the contract's schemas.
+// GET /api/v1/openapi.json: OpenAPI 3.1 of every answer the server gives, from the route table and the contract's
+// schemas: each route's 200, 304, errors and HEAD form, and on every path its CORS preflight and the 405 of each
+// other method.
 
 import { API_VERSION, LIMITS } from "../schemas/contract.js";
 import { CONTRACT_SCHEMAS } from "../schemas/validate.js";
-import { ERROR_KINDS, type ErrorKind, statusOf } from "./errors.js";
-import { type RouteSpec, groupByPath } from "./routes.js";
+import { type ErrorKind, INTERNAL_ERROR_BODY, statusOf } from "./errors.js";
+import { type RouteSpec, allowOf, findRoute, groupByPath } from "./routes.js";
+import { CSV_HEADER } from "./serialize.js";
 
 type Json = Record<string, unknown>;
 
@@ -16,8 +19,9 @@ function schemaIdToComponent(schemaId: string): string {
 }
 
 /**
- * A schema's `$ref`s rewritten to document pointers: `x.schema.json#/a/b` -> `#/components/schemas/x/a/b`, and
- * a local `#/a` -> `#/components/schemas/<own>/a`, so the document resolves without the files' `$id`s.
+ * A schema's `$ref`s rewritten to components: `x.schema.json` -> `x`, and `x.schema.json#/$defs/y` or a local
+ * `#/$defs/y` -> `x.y`, the component its `$defs` entry becomes (tools resolve component names, not pointers
+ * into a schema's `$defs`, and a `$defs`-only file such as common.schema.json is then no component of its own).
  */
 function rewriteRefs(node: unknown, own: string): unknown {
   if (Array.isArray(node)) return node.map((child) => rewriteRefs(child, own));
@@ -28,7 +32,9 @@ function rewriteRefs(node: unknown, own: string): unknown {
     if (key === "$ref" && typeof value === "string") {
       const [file, pointer = ""] = value.split("#");
       const target = file === "" ? own : schemaIdToComponent(file);
-      out.$ref = `#/components/schemas/${target}${pointer}`;
+      const def = /^\/\$defs\/([a-z0-9-]+)$/.exec(pointer);
+      if (pointer !== "" && !def) throw new Error(`${own}: $ref ${value} points inside a schema; only whole schemas and $defs entries are published`);
+      out.$ref = `#/components/schemas/${target}${def ? `.${def[1]}` : ""}`;
     } else {
       out[key] = rewriteRefs(value, own);
     }
@@ -36,123 +42,274 @@ function rewriteRefs(node: unknown, own: string): unknown {
   return out;
 }
 
-const refSchema = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const describeJson = (schema: unknown) => ({ "application/json": { schema } });
-
-const ERROR_MEANINGS: Record<string, string> = {
-  "304": "Not modified: the If-None-Match validator matches (no body).",
-  "400": "Invalid query parameters, or an empty, malformed or unreadable JSON body (`invalid_parameters`, `malformed_json`).",
-  "402": "Payment challenge (planned; acquisition only, not returned while acquisition is not enabled).",
-  "404": "Unknown, unpublished, or unavailable under public demo access (`not_found`).",
-  "409": "Idempotency key reused with different input (planned; not returned while acquisition is not enabled).",
-  "413": "Request or response exceeds its bound (`payload_too_large`, `request_too_large`, `response_too_large`).",
-  "415": "Content-Type must be application/json (`unsupported_media_type`).",
-  "422": "Invalid contract, incompatible coverage or unsupported query (`invalid_request`, `coverage_unavailable`, `no_cell_centers`, `unsupported_grid`).",
-  "503": "Data service unavailable; retry with exponential backoff (`service_unavailable`; `acquisition_not_ready` on the acquisition route).",
-};
-
-function describeErrors(codes: string[]): Json {
+/** The contract's schemas (never the dist format's) as components: each file, and each of its `$defs` entries. */
+function describeSchemas(): Json {
   const out: Json = {};
-  for (const code of codes) out[code] = { $ref: `#/components/responses/E${code}` };
+  for (const schema of CONTRACT_SCHEMAS) {
+    const { $defs, ...rest } = schema as Json & { $defs?: Json };
+    const name = schemaIdToComponent(rest.$id as string);
+    for (const [def, sub] of Object.entries($defs ?? {})) out[`${name}.${def}`] = rewriteRefs(sub, name);
+    const content = Object.keys(rest).filter((k) => !["$id", "$schema", "title", "description"].includes(k));
+    if (content.length > 0) out[name] = rewriteRefs(rest, name);
+  }
   return out;
 }
 
-const STATUS_OF_KIND: Record<ErrorKind, string> = Object.fromEntries(ERROR_KINDS.map((k) => [k, String(statusOf(k))])) as Record<ErrorKind, string>;
+const refSchema = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const refHeader = (name: string) => ({ $ref: `#/components/headers/${name}` });
+const schemaRef = (id: string) => refSchema(schemaIdToComponent(id));
 
-const etagHeaders = {
-  ETag: { description: "Validator of this representation; send it back as If-None-Match.", schema: { type: "string" } },
-  "Cache-Control": { description: "How long the answer may be kept.", schema: { type: "string" } },
+/** A valid request for the demo dist (README, decisions.md 6): the body example the 405 and 415 messages point to. */
+export const DATA_REQUEST_EXAMPLE = {
+  variables: ["air_temperature_max"],
+  region: { bbox: [133.8, -23.8, 133.95, -23.65], crs: "EPSG:4326" },
+  period: { start: "2003-01-01", end: "2003-01-31" },
+  temporal_resolution: "daily",
+  spatial_resolution: "native",
+  units: { air_temperature_max: "degC" },
+  data_class: "interpolated_observation",
+  format: "json",
+  missing_policy: "preserve",
+  source_preference: "silo",
 };
 
-const queryHeaders = {
-  "Content-Digest": { description: "sha-256=:<base64>: of the message content as sent, after any content coding (RFC 9530).", schema: { type: "string" } },
-  "Service-Dataset-Version": { description: "The immutable version used.", schema: refSchema("common/$defs/version-id") },
-  "Service-Request-SHA256": { description: "SHA-256 of the validated, normalized request.", schema: refSchema("common/$defs/sha256") },
-  Link: { description: '`</api/v1/datasets/{id}>; rel="describedby"`: source references, license, attribution.', schema: { type: "string" } },
+/** What each error kind means, as the error responses of the document say it (decisions.md 4). */
+const KIND_MEANINGS: Record<ErrorKind, string> = {
+  invalid_parameters: "`invalid_parameters`: a query parameter or the path id breaks its rule (`issues` names it)",
+  malformed_json: "`malformed_json`: the body is empty, not UTF-8, not JSON, or ended early",
+  not_found: "`not_found`: the version, tile or cell is unknown, unpublished, or not public demo data",
+  method_not_allowed: "`method_not_allowed`: the path does not answer this method (see `Allow`)",
+  payload_too_large: `\`payload_too_large\`: the body is over ${LIMITS.maxRequestBytes} bytes`,
+  request_too_large: `\`request_too_large\`: over ${LIMITS.maxCells} rows (cells x days)`,
+  response_too_large: `\`response_too_large\`: the answer would be over ${LIMITS.maxResponseBytes} bytes (narrow the box or the period)`,
+  unsupported_media_type: "`unsupported_media_type`: send the header `Content-Type: application/json`",
+  invalid_request: "`invalid_request`: the body breaks the data request contract (`issues` point at the fields)",
+  coverage_unavailable: "`coverage_unavailable`: no compatible published version covers every selected cell on every date",
+  no_cell_centers: "`no_cell_centers`: the box overlaps the grid but holds none of its cell centres",
+  unsupported_grid: "`unsupported_grid`: the candidate grid is not a north-up regular EPSG:4326 grid",
+  service_unavailable: "`service_unavailable`: the catalog or this version's files cannot be read or verified; retry with exponential backoff",
+  acquisition_not_ready: "`acquisition_not_ready`: acquisition is not enabled; POST the data request to /api/v1/data/query",
 };
 
-function schemaRef(id: string) {
-  return refSchema(schemaIdToComponent(id));
+const HEADERS: Json = {
+  "Content-Digest": {
+    description: "`sha-256=:<base64>:`, the SHA-256 of the message content exactly as sent, after any content coding (RFC 9530). On HEAD, that of the body GET sends.",
+    required: true,
+    schema: { type: "string", pattern: "^sha-256=:[A-Za-z0-9+/]{43}=:$" },
+  },
+  "Access-Control-Allow-Origin": { description: "Every answer may be read by any origin.", required: true, schema: { type: "string", const: "*" } },
+  "Cache-Control": { description: "`public, max-age=31536000, immutable` about an immutable version; `public, max-age=60` for the catalog, capabilities and this document; `no-store` otherwise.", required: true, schema: { type: "string" } },
+  ETag: { description: "Strong validator of this representation; send it back as If-None-Match for a 304.", required: true, schema: { type: "string", pattern: '^"[0-9a-f]{32}(-br|-gzip)?"$' } },
+  "Service-Dataset-Version": { description: "The immutable version that answered.", required: true, schema: refSchema("common.version-id") },
+  "Service-Request-SHA256": { description: "SHA-256 of the canonical JSON of the validated request, defaults applied.", required: true, schema: refSchema("common.sha256") },
+  Link: { description: '`</api/v1/datasets/{id}>; rel="describedby"`: the dataset record, with source references, license and attribution.', required: true, schema: { type: "string", pattern: '^</api/v1/datasets/[a-zA-Z0-9_-]{1,128}>; rel="describedby"$' } },
+};
+
+type HeaderName = keyof typeof HEADERS;
+
+function headersOf(names: HeaderName[], extra: Json = {}): Json {
+  return { ...Object.fromEntries(names.map((n) => [n, refHeader(String(n))])), ...extra };
 }
 
-function describeOperation(route: RouteSpec): Json {
-  const statuses = new Set<string>(route.errors.map((k) => STATUS_OF_KIND[k]));
-  statuses.add("503");
-  if (route.etag) statuses.add("304");
-  const parameters = [
-    ...(route.path.includes(":id") ? [{ name: "id", in: "path", required: true, description: "Dataset version id.", schema: refSchema("common/$defs/version-id") }] : []),
-    ...(route.query ?? []).map((p) => ({ name: p.name, in: "query", required: p.required ?? false, description: p.description, schema: p.schema })),
-  ];
-  const answer =
-    route.answers.length === 0 ? { type: "object" } : route.answers.length === 1 ? schemaRef(route.answers[0]) : { oneOf: route.answers.map(schemaRef) };
-  const ok = route.answers.length === 0 && route.method === "POST"
-    ? {}
-    : {
-        "200": {
-          description: route.summary,
-          headers: route.method === "POST" ? queryHeaders : etagHeaders,
-          content: {
-            ...describeJson(answer),
-            ...(route.csv ? { "text/csv": { schema: { type: "string", description: "date,longitude,latitude,variable,value,unit,tile,row,col" } } } : {}),
-          },
+/** The section 7 body with the `error` values this answer carries (a 500's is no kind: it names no cause). */
+const errorSchema = (kinds: string[], plan = false) => ({
+  allOf: [
+    refSchema("error"),
+    {
+      type: "object",
+      properties: {
+        error: { type: "string", enum: kinds },
+        ...(plan
+          ? {
+              plan: {
+                description:
+                  "With `request_too_large` and `response_too_large`: complete data requests (same fields and format, pinned to the version that would answer), each within every limit, whose answers concatenated in order hold exactly the rows asked for, in order (CSV: keep the first header line only). Split by date first, then by bands of whole cell rows, north to south.",
+                type: "array",
+                minItems: 1,
+                items: schemaRef("data-request.schema.json"),
+              },
+            }
+          : {}),
+      },
+    },
+  ],
+});
+
+type Method = "get" | "post" | "head";
+
+/** The answers of a route's operation: 200, 304 with an ETag, its errors by status, 500 and 503. */
+function describeResponses(route: RouteSpec, method: Method): Json {
+  const head = method === "head";
+  const body = (content: Json) => (head ? {} : { content });
+  const bodyHeaders: HeaderName[] = ["Content-Digest", "Access-Control-Allow-Origin", "Cache-Control"];
+  const responses: Json = {};
+
+  if (route.answers.length > 0 || route.method === "GET") {
+    // a GET route without a contract schema is this document's own route
+    const schema =
+      route.answers.length === 0
+        ? {
+            type: "object",
+            description: "An OpenAPI 3.1 document.",
+            required: ["openapi", "info", "paths"],
+            properties: { openapi: { type: "string", const: "3.1.0" }, info: { type: "object" }, paths: { type: "object" } },
+          }
+        : route.answers.length === 1
+          ? schemaRef(route.answers[0])
+          : { oneOf: route.answers.map(schemaRef) };
+    const content: Json = { "application/json": { schema } };
+    if (route.csv) {
+      content["text/csv"] = {
+        schema: {
+          type: "string",
+          description: `With \`"format": "csv"\`: the header row \`${CSV_HEADER}\`, then one row per cell and date in the JSON order; every non-null field double-quoted, a null value an empty unquoted field, every line ending with CRLF.`,
+          pattern: `^${CSV_HEADER}\\r\\n`,
         },
       };
+    }
+    const headers: HeaderName[] = [
+      ...bodyHeaders,
+      ...(route.etag ? ["ETag"] : []),
+      ...(route.provenance ? ["Service-Dataset-Version", "Service-Request-SHA256", "Link"] : []),
+    ];
+    responses["200"] = { description: route.summary, headers: headersOf(headers), ...body(content) };
+  }
+  if (route.etag) {
+    responses["304"] = {
+      description: "Not modified: If-None-Match matches this representation's ETag (no body).",
+      headers: headersOf(["ETag", "Cache-Control", "Access-Control-Allow-Origin"]),
+    };
+  }
+
+  const byStatus = new Map<number, ErrorKind[]>();
+  for (const kind of [...route.errors, "service_unavailable" as const]) {
+    const status = statusOf(kind);
+    if (!byStatus.get(status)?.includes(kind)) byStatus.set(status, [...(byStatus.get(status) ?? []), kind]);
+  }
+  for (const [status, kinds] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const plan = status === 413 && kinds.includes("request_too_large");
+    const description = kinds.map((k) => KIND_MEANINGS[k]).join("; ") + (plan ? "; `plan` splits a too large request into requests that fit." : ".");
+    responses[String(status)] = { description, headers: headersOf(bodyHeaders), ...body({ "application/json": { schema: errorSchema(kinds, plan) } }) };
+  }
+  responses["500"] = {
+    description: `\`${INTERNAL_ERROR_BODY.error}\`: an unexpected failure, logged by the server; the body says nothing of its cause.`,
+    headers: headersOf(bodyHeaders),
+    ...body({ "application/json": { schema: errorSchema([INTERNAL_ERROR_BODY.error]) } }),
+  };
+  return Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+function describeOperation(route: RouteSpec, method: Method): Json {
+  const head = method === "head";
+  const description = [
+    head ? "The headers of the GET answer, without its body." : null,
+    route.description ?? null,
+  ].filter(Boolean);
   return {
-    operationId: route.operationId,
-    summary: route.summary,
-    ...(route.description ? { description: route.description } : {}),
-    ...(parameters.length ? { parameters } : {}),
-    ...(route.body
+    operationId: head ? `${route.operationId}Head` : route.operationId,
+    summary: head ? `Headers only: ${route.summary}` : route.summary,
+    ...(description.length ? { description: description.join(" ") } : {}),
+    ...(route.query?.length
+      ? { parameters: route.query.map((p) => ({ name: p.name, in: "query", required: p.required ?? false, description: p.description, schema: p.schema })) }
+      : {}),
+    ...(route.body && !head
       ? {
           requestBody: {
             required: true,
-            description: `JSON body of at most ${LIMITS.maxRequestBytes} bytes; Content-Type application/json.`,
-            content: describeJson(schemaRef(route.body)),
+            description: `A JSON body of at most ${LIMITS.maxRequestBytes} bytes, sent with \`Content-Type: application/json\` (parameters such as charset allowed).`,
+            content: { "application/json": { schema: schemaRef(route.body), example: DATA_REQUEST_EXAMPLE } },
           },
         }
       : {}),
-    responses: { ...ok, ...describeErrors([...statuses].sort()) },
+    responses: describeResponses(route, method),
   };
 }
 
-function describePaths(): Json {
-  const paths: Json = {};
-  for (const [path, routes] of groupByPath()) {
-    const item: Json = {};
-    for (const route of routes) item[route.method.toLowerCase()] = describeOperation(route);
-    paths[path.replace(/:([a-z]+)/g, "{$1}")] = item;
-  }
-  return paths;
+/** The path item methods of OpenAPI 3.1: a path documents each, with a 405 for those it does not answer. */
+const PATH_METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const;
+
+const capitalize = (s: string) => s[0].toUpperCase() + s.slice(1);
+
+/** The 405 of a path that answers `allow`, kept once in `responses`; its name. */
+function methodNotAllowed(responses: Json, allow: string, head: boolean): string {
+  const name = `MethodNotAllowed.${allow.replaceAll(", ", "-")}${head ? ".head" : ""}`;
+  responses[name] ??= {
+    description: `Method not allowed; \`Allow: ${allow}\`. ${KIND_MEANINGS.method_not_allowed}.`,
+    headers: {
+      Allow: { description: "The methods this path answers.", required: true, schema: { type: "string", const: allow } },
+      ...headersOf(["Content-Digest", "Access-Control-Allow-Origin", "Cache-Control"]),
+    },
+    ...(head ? {} : { content: { "application/json": { schema: errorSchema(["method_not_allowed"]) } } }),
+  };
+  return name;
 }
 
-/** The OpenAPI 3.1 document; built once at start from the same schemas the server validates with. */
+function describePath(path: string, routes: RouteSpec[], responses: Json): Json {
+  const item: Json = {};
+  const example = path.replace(/:[a-z]+/g, "x");
+  if (path.includes(":id")) {
+    item.parameters = [{ name: "id", in: "path", required: true, description: "Dataset version id.", schema: refSchema("common.version-id") }];
+  }
+  for (const route of routes) {
+    item[route.method.toLowerCase()] = describeOperation(route, route.method === "GET" ? "get" : "post");
+    if (route.method === "GET") item.head = describeOperation(route, "head");
+  }
+  const first = routes[0].operationId;
+  const allow = allowOf(routes);
+  item.options = {
+    operationId: `${first}Preflight`,
+    summary: "CORS preflight: the methods and request headers a browser may use on this path.",
+    responses: {
+      "204": {
+        description: "No content: what a cross-origin request may send here, cached for a day.",
+        headers: {
+          Allow: { description: "The methods of this path.", required: true, schema: { type: "string", const: allow } },
+          "Access-Control-Allow-Methods": { description: "The methods of this path.", required: true, schema: { type: "string", const: allow } },
+          "Access-Control-Allow-Headers": {
+            description: "Request headers a browser may send: Content-Type and If-None-Match (Authorization on the acquisition route, planned).",
+            required: true,
+            schema: { type: "string" },
+          },
+          "Access-Control-Max-Age": { description: "Seconds a browser may keep this preflight.", required: true, schema: { type: "string", const: "86400" } },
+          ...headersOf(["Access-Control-Allow-Origin", "Cache-Control"]),
+        },
+      },
+    },
+  };
+  for (const method of PATH_METHODS) {
+    if (item[method]) continue;
+    const found = findRoute(method.toUpperCase(), example);
+    if (!found || !("allow" in found)) throw new Error(`${method.toUpperCase()} ${path}: the route table neither answers nor refuses it`);
+    item[method] = {
+      operationId: `${first}${capitalize(method)}NotAllowed`,
+      summary: `${method.toUpperCase()} is not allowed here: ${found.hint}`,
+      responses: { "405": { $ref: `#/components/responses/${methodNotAllowed(responses, found.allow, method === "head")}` } },
+    };
+  }
+  return Object.fromEntries([...(item.parameters ? ["parameters"] : []), ...PATH_METHODS].map((key) => [key, item[key]]));
+}
+
+/** The OpenAPI 3.1 document; built once on first use from the same schemas the server validates with. */
 export function buildOpenApi(): Json {
-  const componentSchemas: Json = {};
-  for (const schema of CONTRACT_SCHEMAS) {
-    const id = (schema as { $id: string }).$id;
-    const name = schemaIdToComponent(id);
-    componentSchemas[name] = rewriteRefs(schema, name);
-  }
+  const paths: Json = {};
   const responses: Json = {};
-  for (const [code, description] of Object.entries(ERROR_MEANINGS)) {
-    responses[`E${code}`] = code === "304" ? { description } : { description, content: describeJson(refSchema("error")) };
-  }
+  for (const [path, routes] of groupByPath()) paths[path.replace(/:([a-z]+)/g, "{$1}")] = describePath(path, routes, responses);
   return {
     openapi: "3.1.0",
     info: {
       title: "Climate Data Service",
       version: API_VERSION,
-      description:
+      description: [
         "Read-only climate data service: versioned, immutable datasets; bounded queries answered inline with a provenance manifest. Acquisition is not enabled.",
+        "Every path is documented with every answer the server gives: each operation, its HEAD form for GET routes, the CORS preflight (OPTIONS) and a 405 for each method the path does not answer.",
+        "This license covers this interface description only. The data carry their own: each dataset record and each query manifest states its `license` and `attribution` (SILO data CC-BY-4.0; the generated demo raster CC0-1.0; NOAA observations a U.S. Government work).",
+      ].join("\n\n"),
+      license: { name: "CC0-1.0", identifier: "CC0-1.0" },
     },
-    servers: [{ url: "/" }],
-    paths: describePaths(),
-    components: {
-      schemas: componentSchemas,
-      responses,
-      securitySchemes: {
-        bearer: { type: "http", scheme: "bearer", description: "Documented for the acquisition route; not active." },
-      },
-    },
+    servers: [{ url: "/", description: "This server." }],
+    // Public demo endpoints need no credentials: no security scheme applies (interface.md 5).
+    security: [],
+    paths,
+    components: { schemas: describeSchemas(), responses, headers: HEADERS },
   };
 }

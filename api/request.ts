@@ -23,7 +23,7 @@ export interface RequestConfig {
   dataset_version?: string;
 }
 
-export const JSON_CONTENT_HINT = "send the header -H 'Content-Type: application/json'";
+export const JSON_CONTENT_HINT = "send the header -H 'Content-Type: application/json' (GET /api/v1/openapi.json has an example data request)";
 
 /** `application/json`, with or without parameters such as charset (decisions.md 4). */
 export function isJsonContentType(header: string | undefined): boolean {

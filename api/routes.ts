@@ -31,6 +31,8 @@ export interface RouteSpec {
   /** schema id (or ids: one of) of the 200 answer, and whether it may be CSV */
   answers: string[];
   csv?: boolean;
+  /** documentation: the 200 answer carries Service-Dataset-Version, Service-Request-SHA256 and Link (interface.md 4.7) */
+  provenance?: boolean;
   /** error kinds the route can answer besides 503 service_unavailable */
   errors: ErrorKind[];
   /** immutable GET answers carry an ETag and answer If-None-Match with 304 */
@@ -172,8 +174,11 @@ export const ROUTES: RouteSpec[] = [
     readsBody: true,
     summary: "The complete bounded result inline: native cells whose centres fall in the box, dates inclusive.",
     body: "data-request.schema.json",
+    description:
+      'The answer is JSON (a manifest and the rows) or, with `"format": "csv"`, CSV. A 413 `request_too_large` or `response_too_large` carries `plan`: smaller requests whose answers, concatenated in order, hold exactly these rows.',
     answers: ["query-result.schema.json"],
     csv: true,
+    provenance: true,
     errors: [...POST_ERRORS, "request_too_large", "response_too_large", "coverage_unavailable", "no_cell_centers", "unsupported_grid"],
     handle: answerQuery,
   },
@@ -182,7 +187,8 @@ export const ROUTES: RouteSpec[] = [
     path: "/api/v1/data/requests",
     operationId: "createAcquisitionRequest",
     summary: "Acquisition (not enabled): always 503 acquisition_not_ready; never charges or queues work.",
-    description: "Use POST /api/v1/data/query for published demo data.",
+    description:
+      "Use POST /api/v1/data/query for published demo data. Planned, not active: requests will carry `Authorization: Bearer <ACCESS_TOKEN>`, and a purchase will answer 402 with `WWW-Authenticate: Payment` and be retried with `Authorization: Payment` (interface.md 4.10, 5). No security scheme applies while acquisition is not enabled.",
     body: "acquisition-request.schema.json",
     answers: [],
     errors: ["acquisition_not_ready"],

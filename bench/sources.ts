@@ -62,7 +62,9 @@ export async function makeSmallDays(folder: string, dates: string[], window: Win
   for (const date of missing) {
     const day = dateToDayNumber(date);
     const values = new Float32Array(cells);
+    // every day distinct (no two share a piece): the cells cycle every 400 days, the first cell every 240,000
     for (let i = 0; i < cells; i++) values[i] = Math.fround((((((day * 7 + i * 13) % 400) + 400) % 400) + 50) / 10);
+    values[0] = Math.fround(((Math.floor(day / 400) % 600) + 600) % 600 / 10);
     await writeSiloTiff(join(folder, dateToMemberPath(date)), window, values);
   }
 }

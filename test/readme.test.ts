@@ -1,14 +1,26 @@
-// README stays true: every make target is documented, and its example requests pass the contract check.
+// README stays true: every make target is documented, its example requests pass the contract check, and every
+// curl example runs as written against a live server on the published demo.
 
-import { readFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { readFileSync, rmSync } from "node:fs";
+import { mkdir, mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { validatorFor } from "../schemas/validate.js";
 import { checkRequest } from "../api/request.js";
+import { writeDemo } from "../pipeline/demo.js";
+import { publish } from "../pipeline/publish.js";
+import { validatorFor } from "../schemas/validate.js";
+import { withServer } from "./server-fixture.js";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 const makefile = readFileSync(new URL("../Makefile", import.meta.url), "utf8");
 const docs = suite("readme");
+
+/** The address the README's examples use: `make demo` serves there. */
+const README_BASE = "http://127.0.0.1:8080";
 
 docs("readme - documents every make target and variable", () => {
   const targets = [...makefile.matchAll(/^([a-z]+):.*## /gm)].map((m) => m[1]);
@@ -18,12 +30,62 @@ docs("readme - documents every make target and variable", () => {
 });
 
 docs("readme - every example data request is a valid contract request", () => {
-  const bodies = [...readme.matchAll(/-d '(\{[^']*\})'/g)].map((m) => m[1]);
-  assert.ok(bodies.length >= 2, `found ${bodies.length} example bodies`);
+  const bodies = [...readme.matchAll(/(?:-d|echo) '(\{[^']*\})'/g)].map((m) => m[1]);
+  assert.ok(bodies.length >= 3, `found ${bodies.length} example bodies`);
   for (const body of bodies) {
     const spec = JSON.parse(body);
     assert.ok(validatorFor("data-request.schema.json")(spec), body);
     assert.is(checkRequest(spec).region.bbox.length, 4);
+  }
+});
+
+/** The shell code blocks that call curl, in README order: one script, so B and ID carry from block to block. */
+function curlBlocks(): string[] {
+  return [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]).filter((block) => /\bcurl\b/.test(block));
+}
+
+// Each curl reports its status, media type and exit code on stderr, whatever the example does with its output.
+const CURL_PROBE = `curl() {
+  command curl --write-out '%{stderr}@@answer %{http_code} %{content_type}\\n' "$@"
+  local rc=$?
+  echo "@@exit $rc" >&2
+  return $rc
+}
+`;
+
+docs("readme - every curl example runs against a live demo server and answers 2xx JSON or CSV", async () => {
+  const root = await mkdtemp(join(tmpdir(), "readme-test-"));
+  try {
+    const sources = join(root, "sources");
+    const dist = join(root, "dist");
+    const work = join(root, "work");
+    await mkdir(work);
+    await writeDemo(sources);
+    await publish({ sources, dist, log: () => {} });
+    const blocks = curlBlocks();
+    assert.ok(blocks.length >= 3, `${blocks.length} blocks with curl`);
+    const commands = blocks.join("\n").match(/\bcurl\b/g)?.length ?? 0;
+    await withServer(dist, async (served) => {
+      const script = CURL_PROBE + blocks.join("\n").replaceAll(README_BASE, served.url);
+      const { stdout, stderr } = await promisify(execFile)("bash", ["-c", script], { cwd: work, maxBuffer: 64 << 20, timeout: 120_000 });
+      const answers = [...stderr.matchAll(/^@@answer (\d{3}) (.*)$/gm)].map((m) => ({ status: Number(m[1]), type: m[2] }));
+      const exits = [...stderr.matchAll(/^@@exit (\d+)$/gm)].map((m) => Number(m[1]));
+      assert.ok(answers.length >= commands, `${answers.length} answers for ${commands} curl commands:\n${stderr}`);
+      assert.equal(exits, answers.map(() => 0), `every curl exits 0:\n${stderr}`);
+      for (const answer of answers) assert.match(answer.type, /^(application\/json|text\/csv)/, stderr);
+      // the only non-2xx is the 413 of the plan example, whose plan the next lines follow
+      const refused = answers.filter((a) => a.status < 200 || a.status > 299);
+      assert.equal(refused.map((a) => a.status), [413], stderr);
+      const plan = JSON.parse(readFileSync(join(work, "answer.json"), "utf8")).plan;
+      assert.ok(Array.isArray(plan) && plan.length >= 2, "big.json is answered with a plan");
+      assert.ok(answers.length >= commands + plan.length - 1, "every part of the plan was fetched");
+      // the digest example prints the header and the recomputed digest: they agree
+      const digests = stdout.match(/sha-256=:[A-Za-z0-9+/=]+:/g) ?? [];
+      assert.ok(digests.length >= 2, stdout.slice(-500));
+      assert.is(digests[digests.length - 1], digests[digests.length - 2]);
+    });
+  } finally {
+    rmSync(root, { recursive: true, force: true });
   }
 });
 

@@ -17,6 +17,7 @@ import type { Dataset } from "../schemas/layout.js";
 import { type Window, colToEdgeLon, rowToEdgeLat } from "../schemas/grid.js";
 import { toIssues, validatorFor } from "../schemas/validate.js";
 import { type App, createApp } from "../server/app.js";
+import { openApiValidator } from "./openapi-validator.js";
 
 /** Version A: cols 200..320, rows 200..320 crosses lattice column 256 and row 256, so four tiles a day. */
 export const WINDOW_A: Window = [200, 200, 121, 121];
@@ -51,7 +52,8 @@ export function valueA(col: number, row: number, day: number): number | null {
   return Number((day + (col - 200) / 10 + (row - 200) / 10000).toFixed(4));
 }
 
-async function writeSources(dir: string, dates: string[], window: Window, valueOf: (col: number, row: number, day: number) => number | null): Promise<void> {
+/** One SILO-window GeoTIFF per date under dir/YYYY/, with the cells valueOf gives (null is missing). */
+export async function writeSources(dir: string, dates: string[], window: Window, valueOf: (col: number, row: number, day: number) => number | null): Promise<void> {
   const [c0, r0, w, h] = window;
   for (const [day, date] of dates.entries()) {
     const values = new Float32Array(w * h);
@@ -199,14 +201,25 @@ export interface RequestSpec {
   chunked?: boolean;
 }
 
-/** One real HTTP exchange with node:http (no automatic decompression: the bytes are the bytes on the wire). */
-export function request(served: Served, path: string, spec: RequestSpec = {}): Promise<Answer> {
+/**
+ * One real HTTP exchange with node:http (no automatic decompression: the bytes are the bytes on the wire). Every
+ * answer is checked against the served OpenAPI document: status, headers, media type and body.
+ */
+export async function request(served: Served, path: string, spec: RequestSpec = {}): Promise<Answer> {
+  const method = spec.method ?? (spec.body !== undefined ? "POST" : "GET");
+  const answer = await exchange(served, path, spec, method);
+  const problems = (await openApiValidator()).check({ method, path, ...answer });
+  if (problems.length > 0) assert.unreachable(`the answer is not the documented one:\n${problems.join("\n")}`);
+  return answer;
+}
+
+function exchange(served: Served, path: string, spec: RequestSpec, method: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const body = spec.body === undefined ? undefined : Buffer.isBuffer(spec.body) ? spec.body : Buffer.from(spec.body);
     const headers: Record<string, string | number> = { ...spec.headers };
     if (body !== undefined && !spec.chunked) headers["Content-Length"] ??= body.length;
     const req = http.request(
-      { host: "127.0.0.1", port: served.port, path, method: spec.method ?? (body !== undefined ? "POST" : "GET"), headers, agent: false },
+      { host: "127.0.0.1", port: served.port, path, method, headers, agent: false },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
@@ -269,6 +282,79 @@ export function requestFor(cells: { col: number; row: number; width: number; hei
     source_preference: "silo",
     ...extra,
   };
+}
+
+export interface Cells {
+  col: number;
+  row: number;
+  width: number;
+  height: number;
+}
+
+export interface QueryRow {
+  date: string;
+  longitude: number;
+  latitude: number;
+  variable: string;
+  value: number | null;
+  unit: string;
+  tile: string;
+  row: number;
+  col: number;
+}
+
+/**
+ * Expected query rows of a published window, computed here without the server's modules: date, then north to
+ * south, then west to east; tile = lattice slot clipped to the window, row/col local to it.
+ */
+export function expectRows(
+  window: Window,
+  versionDates: string[],
+  valueOf: (col: number, row: number, day: number) => number | null,
+  cells: Cells,
+  dates: string[],
+): QueryRow[] {
+  const [c0, r0] = window;
+  const rows: QueryRow[] = [];
+  for (const date of dates) {
+    const day = versionDates.indexOf(date);
+    for (let row = cells.row; row < cells.row + cells.height; row++) {
+      for (let col = cells.col; col < cells.col + cells.width; col++) {
+        const tileRow = Math.floor(row / 256);
+        const tileCol = Math.floor(col / 256);
+        rows.push({
+          date,
+          longitude: Number((112 + 0.05 * col).toFixed(9)),
+          latitude: Number((-10 - 0.05 * row).toFixed(9)),
+          variable: "air_temperature_max",
+          value: valueOf(col, row, day),
+          unit: "degC",
+          tile: `${date.replaceAll("-", "")}-r${tileRow}-c${tileCol}`,
+          row: row - Math.max(r0, tileRow * 256),
+          col: col - Math.max(c0, tileCol * 256),
+        });
+      }
+    }
+  }
+  return rows;
+}
+
+/** Expected rows of version A. */
+export function expectRowsA(cells: Cells, dates: string[]): QueryRow[] {
+  return expectRows(WINDOW_A, DATES_A, valueA, cells, dates);
+}
+
+export const CSV_HEADER_LINE = "date,longitude,latitude,variable,value,unit,tile,row,col\r\n";
+
+/** One CSV line of a row (decisions.md 3: non-null fields double-quoted, null empty, CRLF). */
+export function rowToCsv(r: QueryRow): string {
+  const quote = (v: string | number | null) => (v === null ? "" : `"${v}"`);
+  return [r.date, r.longitude, r.latitude, r.variable, r.value, r.unit, r.tile, r.row, r.col].map(quote).join(",") + "\r\n";
+}
+
+/** The CSV answer of these rows, header first. */
+export function expectCsv(rows: QueryRow[]): string {
+  return CSV_HEADER_LINE + rows.map(rowToCsv).join("");
 }
 
 export function sha256Base64(data: Uint8Array | string): string {

@@ -13,6 +13,8 @@ import {
   assertError,
   assertSchema,
   buildFixture,
+  expectCsv,
+  expectRowsA,
   post,
   request,
   requestFor,
@@ -31,50 +33,6 @@ let A: string;
 async function useFixture(): Promise<void> {
   fixture = await buildFixture();
   A = fixture.a.id;
-}
-
-interface Cells {
-  col: number;
-  row: number;
-  width: number;
-  height: number;
-}
-
-/** Expected rows of version A, computed here without the server's modules: tile = lattice slot clipped to the window. */
-function expectRowsA(cells: Cells, dates: string[]) {
-  const rows = [];
-  for (const date of dates) {
-    const day = DATES_A.indexOf(date);
-    for (let row = cells.row; row < cells.row + cells.height; row++) {
-      for (let col = cells.col; col < cells.col + cells.width; col++) {
-        const tileRow = Math.floor(row / 256);
-        const tileCol = Math.floor(col / 256);
-        const originCol = Math.max(200, tileCol * 256);
-        const originRow = Math.max(200, tileRow * 256);
-        rows.push({
-          date,
-          longitude: Number((112 + 0.05 * col).toFixed(9)),
-          latitude: Number((-10 - 0.05 * row).toFixed(9)),
-          variable: "air_temperature_max",
-          value: valueA(col, row, day),
-          unit: "degC",
-          tile: `${date.replaceAll("-", "")}-r${tileRow}-c${tileCol}`,
-          row: row - originRow,
-          col: col - originCol,
-        });
-      }
-    }
-  }
-  return rows;
-}
-
-function expectCsv(rows: ReturnType<typeof expectRowsA>): string {
-  const quote = (v: string | number | null) => (v === null ? "" : `"${v}"`);
-  let out = "date,longitude,latitude,variable,value,unit,tile,row,col\r\n";
-  for (const r of rows) {
-    out += [r.date, r.longitude, r.latitude, r.variable, r.value, r.unit, r.tile, r.row, r.col].map(quote).join(",") + "\r\n";
-  }
-  return out;
 }
 
 /** Checks a JSON query answer end to end: schema, headers, manifest, every hash recomputed from the bytes. */
