@@ -88,12 +88,13 @@ export function hexToDigestHeader(hex: string): string {
  * the ETag when it has one, and Content-Digest. The server adds transport to these; the mirror client returns
  * exactly these. `Connection` is transport, not part of the answer.
  */
-export async function identityHeaders(platform: Platform, answer: Answer): Promise<Record<string, string>> {
+export async function identityHeaders(platform: Platform, answer: Answer, head = false): Promise<Record<string, string>> {
   const headers: Record<string, string> = { "Content-Type": answer.type, "Cache-Control": CACHE_CONTROL[answer.cache] };
   for (const [name, value] of Object.entries(answer.headers)) if (name.toLowerCase() !== "connection") headers[name] = value;
   const sha256 = await answerSha256(platform, answer);
   if (answer.etag) headers.ETag = formatEtag(sha256);
-  headers["Content-Digest"] = hexToDigestHeader(sha256);
+  // a HEAD answer has no content: its digest names the representation a GET sends (RFC 9530)
+  headers[head ? "Repr-Digest" : "Content-Digest"] = hexToDigestHeader(sha256);
   return headers;
 }
 

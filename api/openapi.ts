@@ -93,7 +93,12 @@ const KIND_MEANINGS: Record<ErrorKind, string> = {
 
 const HEADERS: Json = {
   "Content-Digest": {
-    description: "`sha-256=:<base64>:`, the SHA-256 of the message content exactly as sent, after any content coding (RFC 9530). On HEAD, that of the body GET sends.",
+    description: "`sha-256=:<base64>:`, the SHA-256 of the message content exactly as sent, after any content coding (RFC 9530).",
+    required: true,
+    schema: { type: "string", pattern: "^sha-256=:[A-Za-z0-9+/]{43}=:$" },
+  },
+  "Repr-Digest": {
+    description: "On HEAD, which sends no content: `sha-256=:<base64>:` of the representation a GET sends (its content coding included), RFC 9530.",
     required: true,
     schema: { type: "string", pattern: "^sha-256=:[A-Za-z0-9+/]{43}=:$" },
   },
@@ -141,7 +146,7 @@ type Method = "get" | "post" | "head";
 function describeResponses(route: RouteSpec, method: Method): Json {
   const head = method === "head";
   const body = (content: Json) => (head ? {} : { content });
-  const bodyHeaders: HeaderName[] = ["Content-Digest", "Access-Control-Allow-Origin", "Cache-Control"];
+  const bodyHeaders: HeaderName[] = [head ? "Repr-Digest" : "Content-Digest", "Access-Control-Allow-Origin", "Cache-Control"];
   const responses: Json = {};
 
   if (route.answers.length > 0 || route.method === "GET") {
@@ -237,7 +242,7 @@ function methodNotAllowed(responses: Json, allow: string, head: boolean): string
     description: `Method not allowed; \`Allow: ${allow}\`. ${KIND_MEANINGS.method_not_allowed}.`,
     headers: {
       Allow: { description: "The methods this path answers.", required: true, schema: { type: "string", const: allow } },
-      ...headersOf(["Content-Digest", "Access-Control-Allow-Origin", "Cache-Control"]),
+      ...headersOf([head ? "Repr-Digest" : "Content-Digest", "Access-Control-Allow-Origin", "Cache-Control"]),
     },
     ...(head ? {} : { content: { "application/json": { schema: errorSchema(["method_not_allowed"]) } } }),
   };

@@ -186,7 +186,7 @@ export class MirrorClient {
   }
 
   private async toMirrorAnswer(answer: Answer, head: boolean): Promise<MirrorAnswer> {
-    const headers = await identityHeaders(webPlatform, answer);
+    const headers = await identityHeaders(webPlatform, answer, head);
     const body = head ? EMPTY : answer.body;
     return {
       status: answer.status,

@@ -11,7 +11,7 @@ import { sha256Hex } from "../schemas/hash.js";
 
 
 /** Headers a browser script may read besides the CORS-safelisted ones (the provenance headers among them). */
-export const EXPOSED_HEADERS = ["Content-Digest", "Service-Dataset-Version", "Service-Request-SHA256", "Link", "ETag", "Allow"].join(", ");
+export const EXPOSED_HEADERS = ["Content-Digest", "Repr-Digest", "Service-Dataset-Version", "Service-Request-SHA256", "Link", "ETag", "Allow"].join(", ");
 
 // Below this size compression costs more than it saves.
 const MIN_COMPRESS_BYTES = 1024;
@@ -107,8 +107,9 @@ export async function sendAnswer(req: IncomingMessage, res: ServerResponse, answ
   } else {
     digest = hexToDigestHeader((answer.sha256 ??= sha256Hex(answer.body)));
   }
-  // RFC 9530: the digest of the content as sent, after any content coding.
-  headers["Content-Digest"] = digest;
+  // RFC 9530: the digest of the content as sent, after any content coding; a HEAD sends no content, so it
+  // names the representation a GET would send instead
+  headers[req.method === "HEAD" ? "Repr-Digest" : "Content-Digest"] = digest;
   headers["Content-Length"] = payload.byteLength;
   res.writeHead(answer.status, headers);
   res.end(req.method === "HEAD" ? undefined : payload);

@@ -75,7 +75,7 @@ interface Case {
 }
 
 /** Headers of an answer besides transport (Content-Length, Vary, CORS, Connection). */
-const ANSWER_HEADERS = ["Content-Type", "Cache-Control", "ETag", "Content-Digest", "Service-Dataset-Version", "Service-Request-SHA256", "Link", "Allow"];
+const ANSWER_HEADERS = ["Content-Type", "Cache-Control", "ETag", "Content-Digest", "Repr-Digest", "Service-Dataset-Version", "Service-Request-SHA256", "Link", "Allow"];
 
 const json = "application/json";
 const cell = (col: number, row: number) => ({ col, row, width: 1, height: 1 });
