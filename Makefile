@@ -40,8 +40,10 @@ fetch: install ## download SILO max_temp days FROM..TO into SOURCES (default .ca
 verify: install ## check every file of DIST and every version's tree down to each block
 	@$(TSX) pipeline/cli.ts verify --dist "$(DIST)"
 
+# A young generation of 4 MiB: answers are built per request, and a smaller nursery keeps the server's memory
+# near its caches (measured in make bench) at no cost in throughput.
 serve: install ## serve DIST over HTTP on HOST:PORT
-	@DIST="$(DIST)" PORT="$(PORT)" HOST="$(HOST)" node $(SERVER_JS)
+	@DIST="$(DIST)" PORT="$(PORT)" HOST="$(HOST)" node --max-semi-space-size=4 $(SERVER_JS)
 
 # A mirror is a second port beside the server's: PORT given on the command line or in the environment wins.
 MIRROR_PORT := $(if $(filter command line environment,$(origin PORT)),$(PORT),8081)

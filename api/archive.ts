@@ -36,7 +36,7 @@ import { formatPath, toIssues, validatorFor } from "../schemas/validate.js";
 import { IntegrityError, type Platform, type Storage, StorageError, fromUtf8 } from "./storage.js";
 
 export interface ArchiveOptions {
-  /** bytes of verified objects and decoded blocks kept in memory (default 32 MiB) */
+  /** bytes of verified objects and decoded blocks kept in memory (default 16 MiB) */
   cacheBytes?: number;
   /** blocks of one piece closer than this are read in one range (default 32 KiB) */
   coalesceBytes?: number;
@@ -66,7 +66,7 @@ export class Archive {
     readonly platform: Platform,
     options: ArchiveOptions = {},
   ) {
-    const total = options.cacheBytes ?? 32 << 20;
+    const total = options.cacheBytes ?? 16 << 20;
     this.objects = new LruCache(total / 4);
     this.blocks = new LruCache((total / 4) * 3);
     this.coalesceBytes = options.coalesceBytes ?? 32 << 10;

@@ -24,7 +24,7 @@ export interface ServiceOptions extends ArchiveOptions {
    * or a rejection naming the piece (the mirror client, whose caller must learn the mirror is damaged).
    */
   onUnverified?: "answer-503" | "throw";
-  /** bytes of computed answers kept for repeated requests (default 16 MiB) */
+  /** bytes of computed answers kept for repeated requests (default 8 MiB) */
   answerCacheBytes?: number;
 }
 
@@ -60,7 +60,7 @@ export class Service {
     this.environment = options.environment ?? "demo";
     this.warn = options.warn ?? ((m) => console.error(m));
     this.throwUnverified = options.onUnverified === "throw";
-    this.answers = new LruCache(options.answerCacheBytes ?? 16 << 20);
+    this.answers = new LruCache(options.answerCacheBytes ?? 8 << 20);
   }
 
   get platform(): Platform {

@@ -11,6 +11,8 @@ const run = promisify(execFile);
 
 export interface Proc {
   child: ChildProcess;
+  /** the process that serves (for `make serve`, make's child) */
+  pid: number;
   url: string;
   /** ms from spawn to the first 200 of GET /api/health (server) or of any file (sirv) */
   startMs: number;
@@ -34,28 +36,41 @@ async function waitFor(url: string, deadlineMs: number): Promise<void> {
 
 let nextPort = 18400;
 
+/** The deepest process below `pid` (make -> node): the one whose memory counts. */
+function leafOf(pid: number): number {
+  try {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+    return children.length ? leafOf(children[0]) : pid;
+  } catch {
+    return pid;
+  }
+}
+
 async function startProcess(command: string, args: string[], env: Record<string, string>, probePath: string): Promise<Proc> {
   const port = nextPort++;
   const t0 = performance.now();
-  const child = spawn(command, args, { env: { ...process.env, ...env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit"] });
+  // its own process group, so stopping it stops whatever it started
+  const child = spawn(command, args, { env: { ...process.env, ...env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit"], detached: true });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}${probePath}`, 30_000);
   const startMs = performance.now() - t0;
   return {
     child,
+    pid: leafOf(child.pid!),
     url,
     startMs,
     stop: () =>
       new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
         child.once("exit", () => resolve());
-        child.kill("SIGTERM");
+        process.kill(-child.pid!, "SIGTERM");
       }),
   };
 }
 
-/** The server from its built bundle, as `make serve` runs it. */
+/** The server exactly as a maintainer starts it: `make serve` (the built bundle, its flags). */
 export function startServer(dist: string): Promise<Proc> {
-  return startProcess("node", ["build/server.js"], { DIST: dist, LOG: "0" }, "/api/health");
+  return startProcess("make", ["--no-print-directory", "-s", "serve", `DIST=${dist}`], { LOG: "0" }, "/api/health");
 }
 
 /** sirv serving `dir` as static files, precompressed .br/.gz siblings included: the floor to compare with. */

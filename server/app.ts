@@ -23,8 +23,9 @@ export interface AppOptions {
   warn?: (message: string) => void;
   /** how often catalog.json is checked for a new publish (default 500 ms) */
   watchMs?: number;
-  /** bytes of verified objects and decoded blocks kept in memory */
+  /** bytes of verified objects and decoded blocks kept in memory, and of computed answers */
   cacheBytes?: number;
+  answerCacheBytes?: number;
 }
 
 export interface App {
@@ -68,6 +69,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     environment: options.environment,
     warn: options.warn,
     cacheBytes: options.cacheBytes,
+    answerCacheBytes: options.answerCacheBytes,
   });
   await service.snapshot();
   const logRequests = options.log ?? true;

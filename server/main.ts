@@ -12,6 +12,14 @@ interface ServeConfig {
   host: string;
   log: boolean;
   environment: string;
+  /** memory for caches, MiB: three quarters for verified pieces and blocks, a quarter for computed answers */
+  cacheMb: number;
+}
+
+function readCacheMb(spec: string | undefined): number {
+  const mb = Number(spec ?? 32);
+  if (!Number.isInteger(mb) || mb < 4 || mb > 65536) throw new Error(`CACHE_MB=${spec} is not a whole number of MiB from 4 to 65536`);
+  return mb;
 }
 
 function readServeConfig(env: NodeJS.ProcessEnv): ServeConfig {
@@ -25,6 +33,7 @@ function readServeConfig(env: NodeJS.ProcessEnv): ServeConfig {
     host: env.HOST || "127.0.0.1",
     log: env.LOG !== "0",
     environment: env.SERVICE_ENVIRONMENT || "demo",
+    cacheMb: readCacheMb(env.CACHE_MB),
   };
 }
 
@@ -68,7 +77,13 @@ async function main(): Promise<void> {
   }
   let app: App;
   try {
-    app = await createApp({ dist: resolve(config.dist), log: config.log, environment: config.environment });
+    app = await createApp({
+      dist: resolve(config.dist),
+      log: config.log,
+      environment: config.environment,
+      cacheBytes: (config.cacheMb << 20) * 0.75,
+      answerCacheBytes: (config.cacheMb << 20) * 0.25,
+    });
   } catch (err) {
     if (err instanceof CatalogError) {
       console.error(`Cannot serve ${config.dist}: ${err.message}`);
