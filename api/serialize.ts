@@ -101,15 +101,26 @@ const jsonValueBytes = new Map<number, Uint8Array>();
 const csvValueBytes = new Map<number, Uint8Array>();
 const JSON_NULL = ascii("null");
 const CSV_NULL = new Uint8Array(0);
+// SILO values are tenths of a degree: their text is found by arithmetic (k = 10 v) in a table filled as met,
+// not by hashing the float; any other float32 goes through a map.
+const jsonTenths: (Uint8Array | undefined)[] = new Array(65536);
+const csvTenths: (Uint8Array | undefined)[] = new Array(65536);
 
 /** A cell as JSON bytes (null when missing), and as a CSV field (quoted; empty when missing). */
 function valueBytes(v: number, csv: boolean): Uint8Array {
   if (v !== v) return csv ? CSV_NULL : JSON_NULL;
+  const k = Math.round(v * 10);
+  const tenths = k >= -32768 && k < 32768 && Math.fround(k / 10) === v;
+  if (tenths) {
+    const hit = (csv ? csvTenths : jsonTenths)[k + 32768];
+    if (hit) return hit;
+  }
   const cache = csv ? csvValueBytes : jsonValueBytes;
-  let bytes = cache.get(v);
+  let bytes = tenths ? undefined : cache.get(v);
   if (!bytes) {
     bytes = ascii(csv ? `"${cellToJson(v)}"` : cellToJson(v));
-    if (cache.size < 1 << 16) cache.set(v, bytes);
+    if (tenths) (csv ? csvTenths : jsonTenths)[k + 32768] = bytes;
+    else if (cache.size < 1 << 16) cache.set(v, bytes);
   }
   return bytes;
 }

@@ -63,7 +63,10 @@ async function startProcess(command: string, args: string[], env: Record<string,
       new Promise((resolve) => {
         if (child.exitCode !== null) return resolve();
         child.once("exit", () => resolve());
-        process.kill(-child.pid!, "SIGTERM");
+        // the serving process first (it closes cleanly, so make has nothing to report), then the whole group
+        const serving = leafOf(child.pid!);
+        process.kill(serving, "SIGTERM");
+        setTimeout(() => child.exitCode === null && process.kill(-child.pid!, "SIGKILL"), 3000).unref();
       }),
   };
 }
@@ -71,6 +74,11 @@ async function startProcess(command: string, args: string[], env: Record<string,
 /** The server exactly as a maintainer starts it: `make serve` (the built bundle, its flags). */
 export function startServer(dist: string): Promise<Proc> {
   return startProcess("make", ["--no-print-directory", "-s", "serve", `DIST=${dist}`], { LOG: "0" }, "/api/health");
+}
+
+/** The floor of any start: node starting a bare HTTP server that answers 200 (on this machine, now). */
+export function startBareNode(): Promise<Proc> {
+  return startProcess("node", ["-e", 'require("http").createServer((q, r) => r.end("ok")).listen(Number(process.env.PORT), "127.0.0.1")'], {}, "/");
 }
 
 /** sirv serving `dir` as static files, precompressed .br/.gz siblings included: the floor to compare with. */

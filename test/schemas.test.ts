@@ -3,7 +3,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { assertValid, schemas, toIssues, validatorFor, type Issue } from "../schemas/validate.js";
+import addFormats from "ajv-formats";
+import { AJV_OPTIONS, assertValid, schemas, toIssues, validatorFor, type Issue } from "../schemas/validate.js";
 
 type Json = Record<string, unknown>;
 const clone = <T>(value: T): T => structuredClone(value);
@@ -469,6 +470,14 @@ Api("schemas - every file is keyed by its bare $id and carries a title and descr
     assert.type(s.description, "string", `${id} description`);
     validatorFor(id);
   }
+});
+
+Api("schemas - every schema is valid JSON Schema 2020-12 (the server skips this check at start)", () => {
+  const strict = new Ajv2020({ ...AJV_OPTIONS, validateSchema: true });
+  addFormats.default(strict);
+  for (const schema of Object.values(schemas)) strict.addSchema(schema);
+  for (const id of Object.keys(schemas)) assert.type(strict.getSchema(id), "function", id);
+  assert.throws(() => strict.addSchema({ $id: "broken.schema.json", type: "nonsense" }), /schema is invalid/);
 });
 
 Api("validatorFor - caches and rejects unknown ids", () => {
