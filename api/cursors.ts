@@ -2,6 +2,7 @@
 // recognised; computed the same way by the server and by a mirror's client.
 
 import { CATALOG_CURSOR, OFFSET_CURSOR, type ListKind, catalogCursorCheckText, cursorCheckText } from "../schemas/layout.js";
+import { rejectCursor } from "./params.js";
 import { type Platform, utf8 } from "./storage.js";
 
 const check = async (platform: Platform, text: string) => (await platform.sha256Hex(utf8(text))).slice(0, 12);
@@ -16,6 +17,17 @@ export async function decodeOffsetCursor(platform: Platform, versionId: string, 
   if (!m) return null;
   const offset = Number(m[1]);
   return (await check(platform, cursorCheckText(versionId, kind, offset))) === m[2] ? offset : null;
+}
+
+/**
+ * Where a page of an immutable list starts: 0 without a cursor, else the cursor's offset; a cursor this service
+ * would not issue for this list (edited, another list's, past the end) is 400 (decisions.md 4).
+ */
+export async function readOffset(platform: Platform, versionId: string, kind: ListKind, after: string | null, count: number): Promise<number> {
+  if (after === null) return 0;
+  const offset = await decodeOffsetCursor(platform, versionId, kind, after);
+  if (offset === null || offset >= count) throw rejectCursor();
+  return offset;
 }
 
 /** Catalog pages: "<last id>.<check>", so versions published between two pages shift nothing. */

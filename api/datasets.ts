@@ -2,7 +2,7 @@
 
 import { PAGE_SIZE } from "../schemas/layout.js";
 import type { Answer } from "./answer.js";
-import { decodeCatalogCursor, decodeOffsetCursor, encodeCatalogCursor, encodeOffsetCursor } from "./cursors.js";
+import { decodeCatalogCursor, encodeCatalogCursor, encodeOffsetCursor, readOffset } from "./cursors.js";
 import { readPageParams, rejectCursor } from "./params.js";
 import { isVisible, toImmutableRecord } from "./records.js";
 import type { Context } from "./service.js";
@@ -30,13 +30,7 @@ export async function answerObservations(ctx: Context): Promise<Answer> {
   const view = await ctx.openData(ctx.params.id);
   const id = view.record.id;
   const count = view.kind === "observation" ? view.index.count : 0;
-  let offset = 0;
-  if (page.after !== null) {
-    const decoded = await decodeOffsetCursor(ctx.platform, id, "observations", page.after);
-    // Cursors are only issued for offsets inside the list (decisions.md 4), so anything else was not ours.
-    if (decoded === null || decoded >= count) throw rejectCursor();
-    offset = decoded;
-  }
+  const offset = await readOffset(ctx.platform, id, "observations", page.after, count);
   const end = Math.min(offset + page.limit, count);
   const nextCursor = end < count ? await encodeOffsetCursor(ctx.platform, id, "observations", end) : null;
   let items = "[]";

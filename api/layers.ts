@@ -6,8 +6,8 @@ import { GRID, type TileSlot, parseTileId, windowToTiles, windowTransform } from
 import type { DayEntry } from "../schemas/layout.js";
 import type { Answer } from "./answer.js";
 import type { RasterView, VersionView } from "./archive.js";
-import { decodeOffsetCursor, encodeOffsetCursor } from "./cursors.js";
-import { readCellIndex, readPageParams, readTileParam, rejectCursor } from "./params.js";
+import { encodeOffsetCursor, readOffset } from "./cursors.js";
+import { readCellIndex, readPageParams, readTileParam } from "./params.js";
 import { toImmutableRecord } from "./records.js";
 import { cellToJson, describeTile, writeTile } from "./serialize.js";
 import type { Context } from "./service.js";
@@ -35,12 +35,7 @@ export async function answerLayers(ctx: Context): Promise<Answer> {
     return ctx.answer(writeTile(id, located.day.date, located.slot, cells), { cache: "immutable", bounded: FEWER });
   }
   const count = view.kind === "raster" ? view.index.tiles : 0;
-  let offset = 0;
-  if (page.after !== null) {
-    const decoded = await decodeOffsetCursor(ctx.platform, id, "layers", page.after);
-    if (decoded === null || decoded >= count) throw rejectCursor();
-    offset = decoded;
-  }
+  const offset = await readOffset(ctx.platform, id, "layers", page.after, count);
   const end = Math.min(offset + page.limit, count);
   const tiles = view.kind === "raster" ? await listTiles(view, offset, end - offset) : [];
   const nextCursor = end < count ? await encodeOffsetCursor(ctx.platform, id, "layers", end) : null;

@@ -2,7 +2,8 @@
 // schemas: each route's 200, 304, errors and HEAD form, and on every path its CORS preflight and the 405 of each
 // other method.
 
-import { API_VERSION, LIMITS } from "../schemas/contract.js";
+import { API_VERSION, LIMITS, makeDataRequest } from "../schemas/contract.js";
+import { bboxToWindow } from "../schemas/grid.js";
 import { CONTRACT_SCHEMAS } from "../schemas/validate.js";
 import { type ErrorKind, INTERNAL_ERROR_BODY, statusOf } from "./errors.js";
 import { type RouteSpec, allowOf, findRoute, groupByPath } from "./routes.js";
@@ -61,16 +62,9 @@ const schemaRef = (id: string) => refSchema(schemaIdToComponent(id));
 
 /** A valid request for the demo dist (README, decisions.md 6): the body example the 405 and 415 messages point to. */
 export const DATA_REQUEST_EXAMPLE = {
-  variables: ["air_temperature_max"],
+  ...makeDataRequest(bboxToWindow([133.8, -23.8, 133.95, -23.65])!, "2003-01-01", "2003-01-31", { format: "json" }),
+  // the box as a person writes it (README's example), not on cell edges
   region: { bbox: [133.8, -23.8, 133.95, -23.65], crs: "EPSG:4326" },
-  period: { start: "2003-01-01", end: "2003-01-31" },
-  temporal_resolution: "daily",
-  spatial_resolution: "native",
-  units: { air_temperature_max: "degC" },
-  data_class: "interpolated_observation",
-  format: "json",
-  missing_policy: "preserve",
-  source_preference: "silo",
 };
 
 /** What each error kind means, as the error responses of the document say it (decisions.md 4). */

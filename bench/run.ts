@@ -17,8 +17,8 @@ import { findSiloFiles } from "../pipeline/discover.js";
 import { readSiloTiff } from "../pipeline/geotiff.js";
 import { formatBytes } from "../pipeline/progress.js";
 import { publish } from "../pipeline/publish.js";
-import { PLAUSIBLE_TMAX_DEGC } from "../schemas/contract.js";
-import { colToEdgeLon, rowToEdgeLat } from "../schemas/grid.js";
+import { PLAUSIBLE_TMAX_DEGC, makeDataRequest } from "../schemas/contract.js";
+import type { Window } from "../schemas/grid.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { type Proc, type WrkResult, postScript, readRss, runWrk, startBareNode, startServer, startStatic, variedQueryScript, variedTileScript } from "./load.js";
 import { BENCH_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
@@ -62,22 +62,7 @@ function runProbe(sources: string, dist: string, extend = false, openFiles = 0):
   return { ...JSON.parse(out.trim().split("\n").pop()!), wallMs: performance.now() - started };
 }
 
-const boxFor = (col: number, row: number, width: number, height: number) => [colToEdgeLon(col), rowToEdgeLat(row + height), colToEdgeLon(col + width), rowToEdgeLat(row)];
-
-function dataRequest(bbox: number[], start: string, end: string, format: "json" | "csv"): string {
-  return JSON.stringify({
-    variables: ["air_temperature_max"],
-    region: { bbox, crs: "EPSG:4326" },
-    period: { start, end },
-    temporal_resolution: "daily",
-    spatial_resolution: "native",
-    units: { air_temperature_max: "degC" },
-    data_class: "interpolated_observation",
-    missing_policy: "preserve",
-    source_preference: "silo",
-    format,
-  });
-}
+const dataRequest = (window: Window, start: string, end: string, format: "json" | "csv") => JSON.stringify(makeDataRequest(window, start, end, { format }));
 
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
@@ -145,7 +130,7 @@ try {
   const id = grown.id;
   const query = (body: string) => fetch(`${server.url}/api/v1/data/query`, { method: "POST", headers: { "content-type": "application/json" }, body });
   const firstQuery = performance.now();
-  await (await query(dataRequest(boxFor(500, 300, 1, 1), "2003-06-01", "2003-07-01", "json"))).arrayBuffer();
+  await (await query(dataRequest([500, 300, 1, 1], "2003-06-01", "2003-07-01", "json"))).arrayBuffer();
   const firstQueryMs = performance.now() - firstQuery;
   const staticDir = join(work, "static");
   await mkdir(staticDir);
@@ -173,13 +158,13 @@ try {
     workloads.push({ name, file, key, server: (h) => runWrk(server.url, SECONDS, path, h) });
   };
   const LAND: [[number, number], [number, number]] = [[300, 650], [120, 420]];
-  await addPost("point series, 1 cell x 31 days, JSON, repeated", "point.json", dataRequest(boxFor(500, 300, 1, 1), "2003-06-01", "2003-07-01", "json"), "point_series_repeated");
+  await addPost("point series, 1 cell x 31 days, JSON, repeated", "point.json", dataRequest([500, 300, 1, 1], "2003-06-01", "2003-07-01", "json"), "point_series_repeated");
   await addVaried("  ... another cell and period each request", "point.json", "point_series", variedQueryScript({ width: 1, height: 1, days: 31, format: "json" }, YEAR, ...LAND));
-  await addPost("50 x 50 cells x 1 day, JSON, repeated", "box50.json", dataRequest(boxFor(450, 250, 50, 50), "2003-06-15", "2003-06-15", "json"), "small_box_repeated");
+  await addPost("50 x 50 cells x 1 day, JSON, repeated", "box50.json", dataRequest([450, 250, 50, 50], "2003-06-15", "2003-06-15", "json"), "small_box_repeated");
   await addVaried("  ... another box and date each request", "box50.json", "small_box", variedQueryScript({ width: 50, height: 50, days: 1, format: "json" }, YEAR, ...LAND));
-  await addPost("78 x 78 cells x 1 day, JSON, repeated", "box78.json", dataRequest(boxFor(450, 250, 78, 78), "2003-06-15", "2003-06-15", "json"), "max_json_repeated");
+  await addPost("78 x 78 cells x 1 day, JSON, repeated", "box78.json", dataRequest([450, 250, 78, 78], "2003-06-15", "2003-06-15", "json"), "max_json_repeated");
   await addVaried("  ... another box and date each request", "box78.json", "max_json", variedQueryScript({ width: 78, height: 78, days: 1, format: "json" }, YEAR, ...LAND));
-  await addPost("100 x 100 cells x 1 day, CSV, repeated", "box100.csv", dataRequest(boxFor(450, 250, 100, 100), "2003-06-15", "2003-06-15", "csv"), "max_csv_repeated");
+  await addPost("100 x 100 cells x 1 day, CSV, repeated", "box100.csv", dataRequest([450, 250, 100, 100], "2003-06-15", "2003-06-15", "csv"), "max_csv_repeated");
   await addVaried("  ... another box and date each request", "box100.csv", "max_csv", variedQueryScript({ width: 100, height: 100, days: 1, format: "csv" }, YEAR, ...LAND));
   const tilePath = `/api/v1/layers/${id}?tile=20030615-r1-c1`;
   const tile = new Uint8Array(await (await fetch(`${server.url}${tilePath}`)).arrayBuffer());
@@ -244,7 +229,7 @@ try {
   const last = LONG[LONG.length - 1];
   const firstDay = LONG[LONG.length - 31];
   const q0 = performance.now();
-  const firstAnswer = await fetch(`${longServer.url}/api/v1/data/query`, { method: "POST", headers: { "content-type": "application/json" }, body: dataRequest(boxFor(400, 300, 8, 8), firstDay, last, "json") });
+  const firstAnswer = await fetch(`${longServer.url}/api/v1/data/query`, { method: "POST", headers: { "content-type": "application/json" }, body: dataRequest([400, 300, 8, 8], firstDay, last, "json") });
   await firstAnswer.arrayBuffer();
   const longFirstQuery = longServer.startMs + (performance.now() - q0);
   const catalog = (await (await fetch(`${longServer.url}/api/v1/datasets`)).json()) as { datasets: { id: string }[] };
@@ -264,7 +249,7 @@ try {
     if (bytes > largest.bytes) largest = { bytes, what: `GET ${path}` };
   }
   for (const format of ["json", "csv"] as const) {
-    const res = await fetch(`${longServer.url}/api/v1/data/query`, { method: "POST", headers: { "content-type": "application/json" }, body: dataRequest(boxFor(400, 300, 8, 8), firstDay, last, format) });
+    const res = await fetch(`${longServer.url}/api/v1/data/query`, { method: "POST", headers: { "content-type": "application/json" }, body: dataRequest([400, 300, 8, 8], firstDay, last, format) });
     const bytes = (await res.arrayBuffer()).byteLength;
     if (res.status !== 200) failures++;
     if (bytes > largest.bytes) largest = { bytes, what: `31-day ${format} query of all 64 cells` };

@@ -3,7 +3,8 @@
 //
 //   node_modules/.bin/tsx client/measure.ts <mirror-url>      (a dist served by `make mirror`, or any static host)
 
-import { GRID, type Window, bboxToWindow, colToEdgeLon, rowToEdgeLat, tileId, windowToTiles } from "../schemas/grid.js";
+import { makeDataRequest } from "../schemas/contract.js";
+import { GRID, type Window, bboxToWindow, tileId, windowToTiles } from "../schemas/grid.js";
 import { dateToDayNumber, dayNumberToDate } from "../schemas/dates.js";
 import type { Dataset } from "../schemas/layout.js";
 import { type MirrorAnswer, type MirrorClient, type MirrorRequest, createMirrorClient } from "./index.js";
@@ -15,25 +16,9 @@ interface Case {
   neighbour: MirrorRequest;
 }
 
-/** The data request for a window of global cells (box edges on cell edges) and a period, in `format`. */
+/** The query of a window of global cells over a period, in `format`. */
 function dataRequest(window: Window, start: string, end: string, format: "json" | "csv"): MirrorRequest {
-  const [col, row, width, height] = window;
-  return {
-    method: "POST",
-    path: "/api/v1/data/query",
-    body: {
-      variables: ["air_temperature_max"],
-      region: { bbox: [colToEdgeLon(col), rowToEdgeLat(row + height), colToEdgeLon(col + width), rowToEdgeLat(row)], crs: "EPSG:4326" },
-      period: { start, end },
-      temporal_resolution: "daily",
-      spatial_resolution: "native",
-      units: { air_temperature_max: "degC" },
-      data_class: "interpolated_observation",
-      missing_policy: "preserve",
-      source_preference: "silo",
-      format,
-    },
-  };
+  return { method: "POST", path: "/api/v1/data/query", body: makeDataRequest(window, start, end, { format }) };
 }
 
 /** The newest public demo raster version of the catalog: the one queries resolve to. */

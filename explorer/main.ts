@@ -2,8 +2,9 @@
 // It talks to nothing but the mirror it was loaded from, through the client library (every piece verified).
 
 import { AnswerError, createMirrorClient } from "../client/index.js";
+import { makeDataRequest } from "../schemas/contract.js";
 import { dateToDayNumber, dayNumberToDate } from "../schemas/dates.js";
-import { GRID, type Window, bboxToWindow, colToEdgeLon, colToLon, rowToEdgeLat, rowToLat, tileId, windowToTiles } from "../schemas/grid.js";
+import { GRID, type Window, bboxToWindow, colToLon, rowToLat, tileId, windowToTiles } from "../schemas/grid.js";
 import type { Dataset } from "../schemas/layout.js";
 
 // -10..50 degC covers SILO's daily maxima; a cold-to-hot scale (blue, cyan, yellow, orange, red), and missing
@@ -151,21 +152,7 @@ function cellAt(event: PointerEvent): { col: number; row: number } | null {
   return col >= 0 && row >= 0 && col < GRID.width && row < GRID.height ? { col, row } : null;
 }
 
-function dataRequest(cells: Window, start: string, end: string, version: Version) {
-  const [c, r, w, h] = cells;
-  return {
-    variables: ["air_temperature_max"],
-    region: { bbox: [colToEdgeLon(c), rowToEdgeLat(r + h), colToEdgeLon(c + w), rowToEdgeLat(r)], crs: "EPSG:4326" },
-    period: { start, end },
-    temporal_resolution: "daily",
-    spatial_resolution: "native",
-    units: { air_temperature_max: "degC" },
-    data_class: "interpolated_observation",
-    missing_policy: "preserve",
-    source_preference: "silo",
-    dataset_version: version.record.id,
-  };
-}
+const dataRequest = (cells: Window, start: string, end: string, version: Version) => makeDataRequest(cells, start, end, { dataset_version: version.record.id });
 
 interface Row {
   date: string;

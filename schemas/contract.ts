@@ -1,5 +1,6 @@
 // Constants of the interface contract (interface.md 2, 8; decisions.md 3, 4) that both sides need.
 
+import { type Window, windowBbox } from "./grid.js";
 import type { Dataset } from "./layout.js";
 
 export const API_VERSION = "1.0.0";
@@ -38,4 +39,24 @@ export function isQueryCompatible(record: Dataset): boolean {
     record.temporal_resolution === "daily" &&
     record.variables?.[QUERY_VARIABLE] === QUERY_UNIT
   );
+}
+
+/**
+ * A data request of the contract (interface.md 2.5) for global cells `window` (its box on cell edges, so exactly
+ * those centres are selected) over an inclusive period, every fixed field filled in; `extra` adds `format`,
+ * `dataset_version` (or anything a test wants to send).
+ */
+export function makeDataRequest(window: Window, start: string, end: string, extra: Record<string, unknown> = {}) {
+  return {
+    variables: [QUERY_VARIABLE],
+    region: { bbox: windowBbox(window) as number[], crs: "EPSG:4326" },
+    period: { start, end },
+    temporal_resolution: "daily",
+    spatial_resolution: "native",
+    units: { [QUERY_VARIABLE]: QUERY_UNIT },
+    data_class: QUERY_DATA_CLASS,
+    missing_policy: "preserve",
+    source_preference: QUERY_SOURCE,
+    ...extra,
+  };
 }

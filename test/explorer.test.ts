@@ -8,7 +8,8 @@ import { type Browser, type Page, chromium } from "playwright-core";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { startMirrorServer } from "../client/mirror-server.js";
-import { type Window, colToEdgeLon, rowToEdgeLat } from "../schemas/grid.js";
+import { makeDataRequest } from "../schemas/contract.js";
+import type { Window } from "../schemas/grid.js";
 import { buildFixture, copyDist, type Fixture, post, withServer } from "./server-fixture.js";
 
 const CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
@@ -58,21 +59,7 @@ async function cellPoint(page: Page, col: number, row: number): Promise<{ x: num
   return { x: box.x + ((col + 0.5) / 841) * box.width, y: box.y + ((row + 0.5) / 681) * box.height };
 }
 
-function requestFor([c, r, w, h]: Window, start: string, end: string, version: string, format: "json" | "csv") {
-  return {
-    variables: ["air_temperature_max"],
-    region: { bbox: [colToEdgeLon(c), rowToEdgeLat(r + h), colToEdgeLon(c + w), rowToEdgeLat(r)], crs: "EPSG:4326" },
-    period: { start, end },
-    temporal_resolution: "daily",
-    spatial_resolution: "native",
-    units: { air_temperature_max: "degC" },
-    data_class: "interpolated_observation",
-    missing_policy: "preserve",
-    source_preference: "silo",
-    dataset_version: version,
-    format,
-  };
-}
+const requestFor = (cells: Window, start: string, end: string, version: string, format: "json" | "csv") => makeDataRequest(cells, start, end, { dataset_version: version, format });
 
 explorer("explorer - draws the newest version's last date, shows a cell's series and downloads a box's CSV equal to the server's", async () => {
   const opened = await openExplorer(fixture.dist);

@@ -12,6 +12,7 @@ import { Archive, Snapshot, openVersion } from "../api/archive.js";
 import { LocalStorage, nodePlatform } from "../api/local.js";
 import { addToCatalog, updateCandidates, writeCatalog } from "../pipeline/catalog.js";
 import { ObjectStore } from "../pipeline/files.js";
+import { makeDataRequest } from "../schemas/contract.js";
 import { sha256Hex } from "../schemas/hash.js";
 import type { Dataset } from "../schemas/layout.js";
 import { type Window, colToEdgeLon, rowToEdgeLat } from "../schemas/grid.js";
@@ -267,21 +268,7 @@ export function assertError(answer: Answer, status: number, error: string): any 
 
 /** A valid data request over a box given in global cell indices (edges exactly on cell edges). */
 export function requestFor(cells: { col: number; row: number; width: number; height: number }, start: string, end: string, extra: Record<string, unknown> = {}) {
-  return {
-    variables: ["air_temperature_max"],
-    region: {
-      bbox: [colToEdgeLon(cells.col), rowToEdgeLat(cells.row + cells.height), colToEdgeLon(cells.col + cells.width), rowToEdgeLat(cells.row)],
-      crs: "EPSG:4326",
-    },
-    period: { start, end },
-    temporal_resolution: "daily",
-    spatial_resolution: "native",
-    units: { air_temperature_max: "degC" },
-    data_class: "interpolated_observation",
-    missing_policy: "preserve",
-    source_preference: "silo",
-    ...extra,
-  };
+  return makeDataRequest([cells.col, cells.row, cells.width, cells.height], start, end, extra);
 }
 
 export interface Cells {
