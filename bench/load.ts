@@ -4,6 +4,7 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
+import { type AddressInfo, createServer } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 
@@ -34,7 +35,17 @@ async function waitFor(url: string, deadlineMs: number): Promise<void> {
   }
 }
 
-let nextPort = 18400;
+/** A port nobody listens on now (the kernel's choice), for a process that takes its port from PORT. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
 
 /** The deepest process below `pid` (make -> node): the one whose memory counts. */
 function leafOf(pid: number): number {
@@ -47,7 +58,7 @@ function leafOf(pid: number): number {
 }
 
 async function startProcess(command: string, args: string[], env: Record<string, string>, probePath: string): Promise<Proc> {
-  const port = nextPort++;
+  const port = await freePort();
   const t0 = performance.now();
   // its own process group, so stopping it stops whatever it started
   const child = spawn(command, args, { env: { ...process.env, ...env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit"], detached: true });
@@ -64,9 +75,15 @@ async function startProcess(command: string, args: string[], env: Record<string,
         if (child.exitCode !== null) return resolve();
         child.once("exit", () => resolve());
         // the serving process first (it closes cleanly, so make has nothing to report), then the whole group
-        const serving = leafOf(child.pid!);
-        process.kill(serving, "SIGTERM");
-        setTimeout(() => child.exitCode === null && process.kill(-child.pid!, "SIGKILL"), 3000).unref();
+        const signal = (pid: number, name: NodeJS.Signals) => {
+          try {
+            process.kill(pid, name);
+          } catch {
+            // already gone
+          }
+        };
+        signal(leafOf(child.pid!), "SIGTERM");
+        setTimeout(() => child.exitCode === null && signal(-child.pid!, "SIGKILL"), 3000).unref();
       }),
   };
 }
