@@ -19,7 +19,6 @@ import {
   type Dataset,
   type DayEntry,
   type DayHeader,
-  type IndexNode,
   type MonthPage,
   type ObservationIndex,
   type RasterIndex,
@@ -409,4 +408,3 @@ export class ObservationView {
   }
 }
 
-export type { IndexNode };

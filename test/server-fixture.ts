@@ -15,7 +15,7 @@ import { ObjectStore } from "../pipeline/files.js";
 import { makeDataRequest } from "../schemas/contract.js";
 import { sha256Hex } from "../schemas/hash.js";
 import type { Dataset } from "../schemas/layout.js";
-import { type Window, colToEdgeLon, rowToEdgeLat } from "../schemas/grid.js";
+import type { Window } from "../schemas/grid.js";
 import { toIssues, validatorFor } from "../schemas/validate.js";
 import { type App, createApp } from "../server/app.js";
 import { openApiValidator } from "./openapi-validator.js";
