@@ -146,13 +146,13 @@ export class Service {
 
   async answerRoute(route: RouteSpec, params: Record<string, string>, request: ApiRequest): Promise<Answer> {
     const ctx = new Context(this, request, params);
-    let key: string | null = null;
     try {
-      key = await this.answerKey(route, request, await ctx.snapshot());
+      const key = await this.answerKey(route, request, await ctx.snapshot());
       const hit = this.answers.get(key);
       // an answer computed before its version failed verification is not served after (decisions.md 4)
       if (hit && !this.failures.has(hit.headers["Service-Dataset-Version"] ?? ctx.params.id ?? "")) return hit;
       const answer = await route.handle(ctx);
+      // counted twice: the server keeps an answer's compressed forms with it
       if (answer.status < 500) this.answers.set(key, answer, answer.body.byteLength * 2 + 512);
       return answer;
     } catch (err) {
