@@ -173,9 +173,9 @@ export interface Served {
 export async function withServer<T>(
   dist: string,
   fn: (served: Served) => Promise<T>,
-  options: { log?: boolean; environment?: string; warn?: (message: string) => void } = {},
+  options: { log?: boolean; environment?: string; warn?: (message: string) => void; watchMs?: number } = {},
 ): Promise<T> {
-  const app = await createApp({ dist, log: options.log ?? false, environment: options.environment, warn: options.warn ?? (() => {}) });
+  const app = await createApp({ dist, log: options.log ?? false, environment: options.environment, warn: options.warn ?? (() => {}), watchMs: options.watchMs });
   await new Promise<void>((resolve) => app.server.listen(0, "127.0.0.1", resolve));
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : 0;

@@ -16,7 +16,7 @@ import { writeFileAtomic } from "../pipeline/files.js";
 import { publish } from "../pipeline/publish.js";
 import type { Window } from "../schemas/grid.js";
 import { type Dataset, type DayEntry, type DayHeader, type Ref, type YearPage, objectPath } from "../schemas/layout.js";
-import { type App, createApp } from "../server/app.js";
+import { createApp } from "../server/app.js";
 import {
   DATES_B,
   VALUE_B,
@@ -112,22 +112,6 @@ async function waitFor(what: string, check: () => Promise<boolean> | boolean, wi
   }
 }
 
-/** withServer with a catalog poll interval: the real app on port 0, closed in `finally`. */
-async function withWatchingServer<T>(
-  dist: string,
-  fn: (served: Served) => Promise<T>,
-  options: { watchMs: number; warn?: (message: string) => void },
-): Promise<T> {
-  const app: App = await createApp({ dist, log: false, watchMs: options.watchMs, warn: options.warn ?? (() => {}) });
-  await new Promise<void>((resolve) => app.server.listen(0, "127.0.0.1", resolve));
-  const address = app.server.address();
-  const port = typeof address === "object" && address ? address.port : 0;
-  try {
-    return await fn({ app, url: `http://127.0.0.1:${port}`, port });
-  } finally {
-    await app.close();
-  }
-}
 
 /** A box of version A only (tile r0-c0, block 0 of every day); version B's window does not reach it. */
 const CELLS_A = { col: 250, row: 250, width: 3, height: 3 };
@@ -575,7 +559,7 @@ live("live - a publish under a stream of requests: every answer 200 from one sna
   let stop = false;
   const rounds = [0, 0, 0, 0, 0, 0];
 
-  await withWatchingServer(
+  await withServer(
     dist,
     async (served) => {
       const check = (what: string, answer: Answer) => {
@@ -663,7 +647,7 @@ live("live - a garbage, wrongly shaped or missing catalog.json is reported and n
   await writeFileAtomic(catalogFile, original);
   const oldIds = visibleIds(fixture.records);
   const warnings: string[] = [];
-  await withWatchingServer(
+  await withServer(
     dist,
     async (served) => {
       await writeFileAtomic(catalogFile, "{ this is not a catalog");
@@ -703,7 +687,7 @@ live("live - a new catalog.json gives a failed version another check: still dama
   const block = header.blocks[0];
   const warnings: string[] = [];
   const touchCatalog = () => editRecords(dist, () => {}); // same records, a new publish manifest: a new catalog.json
-  await withWatchingServer(
+  await withServer(
     dist,
     async (served) => {
       const damaged = queryA("2004-02-10", "2004-02-10");
@@ -764,7 +748,7 @@ edits("edits - an unpublished or restricted version is 404 everywhere and left o
 
 edits("edits - unpublishing a version while running hides it within 2 s; the version it shadowed becomes a candidate", async () => {
   const dist = await copyDist(fixture);
-  await withWatchingServer(
+  await withServer(
     dist,
     async (served) => {
       assert.equal((await served.app.service.snapshot()).pointer.candidates.map((c) => c.id), [fixture.b.id, A], "B shadows C");
