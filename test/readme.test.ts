@@ -1,11 +1,13 @@
-// README stays true: every make target is documented, its example requests pass the contract check, and every
-// curl example runs as written against a live server on the published demo.
+// README stays true: every make target is documented, its example requests pass the contract check, every curl
+// example runs as written against a live server on the published demo, and the mirror command's examples run
+// against a mirror of it.
 
 import { execFile } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
-import { mkdir, mkdtemp } from "node:fs/promises";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -13,6 +15,7 @@ import { checkRequest } from "../api/request.js";
 import { writeDemo } from "../pipeline/demo.js";
 import { publish } from "../pipeline/publish.js";
 import { validatorFor } from "../schemas/validate.js";
+import { startMirrorServer } from "../client/mirror-server.js";
 import { withServer } from "./server-fixture.js";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
@@ -53,7 +56,7 @@ const CURL_PROBE = `curl() {
 }
 `;
 
-docs("readme - every curl example runs against a live demo server and answers 2xx JSON or CSV", async () => {
+docs("readme - every curl example runs against a live demo server and answers 2xx JSON or CSV; the mirror command runs against a mirror", async () => {
   const root = await mkdtemp(join(tmpdir(), "readme-test-"));
   try {
     const sources = join(root, "sources");
@@ -84,6 +87,23 @@ docs("readme - every curl example runs against a live demo server and answers 2x
       assert.ok(digests.length >= 2, stdout.slice(-500));
       assert.is(digests[digests.length - 1], digests[digests.length - 2]);
     });
+
+    // the mirror command's block, as written, in a folder whose package.json has the project's mirror script
+    const mirrorBlock = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]).find((b) => b.includes("npm run --silent mirror"));
+    assert.ok(mirrorBlock, "README shows the mirror command");
+    const repo = fileURLToPath(new URL("..", import.meta.url));
+    await writeFile(join(work, "package.json"), JSON.stringify({ private: true, scripts: { mirror: `tsx ${join(repo, "client", "cli.ts")}` } }));
+    const mirror = await startMirrorServer({ dist, port: 0 });
+    try {
+      const env = { ...process.env, PATH: `${join(repo, "node_modules", ".bin")}:${process.env.PATH}` };
+      const { stderr } = await promisify(execFile)("bash", ["-e", "-c", mirrorBlock!.replaceAll("http://127.0.0.1:8081/", mirror.url)], { cwd: work, env, timeout: 120_000 });
+      assert.equal(stderr.match(/^HTTP \d{3}/gm), ["HTTP 200", "HTTP 200"], stderr);
+      const rows = JSON.parse(readFileSync(join(work, "rows.json"), "utf8"));
+      assert.is(rows.manifest.rowCount, rows.data.length);
+      assert.ok(rows.data.length > 0);
+    } finally {
+      await mirror.close();
+    }
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
