@@ -25,8 +25,35 @@ export interface IndexTree {
   coverage: Coverage;
 }
 
+/** What an index node says of what is below it: counts, the content hash of its cells, and their coverage. */
+export type NodeSummary = Pick<IndexNode, "days" | "tiles" | "content" | "coverage">;
+
 function foldCoverage(items: Coverage[]): Coverage {
   return items.reduce((a, b) => mergeCoverage(a, b));
+}
+
+/** A month node's summary, from its days (the writer makes it; make verify checks it). */
+export function summarizeDays(days: DayEntry[]): NodeSummary {
+  return {
+    days: days.length,
+    tiles: days.reduce((n, d) => n + countTiles(d.window), 0),
+    content: sha256Hex(monthContentText(days)),
+    coverage: foldCoverage(days.map((d) => dayCoverage(d.date, d.window))),
+  };
+}
+
+/** A year node's summary from its months, or the index root's from its years. */
+export function summarizeNodes(nodes: IndexNode[]): NodeSummary {
+  return {
+    days: nodes.reduce((n, m) => n + m.days, 0),
+    tiles: nodes.reduce((n, m) => n + m.tiles, 0),
+    content: sha256Hex(nodesContentText(nodes)),
+    coverage: foldCoverage(nodes.map((m) => m.coverage)),
+  };
+}
+
+export function isSameSummary(node: NodeSummary, expected: NodeSummary): boolean {
+  return node.days === expected.days && node.tiles === expected.tiles && node.content === expected.content && JSON.stringify(node.coverage) === JSON.stringify(expected.coverage);
 }
 
 export class IndexTreeWriter {
@@ -69,12 +96,8 @@ export class IndexTreeWriter {
     await this.flushMonth();
     await this.flushYear();
     if (this.years.length === 0) throw new Error("index tree: no days");
-    return {
-      years: this.years,
-      days: this.years.reduce((n, y) => n + y.days, 0),
-      tiles: this.years.reduce((n, y) => n + y.tiles, 0),
-      coverage: foldCoverage(this.years.map((y) => y.coverage)),
-    };
+    const { days, tiles, coverage } = summarizeNodes(this.years);
+    return { years: this.years, days, tiles, coverage };
   }
 
   private async flushMonth(): Promise<void> {
@@ -83,14 +106,7 @@ export class IndexTreeWriter {
     this.days = [];
     const page: MonthPage = { format: DIST_FORMAT, month: days[0].date.slice(0, 7), days };
     assertValid("dist-month-page.schema.json", page, `month page ${page.month}`);
-    this.months.push({
-      key: page.month,
-      days: days.length,
-      tiles: days.reduce((n, d) => n + countTiles(d.window), 0),
-      content: sha256Hex(monthContentText(days)),
-      coverage: foldCoverage(days.map((d) => dayCoverage(d.date, d.window))),
-      ref: await this.store.putJson(page),
-    });
+    this.months.push({ key: page.month, ...summarizeDays(days), ref: await this.store.putJson(page) });
   }
 
   private async flushYear(): Promise<void> {
@@ -99,13 +115,6 @@ export class IndexTreeWriter {
     this.months = [];
     const page: YearPage = { format: DIST_FORMAT, year: months[0].key.slice(0, 4), months };
     assertValid("dist-year-page.schema.json", page, `year page ${page.year}`);
-    this.years.push({
-      key: page.year,
-      days: months.reduce((n, m) => n + m.days, 0),
-      tiles: months.reduce((n, m) => n + m.tiles, 0),
-      content: sha256Hex(nodesContentText(months)),
-      coverage: foldCoverage(months.map((m) => m.coverage)),
-      ref: await this.store.putJson(page),
-    });
+    this.years.push({ key: page.year, ...summarizeNodes(months), ref: await this.store.putJson(page) });
   }
 }

@@ -11,22 +11,17 @@ import {
   CATALOG_FILE,
   type CatalogLeaf,
   type CatalogRoot,
-  type Coverage,
   type Dataset,
   type Manifest,
   type MonthPage,
   type YearPage,
-  countTiles,
-  dayCoverage,
-  mergeCoverage,
-  monthContentText,
-  nodesContentText,
   objectPath,
   rasterContentText,
   versionId,
 } from "../schemas/layout.js";
 import { describeError } from "./errors.js";
 import { hashFile } from "./files.js";
+import { isSameSummary, summarizeDays, summarizeNodes } from "./index-tree.js";
 
 export interface VersionReport {
   id: string;
@@ -169,23 +164,17 @@ async function verifyRaster(
   visit: (sha: string) => boolean,
 ): Promise<{ key: string; content: string }[]> {
   const { archive, index } = view;
-  const coverages: Coverage[] = [];
   const years = [];
   for (const yearNode of index.years) {
     visit(yearNode.ref.sha256);
     const year = await archive.readJson<YearPage>(yearNode.ref);
     for (const monthNode of year.months) {
-      coverages.push(monthNode.coverage);
       if (!visit(monthNode.ref.sha256)) {
         report.days += monthNode.days; // the same page, so the same days: checked for a version above
         continue;
       }
       const month = await archive.readJson<MonthPage>(monthNode.ref);
-      if (sha256Hex(monthContentText(month.days)) !== monthNode.content) report.problems.push(`month ${monthNode.key}: content hash differs from its days`);
-      const tiles = month.days.reduce((n, d) => n + countTiles(d.window), 0);
-      if (tiles !== monthNode.tiles || month.days.length !== monthNode.days) report.problems.push(`month ${monthNode.key}: counts differ from its days`);
-      const coverage = month.days.map((d) => dayCoverage(d.date, d.window)).reduce((a, b) => mergeCoverage(a, b));
-      if (JSON.stringify(coverage) !== JSON.stringify(monthNode.coverage)) report.problems.push(`month ${monthNode.key}: coverage differs from its days`);
+      if (!isSameSummary(monthNode, summarizeDays(month.days))) report.problems.push(`month ${monthNode.key}: its counts, content hash or coverage differ from its days`);
       for (const day of month.days) {
         report.days++;
         if (!visit(day.piece.sha256)) continue;
@@ -199,10 +188,12 @@ async function verifyRaster(
         }
       }
     }
-    if (sha256Hex(nodesContentText(year.months)) !== yearNode.content) report.problems.push(`year ${yearNode.key}: content hash differs from its months`);
+    if (!isSameSummary(yearNode, summarizeNodes(year.months))) report.problems.push(`year ${yearNode.key}: its counts, content hash or coverage differ from its months`);
     years.push({ key: yearNode.key, content: yearNode.content });
   }
-  const coverage = coverages.reduce((a, b) => mergeCoverage(a, b));
-  if (JSON.stringify(coverage) !== JSON.stringify(index.coverage)) report.problems.push("index coverage differs from its months");
+  const root = summarizeNodes(index.years);
+  if (root.days !== index.days || root.tiles !== index.tiles || JSON.stringify(root.coverage) !== JSON.stringify(index.coverage)) {
+    report.problems.push("the index's counts or coverage differ from its years");
+  }
   return years;
 }

@@ -2,7 +2,7 @@
 // dist; damaged pieces are errors naming the piece, never a wrong body; the command; the browser bundle.
 
 import { execFile } from "node:child_process";
-import { open, readFile, rm, truncate, writeFile } from "node:fs/promises";
+import { readFile, rm, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
@@ -29,6 +29,7 @@ import {
   request,
   requestFor,
   withServer,
+  flipByte,
 } from "./server-fixture.js";
 
 const run = promisify(execFile);
@@ -400,19 +401,6 @@ async function findMonthPage(dist: string, record: Dataset, month: string): Prom
   const view = await openRaster(dist, record);
   const year = view.index.years.find((y) => y.key === month.slice(0, 4))!;
   return (await view.archive.readJson<YearPage>(year.ref)).months.find((m) => m.key === month)!.ref;
-}
-
-async function flipByte(file: string, position: number): Promise<void> {
-  const handle = await open(file, "r+");
-  try {
-    const byte = Buffer.alloc(1);
-    const { bytesRead } = await handle.read(byte, 0, 1, position);
-    assert.is(bytesRead, 1, `${file} has a byte at ${position}`);
-    byte[0] ^= 0xff;
-    await handle.write(byte, 0, 1, position);
-  } finally {
-    await handle.close();
-  }
 }
 
 /** The client's answer must be a rejection whose message names `piece` (objects/..): never an answer. */

@@ -1,7 +1,7 @@
 // Server test fixture: a small dist published by the real pipeline from generated SILO-window GeoTIFFs, plus an HTTP client.
 
 import { rmSync } from "node:fs";
-import { cp, mkdtemp } from "node:fs/promises";
+import { cp, mkdtemp, open } from "node:fs/promises";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -129,6 +129,20 @@ export function buildFixture(): Promise<Fixture> {
 }
 
 let copies = 0;
+
+/** Flips every bit of one byte of a file in place (same size): damage a check must catch. */
+export async function flipByte(file: string, position: number): Promise<void> {
+  const handle = await open(file, "r+");
+  try {
+    const byte = Buffer.alloc(1);
+    const { bytesRead } = await handle.read(byte, 0, 1, position);
+    assert.is(bytesRead, 1, `${file} has a byte at ${position}`);
+    byte[0] ^= 0xff;
+    await handle.write(byte, 0, 1, position);
+  } finally {
+    await handle.close();
+  }
+}
 
 /** A private copy of the fixture's dist, for tests that damage or edit files. */
 export async function copyDist(fixture: Fixture): Promise<string> {

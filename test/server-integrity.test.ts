@@ -2,7 +2,7 @@
 // bytes fail answers 503 while the others serve; a new catalog.json is picked up while running, one snapshot a request.
 
 import { execFile, spawn } from "node:child_process";
-import { open, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { suite } from "uvu";
@@ -35,6 +35,7 @@ import {
   type Answer,
   type Fixture,
   type Served,
+  flipByte,
 } from "./server-fixture.js";
 
 const run = promisify(execFile);
@@ -45,20 +46,6 @@ let A: string;
 async function useFixture(): Promise<void> {
   fixture = await buildFixture();
   A = fixture.a.id;
-}
-
-/** Flips every bit of one byte of a file in place (same size). */
-async function flipByte(file: string, position: number): Promise<void> {
-  const handle = await open(file, "r+");
-  try {
-    const byte = Buffer.alloc(1);
-    const { bytesRead } = await handle.read(byte, 0, 1, position);
-    assert.is(bytesRead, 1, `${file} has a byte at ${position}`);
-    byte[0] ^= 0xff;
-    await handle.write(byte, 0, 1, position);
-  } finally {
-    await handle.close();
-  }
 }
 
 const objectFile = (dist: string, ref: Ref, kind: "json" | "day") => join(dist, objectPath(ref.sha256, kind));
