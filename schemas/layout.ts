@@ -256,12 +256,6 @@ export function holdsDate(coverage: Coverage, date: string): boolean {
   return date >= coverage.first && date <= coverage.last && !coverage.gaps.some(([s, e]) => date >= s && date <= e);
 }
 
-/** Days in the coverage's period that it holds. */
-export function countDays(coverage: Coverage): number {
-  let days = dateToDayNumber(coverage.last) - dateToDayNumber(coverage.first) + 1;
-  for (const [s, e] of coverage.gaps) days -= dateToDayNumber(e) - dateToDayNumber(s) + 1;
-  return days;
-}
 
 /**
  * `newer` holds every date and cell `older` holds, on every date, by its summaries alone: then no request can
@@ -305,15 +299,6 @@ export function listBlocks(window: Window): BlockSlot[] {
     }
   }
   return slots;
-}
-
-/** Blocks of a day window that intersect `area` (global cells), in piece order. */
-export function selectBlocks(window: Window, area: Window): BlockSlot[] {
-  return listBlocks(window).filter((b) => intersects(b.window, area));
-}
-
-function intersects(a: Window, b: Window): boolean {
-  return a[0] < b[0] + b[2] && b[0] < a[0] + a[2] && a[1] < b[1] + b[3] && b[1] < a[1] + a[3];
 }
 
 /** Lattice tiles of one day; also what the layers list enumerates for that date. */
