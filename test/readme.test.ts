@@ -101,6 +101,14 @@ docs("readme - every curl example runs against a live demo server and answers 2x
       const rows = JSON.parse(readFileSync(join(work, "rows.json"), "utf8"));
       assert.is(rows.manifest.rowCount, rows.data.length);
       assert.ok(rows.data.length > 0);
+
+      // the Node example, as written, with its import pointing at this checkout's client
+      const snippet = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]).find((b) => b.includes("createMirrorClient"));
+      assert.ok(snippet, "README shows the client in Node");
+      const example = join(work, "mirror-example.mjs");
+      await writeFile(example, snippet!.replace('"./client/index.js"', JSON.stringify(join(repo, "client", "index.ts"))).replaceAll("http://127.0.0.1:8081/", mirror.url));
+      const { stdout } = await promisify(execFile)(join(repo, "node_modules", ".bin", "tsx"), [example], { cwd: work, timeout: 60_000 });
+      assert.match(stdout, /^silo-tmax-20030101-20030131-[0-9a-f]{16} date,longitude,latitude,variable,value,unit,tile,row,col\r\n"2003-01-01","133",/);
     } finally {
       await mirror.close();
     }
