@@ -1,9 +1,9 @@
 // An answer of the interface before HTTP: status, bytes, media type, cache policy and contract headers.
 // The server adds transport (compression, ETag/304, CORS); the mirror client returns it as it is.
 
-import { LIMITS } from "../schemas/contract.js";
+import { LIMITS } from "./contract.js";
 import { HttpError } from "./errors.js";
-import { type Platform, utf8 } from "./storage.js";
+import { type Platform, utf8 } from "../format/storage.js";
 
 export type CachePolicy = "immutable" | "short" | "no-store";
 
@@ -77,28 +77,28 @@ export async function answerSha256(platform: Platform, answer: Answer): Promise<
 }
 
 /** `sha-256=:<base64>:` (RFC 9530) from a hex digest. */
-export function hexToDigestHeader(hex: string): string {
+function hexToDigestHeader(hex: string): string {
   let binary = "";
   for (let i = 0; i < hex.length; i += 2) binary += String.fromCharCode(parseInt(hex.slice(i, i + 2), 16));
   return `sha-256=:${btoa(binary)}:`;
 }
 
 /**
- * The headers of an answer sent as it is (no content coding): media type, caching, the contract's headers,
- * the ETag when it has one, and Content-Digest. The server adds transport to these; the mirror client returns
- * exactly these. `Connection` is transport, not part of the answer.
+ * The headers of an answer as sent in `coding` (null: as it is), whose sent bytes hash to `sentSha256`: media
+ * type, caching, the contract's headers, the ETag when it has one, the content coding and the digest
+ * (docs/contract.md §4.4). The server adds transport to these; the mirror client returns exactly these.
  */
-export async function identityHeaders(platform: Platform, answer: Answer, head = false): Promise<Record<string, string>> {
-  const headers: Record<string, string> = { "Content-Type": answer.type, "Cache-Control": CACHE_CONTROL[answer.cache] };
-  for (const [name, value] of Object.entries(answer.headers)) if (name.toLowerCase() !== "connection") headers[name] = value;
-  const sha256 = await answerSha256(platform, answer);
-  if (answer.etag) headers.ETag = formatEtag(sha256);
-  // a HEAD answer has no content: its digest names the representation a GET sends (RFC 9530)
-  headers[head ? "Repr-Digest" : "Content-Digest"] = hexToDigestHeader(sha256);
+export function answerHeaders(answer: Answer, sentSha256: string, coding: string | null, head: boolean): Record<string, string> {
+  const headers: Record<string, string> = { "Content-Type": answer.type, "Cache-Control": CACHE_CONTROL[answer.cache], ...answer.headers };
+  if (answer.etag && answer.sha256) headers.ETag = formatEtag(answer.sha256, coding);
+  if (coding) headers["Content-Encoding"] = coding;
+  // RFC 9530: the digest of the content as sent, after any content coding; a HEAD sends no content, so its
+  // digest names the representation a GET would send
+  headers[head ? "Repr-Digest" : "Content-Digest"] = hexToDigestHeader(sentSha256);
   return headers;
 }
 
 /** A strong ETag from the body's hash; each content coding is its own representation (RFC 9110 8.8.3). */
-export function formatEtag(hex: string, coding: string | null = null): string {
+function formatEtag(hex: string, coding: string | null = null): string {
   return `"${hex.slice(0, 32)}${coding ? `-${coding}` : ""}"`;
 }

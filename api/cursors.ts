@@ -1,9 +1,18 @@
-// Opaque page cursors (decisions.md 4): a position plus a check, so a cursor this service did not issue is
+// Opaque page cursors (docs/contract.md §4.3): a position plus a check, so a cursor this service did not issue is
 // recognised; computed the same way by the server and by a mirror's client.
 
-import { CATALOG_CURSOR, OFFSET_CURSOR, type ListKind, catalogCursorCheckText, cursorCheckText } from "../schemas/layout.js";
+import { type Platform, utf8 } from "../format/storage.js";
 import { rejectCursor } from "./params.js";
-import { type Platform, utf8 } from "./storage.js";
+
+export type ListKind = "layers" | "observations";
+
+/** Layers and observation pages: "<offset>-<check>", the check binding offset to version and list. */
+const OFFSET_CURSOR = /^([1-9][0-9]{0,9})-([0-9a-f]{12})$/;
+const cursorCheckText = (versionId: string, kind: ListKind, offset: number) => `${versionId}/${kind}/${offset}`;
+
+/** Catalog pages: "<id>.<check>": ids, not offsets, so a publish between two pages skips and repeats nothing. */
+const CATALOG_CURSOR = /^([a-zA-Z0-9_-]{1,128})\.([0-9a-f]{12})$/;
+const catalogCursorCheckText = (id: string) => `catalog/${id}`;
 
 const check = async (platform: Platform, text: string) => (await platform.sha256Hex(utf8(text))).slice(0, 12);
 
@@ -21,7 +30,7 @@ export async function decodeOffsetCursor(platform: Platform, versionId: string, 
 
 /**
  * Where a page of an immutable list starts: 0 without a cursor, else the cursor's offset; a cursor this service
- * would not issue for this list (edited, another list's, past the end) is 400 (decisions.md 4).
+ * would not issue for this list (edited, another list's, past the end) is 400 (docs/contract.md §4.3).
  */
 export async function readOffset(platform: Platform, versionId: string, kind: ListKind, after: string | null, count: number): Promise<number> {
   if (after === null) return 0;

@@ -1,17 +1,18 @@
-// POST validate, resolve and query (interface.md 4.5-4.7; decisions.md 3) and the reserved acquisition route.
+// POST validate, resolve and query (docs/contract.md §1.1, §3) and the reserved acquisition route.
 
-import { LIMITS, QUERY_VERSION, SPATIAL_SELECTION } from "../schemas/contract.js";
-import { GRID, tileId, windowToTiles } from "../schemas/grid.js";
+import { tileId, windowToTiles } from "../format/grid.js";
 import { type Answer, CSV_TYPE, assertResponseSize } from "./answer.js";
+import type { Context } from "./context.js";
+import { LIMITS } from "./contract.js";
 import { HttpError } from "./errors.js";
+import { PENDING_SHA256, buildManifest } from "./manifest.js";
 import { planRequests } from "./plan.js";
 import { type RequestConfig, checkRequest, hashRequest, parseJsonBody } from "./request.js";
 import { type Selection, type UnavailableReason, resolveRequest } from "./selection.js";
 import { ByteSink, type DayCells, writeCsvRows, writeJsonRows } from "./serialize.js";
-import type { Context } from "./service.js";
 
 function readDataRequest(ctx: Context): RequestConfig {
-  return checkRequest(parseJsonBody(ctx.request.contentType, ctx.request.body));
+  return checkRequest(parseJsonBody(ctx.request.contentType, ctx.body));
 }
 
 export async function answerValidate(ctx: Context): Promise<Answer> {
@@ -32,7 +33,7 @@ export async function answerValidate(ctx: Context): Promise<Answer> {
 /** The answer body of a selection in the request's format, with its provenance headers. */
 async function writeQueryBody(ctx: Context, config: RequestConfig, selection: Selection): Promise<{ body: Uint8Array; headers: Record<string, string> }> {
   const days: DayCells[] = await Promise.all(
-    selection.days.map(async (day) => ({ day, cells: await ctx.archive.readCells(day, selection.window) })),
+    selection.days.map(async (day) => ({ day, cells: await selection.view.readCells(day, selection.window) })),
   );
   const requestSha256 = await hashRequest(ctx.platform, config);
   const record = selection.view.record;
@@ -40,29 +41,13 @@ async function writeQueryBody(ctx: Context, config: RequestConfig, selection: Se
   if (config.format === "csv") {
     writeCsvRows(out, selection.window, days);
   } else {
-    const placeholder = "0".repeat(64);
-    const manifest = {
-      datasetVersion: record.id,
-      datasetContentSha256: record.content_sha256,
-      requestSha256,
-      transformVersion: record.transform_version,
-      queryVersion: QUERY_VERSION,
-      dataClass: record.data_class,
-      crs: GRID.crs,
-      missingPolicy: "preserve",
-      spatialSelection: SPATIAL_SELECTION,
-      rowCount: selection.rowCount,
-      // only the sources of the dates answered, in date order (decisions.md 3)
-      sourceManifest: selection.days.flatMap((d) => d.sources),
-      license: record.license,
-      attribution: record.attribution,
-      dataSha256: placeholder,
-    };
+    // only the sources of the dates answered, in date order (docs/contract.md §3.5)
+    const manifest = buildManifest(record, requestSha256, selection.rowCount, selection.days.flatMap((d) => d.sources));
     // dataSha256 is the last field: its 64 hex digits are patched in once the data bytes exist (one encoding)
     const head = `{"manifest":${JSON.stringify(manifest)}`;
     out.text(head.slice(0, -2 - 64));
     const shaAt = out.offset;
-    out.text(`${placeholder}"},"data":`);
+    out.text(`${PENDING_SHA256}"},"data":`);
     const dataAt = out.offset;
     writeJsonRows(out, selection.window, days);
     out.patch(shaAt, await ctx.platform.sha256Hex(out.bytes().subarray(dataAt)));
@@ -90,7 +75,7 @@ export async function answerResolve(ctx: Context): Promise<Answer> {
   const config = readDataRequest(ctx);
   const resolved = await resolveRequest(ctx, config);
   let reason: UnavailableReason | "available" = resolved.available ? "available" : resolved.reason;
-  // Resolve and query never disagree (decisions.md 3): an answer over the byte bound is not available either.
+  // Resolve and query never disagree (docs/contract.md §3.3): an answer over the byte bound is not available either.
   if (resolved.available && (await writeQueryBody(ctx, config, resolved.selection)).body.byteLength > LIMITS.maxResponseBytes) reason = "request_too_large";
   const body =
     resolved.available && reason === "available"

@@ -1,11 +1,13 @@
-// GET catalog, inspect and observations (interface.md 4.3, 4.4, 4.7.1; decisions.md 4).
+// GET catalog, inspect and observations (docs/contract.md §1.1, §4.3).
 
-import { PAGE_SIZE } from "../schemas/layout.js";
+import { PAGE_SIZE } from "../format/version-index.js";
+import type { ObservationView } from "../format/versions.js";
 import type { Answer } from "./answer.js";
+import type { Context } from "./context.js";
 import { decodeCatalogCursor, encodeCatalogCursor, encodeOffsetCursor, readOffset } from "./cursors.js";
 import { readPageParams, rejectCursor } from "./params.js";
-import { isVisible, toImmutableRecord } from "./records.js";
-import type { Context } from "./service.js";
+import { findVisibleRecord, isVisible, openData, toImmutableRecord } from "./records.js";
+import { writePage } from "./serialize.js";
 
 const FEWER = "ask for fewer items with a smaller limit";
 
@@ -13,40 +15,41 @@ export async function answerCatalog(ctx: Context): Promise<Answer> {
   const page = readPageParams(ctx.query);
   const after = page.after === null ? null : await decodeCatalogCursor(ctx.platform, page.after);
   if (page.after !== null && after === null) throw rejectCursor();
-  const { records, more } = await (await ctx.snapshot()).listRecords(after, page.limit, isVisible);
+  const { records, more } = await ctx.snapshot.listRecords(after, page.limit, isVisible);
   const nextCursor = more ? await encodeCatalogCursor(ctx.platform, records[records.length - 1].id) : null;
-  const body = `{"datasets":[${records.map((r) => JSON.stringify(r)).join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`;
+  const body = writePage({ datasets: `[${records.map((r) => JSON.stringify(r)).join(",")}]` }, nextCursor);
   return ctx.answer(body, { cache: "short", bounded: FEWER });
 }
 
 export async function answerInspect(ctx: Context): Promise<Answer> {
-  // Paid versions are listed and inspectable; only their data is withheld (decisions.md 4).
-  const record = await ctx.findRecord(ctx.params.id);
+  // Paid versions are listed and inspectable; only their data is withheld (docs/contract.md §1.3).
+  const record = await findVisibleRecord(ctx, ctx.params.id);
   return ctx.answer(JSON.stringify({ dataset: toImmutableRecord(record) }), { cache: "immutable", bounded: FEWER });
 }
 
 export async function answerObservations(ctx: Context): Promise<Answer> {
   const page = readPageParams(ctx.query);
-  const view = await ctx.openData(ctx.params.id);
+  const view = await openData(ctx, ctx.params.id);
   const id = view.record.id;
   const count = view.kind === "observation" ? view.index.count : 0;
   const offset = await readOffset(ctx.platform, id, "observations", page.after, count);
   const end = Math.min(offset + page.limit, count);
   const nextCursor = end < count ? await encodeOffsetCursor(ctx.platform, id, "observations", end) : null;
-  let items = "[]";
-  if (view.kind === "observation" && end > offset) {
-    if (offset % PAGE_SIZE === 0 && end - offset === Math.min(PAGE_SIZE, count - offset) && page.limit === PAGE_SIZE) {
-      items = await view.chunkText(offset / PAGE_SIZE); // the stored chunk is exactly this page's items
-    } else {
-      const parts: unknown[] = [];
-      for (let chunk = Math.floor(offset / PAGE_SIZE); chunk * PAGE_SIZE < end; chunk++) {
-        const list = JSON.parse(await view.chunkText(chunk)) as unknown[];
-        const start = chunk * PAGE_SIZE;
-        parts.push(...list.slice(Math.max(0, offset - start), end - start));
-      }
-      items = JSON.stringify(parts);
-    }
-  }
-  const body = `{"datasetVersion":${JSON.stringify(id)},"observations":${items},"nextCursor":${JSON.stringify(nextCursor)}}`;
+  const items = view.kind === "observation" && end > offset ? await readObservations(view, offset, end, page.limit) : "[]";
+  const body = writePage({ datasetVersion: JSON.stringify(id), observations: items }, nextCursor);
   return ctx.answer(body, { cache: "immutable", bounded: FEWER });
+}
+
+/** JSON array text of observations [offset, end): a default page is one stored chunk as it is. */
+async function readObservations(view: ObservationView, offset: number, end: number, limit: number): Promise<string> {
+  if (offset % PAGE_SIZE === 0 && end - offset === Math.min(PAGE_SIZE, view.index.count - offset) && limit === PAGE_SIZE) {
+    return view.chunkText(offset / PAGE_SIZE);
+  }
+  const parts: unknown[] = [];
+  for (let chunk = Math.floor(offset / PAGE_SIZE); chunk * PAGE_SIZE < end; chunk++) {
+    const list = JSON.parse(await view.chunkText(chunk)) as unknown[];
+    const start = chunk * PAGE_SIZE;
+    parts.push(...list.slice(Math.max(0, offset - start), end - start));
+  }
+  return JSON.stringify(parts);
 }

@@ -24,8 +24,6 @@ const STATUS_BY_KIND = {
 
 export type ErrorKind = keyof typeof STATUS_BY_KIND;
 
-export const ERROR_KINDS = Object.keys(STATUS_BY_KIND) as ErrorKind[];
-
 export function statusOf(kind: ErrorKind): number {
   return STATUS_BY_KIND[kind];
 }

@@ -1,37 +1,37 @@
-// GET layers: tile metadata pages, one tile with its cells, one cell (interface.md 4.8, 4.9; decisions.md 4).
+// GET layers: tile metadata pages, one tile with its cells, one cell (docs/contract.md §1.1, §4.3).
 // Tiles are rendered from the shared day pieces; their ids and bytes do not depend on how cells are stored.
 
-import { QUERY_UNIT, QUERY_VARIABLE } from "../schemas/contract.js";
-import { GRID, type TileSlot, parseTileId, windowToTiles, windowTransform } from "../schemas/grid.js";
-import type { DayEntry } from "../schemas/layout.js";
+import { GRID, type TileSlot, findTile, parseTileId, windowToTiles, windowTransform } from "../format/grid.js";
+import { QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
+import type { DayEntry } from "../format/version-index.js";
+import type { RasterView, VersionView } from "../format/versions.js";
 import type { Answer } from "./answer.js";
-import type { RasterView, VersionView } from "./archive.js";
+import type { Context } from "./context.js";
 import { encodeOffsetCursor, readOffset } from "./cursors.js";
 import { readCellIndex, readPageParams, readTileParam } from "./params.js";
-import { toImmutableRecord } from "./records.js";
-import { cellToJson, describeTile, writeTile } from "./serialize.js";
-import type { Context } from "./service.js";
+import { notFound, openData, toImmutableRecord } from "./records.js";
+import { cellToJson, describeTile, writePage, writeTile } from "./serialize.js";
 
 const FEWER = "ask for fewer items with a smaller limit";
 
 /** Where a tile id lies in a version, by arithmetic on its day's window; null when the version has no such tile. */
-async function locateTile(view: VersionView, id: string): Promise<{ day: DayEntry; slot: TileSlot } | null> {
+async function locateTile(view: VersionView, id: string): Promise<{ view: RasterView; day: DayEntry; slot: TileSlot } | null> {
   const parsed = parseTileId(id);
   if (!parsed || view.kind !== "raster") return null;
   const day = await view.findDay(parsed.date);
-  const slot = day ? windowToTiles(day.window).find((s) => s.tileRow === parsed.tileRow && s.tileCol === parsed.tileCol) : undefined;
-  return day && slot ? { day, slot } : null;
+  const slot = day ? findTile(day.window, parsed.tileRow, parsed.tileCol) : null;
+  return day && slot ? { view, day, slot } : null;
 }
 
 export async function answerLayers(ctx: Context): Promise<Answer> {
   const page = readPageParams(ctx.query);
   const tile = readTileParam(ctx.query, false);
-  const view = await ctx.openData(ctx.params.id);
+  const view = await openData(ctx, ctx.params.id);
   const id = view.record.id;
   if (tile !== null) {
     const located = await locateTile(view, tile);
-    if (!located) throw ctx.notFound(`Tile ${tile} of ${id}`);
-    const cells = await ctx.archive.readCells(located.day, located.slot.window);
+    if (!located) throw notFound(`Tile ${tile} of ${id}`);
+    const cells = await located.view.readCells(located.day, located.slot.window);
     return ctx.answer(writeTile(id, located.day.date, located.slot, cells), { cache: "immutable", bounded: FEWER });
   }
   const count = view.kind === "raster" ? view.index.tiles : 0;
@@ -39,7 +39,7 @@ export async function answerLayers(ctx: Context): Promise<Answer> {
   const end = Math.min(offset + page.limit, count);
   const tiles = view.kind === "raster" ? await listTiles(view, offset, end - offset) : [];
   const nextCursor = end < count ? await encodeOffsetCursor(ctx.platform, id, "layers", end) : null;
-  const body = `{"dataset":${JSON.stringify(toImmutableRecord(view.record))},"tiles":[${tiles.join(",")}],"nextCursor":${JSON.stringify(nextCursor)}}`;
+  const body = writePage({ dataset: JSON.stringify(toImmutableRecord(view.record)), tiles: `[${tiles.join(",")}]` }, nextCursor);
   return ctx.answer(body, { cache: "immutable", bounded: FEWER });
 }
 
@@ -60,12 +60,12 @@ export async function answerSample(ctx: Context): Promise<Answer> {
   const tile = readTileParam(ctx.query, true)!;
   const row = readCellIndex(ctx.query, "row");
   const col = readCellIndex(ctx.query, "col");
-  const view = await ctx.openData(ctx.params.id);
+  const view = await openData(ctx, ctx.params.id);
   const located = await locateTile(view, tile);
-  if (!located) throw ctx.notFound(`Tile ${tile} of ${view.record.id}`);
+  if (!located) throw notFound(`Tile ${tile} of ${view.record.id}`);
   const [tileCol, tileRow, width, height] = located.slot.window;
-  if (row >= height || col >= width) throw ctx.notFound(`Cell row ${row}, col ${col} of tile ${tile} (${height} rows x ${width} cols)`);
-  const [value] = await ctx.archive.readCells(located.day, [tileCol + col, tileRow + row, 1, 1]);
+  if (row >= height || col >= width) throw notFound(`Cell row ${row}, col ${col} of tile ${tile} (${height} rows x ${width} cols)`);
+  const [value] = await located.view.readCells(located.day, [tileCol + col, tileRow + row, 1, 1]);
   const body =
     `{"datasetVersion":${JSON.stringify(view.record.id)},"tile":${JSON.stringify(tile)},"row":${row},"col":${col},` +
     `"value":${cellToJson(value)},"unit":"${QUERY_UNIT}","variable":"${QUERY_VARIABLE}","date":"${located.day.date}",` +

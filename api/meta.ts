@@ -1,15 +1,16 @@
 // GET health, capabilities and the OpenAPI document (interface.md 4.1, 4.2; decisions.md 4).
 
-import { API_VERSION, LIMITS, QUERY_DATA_CLASS, QUERY_SOURCE, QUERY_UNIT, QUERY_VARIABLE, SPATIAL_SELECTION } from "../schemas/contract.js";
+import { API_VERSION, LIMITS, SPATIAL_SELECTION } from "./contract.js";
+import { QUERY_DATA_CLASS, QUERY_SOURCE, QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
 import type { Answer } from "./answer.js";
-import type { Context } from "./service.js";
+import type { Context } from "./context.js";
 
 export function answerHealth(ctx: Context): Promise<Answer> {
   const body = {
     service: "service-api",
     status: "ok",
     scope: "process",
-    environment: ctx.service.environment,
+    environment: ctx.environment,
     paymentMode: "test",
     capabilities: { requestValidation: true, acquisition: false, payments: false },
   };
@@ -63,5 +64,5 @@ export function answerCapabilities(ctx: Context): Promise<Answer> {
 }
 
 export function answerOpenApi(ctx: Context): Promise<Answer> {
-  return ctx.answer(ctx.service.openApiText(), { cache: "short" });
+  return ctx.answer(ctx.openApiText(), { cache: "short" });
 }

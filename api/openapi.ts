@@ -2,8 +2,9 @@
 // schemas: each route's 200, 304, errors and HEAD form, and on every path its CORS preflight and the 405 of each
 // other method.
 
-import { API_VERSION, LIMITS, makeDataRequest } from "../schemas/contract.js";
-import { bboxToWindow } from "../schemas/grid.js";
+import { API_VERSION, LIMITS } from "./contract.js";
+import { makeDataRequest } from "./request.js";
+import { bboxToWindow } from "../format/grid.js";
 import { CONTRACT_SCHEMAS } from "../schemas/validate.js";
 import { type ErrorKind, INTERNAL_ERROR_BODY, statusOf } from "./errors.js";
 import { type RouteSpec, allowOf, findRoute, groupByPath } from "./routes.js";

@@ -1,6 +1,6 @@
 // Query parameters and path ids of the GET routes (interface.md 4, 8; decisions.md 4): checked once, typed after.
 
-import { LIMITS } from "../schemas/contract.js";
+import { LIMITS } from "./contract.js";
 import { HttpError } from "./errors.js";
 
 const VERSION_ID = /^[a-zA-Z0-9_-]{1,128}$/;

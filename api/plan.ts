@@ -1,11 +1,13 @@
-// The plan a 413 from a POST route carries (decisions.md 3): smaller data requests, pinned to the version that
+// The plan a 413 from a POST route carries (docs/contract.md §3.3): smaller data requests, pinned to the version that
 // would answer, each within every limit, whose answers concatenated in order hold exactly the asked rows.
 // Split by date first (runs of whole dates), then a date by latitude bands (whole rows of cells, north to south).
 // Sizes are bounded from above without reading cells: every value is counted at its longest possible text.
 
-import { LIMITS, QUERY_UNIT, QUERY_VARIABLE } from "../schemas/contract.js";
-import { colToLon, rowToEdgeLat, rowToLat } from "../schemas/grid.js";
-import type { DayEntry } from "../schemas/layout.js";
+import { LIMITS } from "./contract.js";
+import { QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
+import { colToLon, rowToEdgeLat, rowToLat } from "../format/grid.js";
+import type { DayEntry } from "../format/version-index.js";
+import { PENDING_SHA256, buildManifest } from "./manifest.js";
 import type { RequestConfig } from "./request.js";
 import { CSV_HEADER } from "./serialize.js";
 import type { Selection } from "./selection.js";
@@ -28,23 +30,7 @@ function rowBound(selection: Selection, format: "json" | "csv"): number {
 
 /** Upper bound of what a JSON answer holds besides its rows: the manifest with these days' sources. */
 function jsonOverhead(selection: Selection, days: DayEntry[]): number {
-  const record = selection.view.record;
-  const manifest = {
-    datasetVersion: record.id,
-    datasetContentSha256: record.content_sha256,
-    requestSha256: "0".repeat(64),
-    transformVersion: record.transform_version,
-    queryVersion: "native-cell-centers-v1",
-    dataClass: record.data_class,
-    crs: "EPSG:4326",
-    missingPolicy: "preserve",
-    spatialSelection: "cell_center_in_bbox_west_south_inclusive_east_north_exclusive",
-    rowCount: LIMITS.maxCells,
-    sourceManifest: days.flatMap((d) => d.sources),
-    license: record.license,
-    attribution: record.attribution,
-    dataSha256: "0".repeat(64),
-  };
+  const manifest = buildManifest(selection.view.record, PENDING_SHA256, LIMITS.maxCells, days.flatMap((d) => d.sources));
   return `{"manifest":${JSON.stringify(manifest)},"data":[]}`.length;
 }
 

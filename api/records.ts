@@ -1,8 +1,12 @@
-// Which catalog records a client may see, and the immutable form of a record.
+// Which catalog records a request may see and read (docs/contract.md §1.3), and the immutable form of a record.
 
-import type { Dataset } from "../schemas/layout.js";
+import type { Dataset } from "../format/records.js";
+import { type VersionView, openVersion } from "../format/versions.js";
+import type { Context } from "./context.js";
+import { HttpError } from "./errors.js";
+import { checkVersionId } from "./params.js";
 
-/** A visible record: published and not restricted (interface.md 3.1; decisions.md 4). */
+/** A visible record: published and not restricted. */
 export function isVisible(record: Dataset): boolean {
   return record.status === "published" && record.access_level !== "restricted";
 }
@@ -11,4 +15,24 @@ export function isVisible(record: Dataset): boolean {
 export function toImmutableRecord(record: Dataset): Dataset {
   const { status: _status, published_at: _published, ...rest } = record;
   return rest;
+}
+
+export function notFound(what: string): HttpError {
+  return new HttpError("not_found", `${what} is not published here; GET /api/v1/datasets lists what is.`);
+}
+
+/** A visible version's catalog record (paid included: listed and inspectable), else 404; 503 when it failed. */
+export async function findVisibleRecord(ctx: Context, id: string): Promise<Dataset> {
+  checkVersionId(id);
+  const record = await ctx.snapshot.findRecord(id);
+  if (!record || !isVisible(record)) throw notFound(`Dataset version ${id}`);
+  ctx.assertAvailable(id);
+  return record;
+}
+
+/** A version whose data may be read: published, demo, not restricted, verified so far. */
+export async function openData(ctx: Context, id: string): Promise<VersionView> {
+  const record = await findVisibleRecord(ctx, id);
+  if (record.access_level !== "demo") throw notFound(`Dataset version ${id}`);
+  return openVersion(ctx.archive, record);
 }

@@ -2,11 +2,13 @@
 // decisions.md 3, 4).
 
 import stableStringify from "fast-json-stable-stringify";
-import { LIMITS, QUERY_DATA_CLASS, QUERY_SOURCE, QUERY_UNIT, QUERY_VARIABLE } from "../schemas/contract.js";
-import { dateToDayNumber, listDates } from "../schemas/dates.js";
+import { LIMITS } from "./contract.js";
+import { QUERY_DATA_CLASS, QUERY_SOURCE, QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
+import { dateToDayNumber, listDates } from "../format/dates.js";
+import { type Window, windowBbox } from "../format/grid.js";
 import { toIssues, validatorFor } from "../schemas/validate.js";
 import { HttpError, type Issue } from "./errors.js";
-import { type Platform, fromUtf8, utf8 } from "./storage.js";
+import { type Platform, fromUtf8, utf8 } from "../format/storage.js";
 
 /** The data request after the contract check, with `format` filled in (interface.md 2.5). */
 export interface RequestConfig {
@@ -34,9 +36,6 @@ export function payloadTooLarge(): HttpError {
   return new HttpError(
     "payload_too_large",
     `The request body is over ${LIMITS.maxRequestBytes} bytes; a data request is a small JSON object (GET /api/v1/openapi.json has an example).`,
-    undefined,
-    // the unread rest of the body is not wanted: close instead of draining it
-    { Connection: "close" },
   );
 }
 
@@ -114,4 +113,24 @@ export function listPeriodDates(config: RequestConfig): string[] {
 /** SHA-256 of the canonical JSON of the checked request (decisions.md 3). */
 export function hashRequest(platform: Platform, config: RequestConfig): Promise<string> {
   return platform.sha256Hex(utf8(stableStringify(config)));
+}
+
+/**
+ * A data request of the contract for global cells `window` (its box on cell edges, so exactly those centres are
+ * selected) over an inclusive period, every fixed field filled in; `extra` adds `format`, `dataset_version` (or
+ * anything a test wants to send).
+ */
+export function makeDataRequest(window: Window, start: string, end: string, extra: Record<string, unknown> = {}) {
+  return {
+    variables: [QUERY_VARIABLE],
+    region: { bbox: windowBbox(window) as number[], crs: "EPSG:4326" },
+    period: { start, end },
+    temporal_resolution: "daily",
+    spatial_resolution: "native",
+    units: { [QUERY_VARIABLE]: QUERY_UNIT },
+    data_class: QUERY_DATA_CLASS,
+    missing_policy: "preserve",
+    source_preference: QUERY_SOURCE,
+    ...extra,
+  };
 }

@@ -1,14 +1,14 @@
 // The one route table of the interface (interface.md 4): method, path, handler and what it answers. It drives
 // the server's polka registration, the Allow header of a 405, the mirror client's routing and the OpenAPI paths.
 
-import { LIMITS } from "../schemas/contract.js";
+import { LIMITS } from "./contract.js";
 import type { Answer } from "./answer.js";
 import { answerAcquisition, answerQuery, answerResolve, answerValidate } from "./data.js";
 import { answerCatalog, answerInspect, answerObservations } from "./datasets.js";
 import type { ErrorKind } from "./errors.js";
 import { answerLayers, answerSample } from "./layers.js";
 import { answerCapabilities, answerHealth, answerOpenApi } from "./meta.js";
-import type { Context } from "./service.js";
+import type { Context } from "./context.js";
 
 export interface ParameterSpec {
   name: string;

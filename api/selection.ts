@@ -1,13 +1,16 @@
-// Version choice and coverage of a data request (decisions.md 3): which version answers, which cells and dates,
+// Version choice and coverage of a data request (docs/contract.md §3.4): which version answers, which cells and dates,
 // or why none can. Decided from catalog.json's candidates and the versions' indexes, never by scanning.
 
-import { LIMITS, isQueryCompatible } from "../schemas/contract.js";
-import { GRID, bboxToWindow, containsWindow, type Window, windowBbox, windowTransform } from "../schemas/grid.js";
-import { type Coverage, type Dataset, type DayEntry, holdsDate, intersectWindows } from "../schemas/layout.js";
-import { type RasterView, openVersion } from "./archive.js";
+import { LIMITS } from "./contract.js";
+import { isQueryCompatible } from "../format/records.js";
+import { GRID, bboxToWindow, containsWindow, type Window, windowBbox, windowTransform } from "../format/grid.js";
+import { type Coverage, holdsDate, intersectWindows } from "../format/coverage.js";
+import { type Dataset } from "../format/records.js";
+import { type DayEntry } from "../format/version-index.js";
+import { type RasterView, openVersion } from "../format/versions.js";
 import { isVisible } from "./records.js";
 import { type RequestConfig, listPeriodDates } from "./request.js";
-import type { Context } from "./service.js";
+import type { Context } from "./context.js";
 
 export type UnavailableReason = "coverage_unavailable" | "request_too_large" | "no_cell_centers" | "unsupported_grid";
 
@@ -31,7 +34,7 @@ interface Candidate {
 
 /**
  * The candidate's grid must be the north-up regular EPSG:4326 grid whose arithmetic grid.ts does: the SILO
- * grid itself (decisions.md 3, unsupported_grid). Any other grid cannot be selected by these cell rules.
+ * grid itself (docs/contract.md §3.4, unsupported_grid). Any other grid cannot be selected by these cell rules.
  */
 export function isSupportedGrid(record: Dataset): boolean {
   const support = record.spatial_support as { crs?: unknown; grid_transform?: unknown };
@@ -42,7 +45,7 @@ export function isSupportedGrid(record: Dataset): boolean {
   return windowTransform(0, 0).every((x, i) => x === transform[i]);
 }
 
-/** The box touches the candidate's extent, cell edges included (decisions.md 3, no_cell_centers). */
+/** The box touches the candidate's extent, cell edges included (docs/contract.md §3.4, no_cell_centers). */
 function overlapsExtent(bbox: [number, number, number, number], coverage: Coverage): boolean {
   const [w, s, e, n] = windowBbox(coverage.windowAny);
   return bbox[0] <= e && bbox[2] >= w && bbox[1] <= n && bbox[3] >= s;
@@ -69,77 +72,78 @@ async function findCoveredDays(view: RasterView, coverage: Coverage, window: Win
   return days;
 }
 
-export async function resolveRequest(ctx: Context, config: RequestConfig): Promise<Resolved> {
-  const snapshot = await ctx.snapshot();
-  const bbox = config.region.bbox;
-  let candidates: Candidate[];
-  if (config.dataset_version !== undefined) {
-    const id = config.dataset_version;
-    const record = await snapshot.findRecord(id);
-    if (!record || !isVisible(record) || !isQueryCompatible(record)) {
-      const why = !record || !isVisible(record) ? "is not a published version here" : "is not a public demo version of SILO daily air_temperature_max in degC";
-      return { available: false, reason: "coverage_unavailable", message: `The pinned dataset_version ${id} ${why}; GET /api/v1/datasets lists what is published.` };
-    }
-    ctx.versionId = id;
-    ctx.service.assertAvailable(id);
-    const view = await openVersion(ctx.archive, record);
-    if (view.kind !== "raster") return { available: false, reason: "coverage_unavailable", message: `The pinned dataset_version ${id} holds no raster.` };
-    candidates = [{ id, coverage: view.index.coverage, record }];
-  } else {
-    candidates = snapshot.pointer.candidates.map((c) => ({ id: c.id, coverage: c.coverage }));
-  }
-  if (candidates.length === 0) {
-    return { available: false, reason: "coverage_unavailable", message: "No public demo version of SILO daily air_temperature_max is published here." };
-  }
+const unavailable = (reason: UnavailableReason, message: string): Resolved => ({ available: false, reason, message });
 
-  const window = bboxToWindow(bbox);
+/** The candidates a request may choose from: its pinned version, or the catalog's candidates in choice order. */
+async function listCandidates(ctx: Context, config: RequestConfig): Promise<Candidate[] | Resolved> {
+  const id = config.dataset_version;
+  if (id === undefined) return ctx.snapshot.pointer.candidates.map((c) => ({ id: c.id, coverage: c.coverage }));
+  const record = await ctx.snapshot.findRecord(id);
+  if (!record || !isVisible(record) || !isQueryCompatible(record)) {
+    const why = !record || !isVisible(record) ? "is not a published version here" : "is not a public demo version of SILO daily air_temperature_max in degC";
+    return unavailable("coverage_unavailable", `The pinned dataset_version ${id} ${why}; GET /api/v1/datasets lists what is published.`);
+  }
+  ctx.assertAvailable(id);
+  const view = await openVersion(ctx.archive, record);
+  if (view.kind !== "raster") return unavailable("coverage_unavailable", `The pinned dataset_version ${id} holds no raster.`);
+  return [{ id, coverage: view.index.coverage, record }];
+}
+
+/** Why the box cannot be answered by any candidate's grid, or null when some candidate's cells fall inside it. */
+function checkBox(bbox: RequestConfig["region"]["bbox"], window: Window | null, candidates: Candidate[]): Resolved | null {
+  if (candidates.length === 0) {
+    return unavailable("coverage_unavailable", "No public demo version of SILO daily air_temperature_max is published here.");
+  }
   const touching = candidates.filter((c) => overlapsExtent(bbox, c.coverage));
   if (touching.length === 0) {
-    return {
-      available: false,
-      reason: "coverage_unavailable",
-      message: `The box lies outside every published grid; published: ${describePeriods(candidates)}.`,
-    };
+    return unavailable("coverage_unavailable", `The box lies outside every published grid; published: ${describePeriods(candidates)}.`);
   }
   if (!window || touching.every((c) => intersectWindows(c.coverage.windowAny, window)[2] === 0)) {
-    return {
-      available: false,
-      reason: "no_cell_centers",
-      message: "The box overlaps a published grid but holds none of its cell centres (west/south inclusive, east/north exclusive); widen it to take in a centre (centres at 112 + 0.05k east, -10 - 0.05k north).",
-    };
+    return unavailable(
+      "no_cell_centers",
+      "The box overlaps a published grid but holds none of its cell centres (west/south inclusive, east/north exclusive); widen it to take in a centre (centres at 112 + 0.05k east, -10 - 0.05k north).",
+    );
   }
+  return null;
+}
 
-  for (const c of candidates) c.record ??= (await snapshot.findRecord(c.id)) ?? undefined;
+/** The version that answers a request and what it selects, or why none can (docs/contract.md §3.4). */
+export async function resolveRequest(ctx: Context, config: RequestConfig): Promise<Resolved> {
+  const candidates = await listCandidates(ctx, config);
+  if (!Array.isArray(candidates)) return candidates;
+  const window = bboxToWindow(config.region.bbox);
+  const refused = checkBox(config.region.bbox, window, candidates);
+  if (refused || !window) return refused!;
+
+  for (const c of candidates) c.record ??= (await ctx.snapshot.findRecord(c.id)) ?? undefined;
   const supported = candidates.filter((c) => c.record && isVisible(c.record) && isQueryCompatible(c.record) && isSupportedGrid(c.record));
   if (supported.length === 0) {
-    return { available: false, reason: "unsupported_grid", message: "The candidate dataset's grid is not a north-up regular EPSG:4326 grid this service can select from." };
+    return unavailable("unsupported_grid", "The candidate dataset's grid is not a north-up regular EPSG:4326 grid this service can select from.");
   }
-
   const dates = listPeriodDates(config);
-  const rowCount = window[2] * window[3] * dates.length;
   for (const c of supported) {
-    // reading a candidate's index is reading that version: a failure there marks it (decisions.md 4)
-    ctx.versionId = c.id;
+    // reading a candidate's index is reading that version: a failure there is that version's (docs/contract.md §4.6)
     const view = await openVersion(ctx.archive, c.record!);
     if (view.kind !== "raster") continue;
     const days = await findCoveredDays(view, c.coverage, window, dates);
     if (!days) continue;
-    ctx.service.assertAvailable(c.id); // the chosen version is 503 when it failed: never a silent fallback
-    const selection: Selection = { view, window, days, rowCount };
-    if (rowCount > LIMITS.maxCells) {
-      return {
-        available: false,
-        reason: "request_too_large",
-        message: `The request selects ${rowCount} rows (${window[2] * window[3]} cells x ${dates.length} days), over the ${LIMITS.maxCells}-row bound; narrow the box or the period, or follow the plan.`,
-        selection,
-      };
-    }
-    return { available: true, selection };
+    ctx.assertAvailable(c.id); // the chosen version is 503 when it failed: never a silent fallback
+    return checkRowCount({ view, window, days, rowCount: window[2] * window[3] * dates.length });
   }
-  ctx.versionId = null;
+  return unavailable(
+    "coverage_unavailable",
+    `No published public demo version covers every selected cell on every date of ${config.period.start}..${config.period.end}; closest: ${describePeriods(supported)}.`,
+  );
+}
+
+/** At most LIMITS.maxCells rows (docs/contract.md §3.3); over it the selection stays, for the 413's plan. */
+function checkRowCount(selection: Selection): Resolved {
+  const { window, days, rowCount } = selection;
+  if (rowCount <= LIMITS.maxCells) return { available: true, selection };
   return {
     available: false,
-    reason: "coverage_unavailable",
-    message: `No published public demo version covers every selected cell on every date of ${config.period.start}..${config.period.end}; closest: ${describePeriods(supported)}.`,
+    reason: "request_too_large",
+    message: `The request selects ${rowCount} rows (${window[2] * window[3]} cells x ${days.length} days), over the ${LIMITS.maxCells}-row bound; narrow the box or the period, or follow the plan.`,
+    selection,
   };
 }

@@ -4,10 +4,10 @@
 // with its row, the fixed keys) is made once and concatenated, never a per-row object. Numbers follow
 // decisions.md 2 (shortest float32 decimals, coordinates rounded to 9 decimals); CSV follows decisions.md 3.
 
-import { QUERY_UNIT, QUERY_VARIABLE } from "../schemas/contract.js";
-import { GRID, TILE_SIDE, type TileSlot, type Window, colToLon, rowToLat, tileId, windowBbox, windowTransform } from "../schemas/grid.js";
-import type { DayEntry } from "../schemas/layout.js";
-import { float32ToShortest } from "../schemas/numbers.js";
+import { QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
+import { GRID, TILE_SIDE, type TileSlot, type Window, colToLon, rowToLat, tileId, windowBbox, windowTransform } from "../format/grid.js";
+import type { DayEntry } from "../format/version-index.js";
+import { float32ToShortest } from "../format/numbers.js";
 
 export const CSV_HEADER = "date,longitude,latitude,variable,value,unit,tile,row,col";
 
@@ -251,4 +251,13 @@ export function writeTile(versionId: string, date: string, slot: TileSlot, cells
   }
   out.text("]}}");
   return out.bytes();
+}
+
+/**
+ * A page of a list (docs/contract.md §4.3): its fields, already JSON text, in order, then `nextCursor`. The one
+ * envelope of the catalog, observation and layer pages.
+ */
+export function writePage(fields: Record<string, string>, nextCursor: string | null): string {
+  const parts = Object.entries(fields).map(([name, json]) => `${JSON.stringify(name)}:${json}`);
+  return `{${parts.join(",")},"nextCursor":${JSON.stringify(nextCursor)}}`;
 }

@@ -1,21 +1,25 @@
-// The interface, computed: a request (method, path, query, body) -> an Answer, from a dist behind a Storage.
-// The server and the mirror client both run exactly this; only where the bytes come from differs.
+// The interface, computed: a request -> an Answer, from a dist behind a Storage. The server and the mirror client
+// both call Service.handle; only where the bytes come from, and how an answer travels, differs.
 
-import type { Dataset } from "../schemas/layout.js";
+import { Archive, type ArchiveOptions, CatalogError } from "../format/archive.js";
+import { LruCache } from "../format/cache.js";
+import { Snapshot } from "../format/catalog.js";
+import { IntegrityError, type Platform, type Storage, StorageError } from "../format/storage.js";
+import { VersionReadError } from "../format/versions.js";
 import { type Answer, makeAnswer } from "./answer.js";
-import { LruCache } from "./cache.js";
-import { Archive, type ArchiveOptions, CatalogError, Snapshot, type VersionView, openVersion } from "./archive.js";
+import type { ApiRequest, Context } from "./context.js";
+import { LIMITS } from "./contract.js";
 import { HttpError, INTERNAL_ERROR_BODY, errorToBody } from "./errors.js";
 import { buildOpenApi } from "./openapi.js";
-import { checkVersionId } from "./params.js";
-import { isVisible } from "./records.js";
+import { payloadTooLarge } from "./request.js";
 import { type RouteSpec, findRoute } from "./routes.js";
-import { IntegrityError, type Platform, type Storage, StorageError } from "./storage.js";
+
+export type { ApiRequest };
 
 export interface ServiceOptions extends ArchiveOptions {
   storage: Storage;
   platform: Platform;
-  /** health `environment` (decisions.md 4: SERVICE_ENVIRONMENT, default demo) */
+  /** health `environment` (docs/contract.md §4.5: SERVICE_ENVIRONMENT, default demo) */
   environment?: string;
   /** where verification failures and unexpected errors are reported */
   warn?: (message: string) => void;
@@ -26,17 +30,6 @@ export interface ServiceOptions extends ArchiveOptions {
   onUnverified?: "answer-503" | "throw";
   /** bytes of computed answers kept for repeated requests (default 8 MiB) */
   answerCacheBytes?: number;
-}
-
-export interface ApiRequest {
-  method: string;
-  /** path without the query string, percent-encoded as sent */
-  path: string;
-  query: URLSearchParams;
-  contentType?: string;
-  body?: Uint8Array | null;
-  /** scheme://host of this request, for the absolute links of capabilities */
-  baseUrl: string;
 }
 
 export class Service {
@@ -67,16 +60,14 @@ export class Service {
     return this.archive.platform;
   }
 
-  /** The OpenAPI document, built once on first use. */
-  openApiText(): string {
-    return (this.openApi ??= JSON.stringify(buildOpenApi()));
-  }
-
-  /** The catalog every new request is answered from; read on first use. */
+  /** The catalog every new request is answered from; read on first use, tried again after a failure. */
   snapshot(): Promise<Snapshot> {
     if (!this.current) {
-      this.current = this.loadSnapshot();
-      this.current.catch(() => (this.current = null));
+      const loading = this.loadSnapshot();
+      this.current = loading;
+      loading.catch(() => {
+        if (this.current === loading) this.current = null;
+      });
     }
     return this.current;
   }
@@ -117,138 +108,104 @@ export class Service {
     this.archive.storage.close?.();
   }
 
-  markFailed(id: string, reason: string): void {
-    if (!this.failures.has(id)) this.warn(`dataset ${id} is unavailable: ${reason}`);
-    this.failures.set(id, reason);
-  }
-
-  assertAvailable(id: string): void {
-    if (this.failures.has(id)) {
-      throw new HttpError(
-        "service_unavailable",
-        `Dataset version ${id} is temporarily unavailable: its files could not be verified. Retry later with exponential backoff.`,
-      );
-    }
-  }
-
-  /** The answer to a request: its route's, or 404 for an unknown path, or 405 naming what is allowed there. */
-  answer(request: ApiRequest): Promise<Answer> {
+  /**
+   * The answer to a request: its route's, 404 for an unknown path, or 405 naming what is allowed there. Only a
+   * route that takes a body reads it, bounded before any check (docs/contract.md §4.1).
+   */
+  async handle(request: ApiRequest): Promise<Answer> {
     const found = findRoute(request.method, request.path);
     if (!found) {
-      return this.answerError(new HttpError("not_found", `No route ${request.method} ${request.path}; GET /api/v1/openapi.json describes every route.`), request);
+      return this.errorAnswer(new HttpError("not_found", `No route ${request.method} ${request.path}; GET /api/v1/openapi.json describes every route.`), request);
     }
     if ("allow" in found) {
       const err = new HttpError("method_not_allowed", `${request.method} is not allowed on ${request.path}; ${found.hint}`, undefined, { Allow: found.allow });
-      return this.answerError(err, request);
+      return this.errorAnswer(err, request);
     }
-    return this.answerRoute(found.route, found.params, request);
+    let body: Uint8Array | null = null;
+    try {
+      if (found.route.readsBody && request.readBody) body = await request.readBody();
+      if (body && body.byteLength > LIMITS.maxRequestBytes) throw payloadTooLarge();
+    } catch (err) {
+      return this.errorAnswer(err, request);
+    }
+    return this.answerRoute(found.route, found.params, request, body);
   }
 
-  async answerRoute(route: RouteSpec, params: Record<string, string>, request: ApiRequest): Promise<Answer> {
-    const ctx = new Context(this, request, params);
+  private async answerRoute(route: RouteSpec, params: Record<string, string>, request: ApiRequest, body: Uint8Array | null): Promise<Answer> {
     try {
-      const key = await this.answerKey(route, request, await ctx.snapshot());
+      const snapshot = await this.snapshot();
+      const key = await this.answerKey(route, request, body, snapshot);
       const hit = this.answers.get(key);
-      // an answer computed before its version failed verification is not served after (decisions.md 4)
-      if (hit && !this.failures.has(hit.headers["Service-Dataset-Version"] ?? ctx.params.id ?? "")) return hit;
-      const answer = await route.handle(ctx);
+      // an answer computed before its version failed verification is not served after (docs/contract.md §4.6)
+      if (hit && !this.failures.has(hit.headers["Service-Dataset-Version"] ?? params.id ?? "")) return hit;
+      const answer = await route.handle(this.contextFor(request, params, body, snapshot));
       // counted twice: the server keeps an answer's compressed forms with it
       if (answer.status < 500) this.answers.set(key, answer, answer.body.byteLength * 2 + 512);
       return answer;
     } catch (err) {
-      return this.errorAnswer(err, ctx);
+      return this.errorAnswer(err, request);
     }
+  }
+
+  private contextFor(request: ApiRequest, params: Record<string, string>, body: Uint8Array | null, snapshot: Snapshot): Context {
+    const platform = this.platform;
+    return {
+      request,
+      query: request.query,
+      params,
+      body,
+      snapshot,
+      archive: this.archive,
+      platform,
+      environment: this.environment,
+      openApiText: () => (this.openApi ??= JSON.stringify(buildOpenApi())),
+      assertAvailable: (id) => {
+        if (this.failures.has(id)) throw unavailable(`Dataset version ${id}`);
+      },
+      answer: (bytes, options) => makeAnswer(platform, bytes, options),
+    };
   }
 
   /**
    * What makes an answer: the catalog it is read from, the route, the request's query, body and media type,
    * and (capabilities only) the base URL of its links. Two requests with the same key get the same bytes.
    */
-  private async answerKey(route: RouteSpec, request: ApiRequest, snapshot: Snapshot): Promise<string> {
-    const body = request.body && request.body.byteLength > 0 ? await this.platform.sha256Hex(request.body) : "";
+  private async answerKey(route: RouteSpec, request: ApiRequest, body: Uint8Array | null, snapshot: Snapshot): Promise<string> {
+    const bodyHash = body && body.byteLength > 0 ? await this.platform.sha256Hex(body) : "";
     const base = route.operationId === "getCapabilities" ? request.baseUrl : "";
-    return `${snapshot.sha256} ${route.operationId} ${request.path}?${request.query.toString()} ${request.contentType ?? ""} ${body} ${base}`;
+    return `${snapshot.sha256} ${route.operationId} ${request.path}?${request.query.toString()} ${request.contentType ?? ""} ${bodyHash} ${base}`;
   }
 
-  /** The answer to a failure outside any route (a body over the bound, an unknown path). */
-  answerError(err: unknown, request: ApiRequest): Promise<Answer> {
-    return this.errorAnswer(err, new Context(this, request, {}));
-  }
-
-  private async errorAnswer(err: unknown, ctx: Context): Promise<Answer> {
-    let failure = err;
-    if (err instanceof IntegrityError || err instanceof StorageError) {
-      if (this.throwUnverified) throw err;
-      // Bytes that fail their hash, or are gone, are never served: the version answers 503 (decisions.md 4).
-      if (ctx.versionId) this.markFailed(ctx.versionId, err.message);
-      else this.warn(err.message);
-      failure = new HttpError("service_unavailable", `${ctx.versionId ? `Dataset version ${ctx.versionId}` : "The catalog"} is temporarily unavailable: its files could not be verified. Retry later with exponential backoff.`);
-    } else if (err instanceof CatalogError) {
-      if (this.throwUnverified) throw err;
-      this.warn(err.message);
-      failure = new HttpError("service_unavailable", "The catalog of this service cannot be read; retry later with exponential backoff.");
-    }
-    if (failure instanceof HttpError) {
+  private async errorAnswer(err: unknown, request: ApiRequest): Promise<Answer> {
+    const failure = this.toHttpError(err);
+    if (failure) {
       return makeAnswer(this.platform, JSON.stringify(errorToBody(failure)), { status: failure.status, cache: "no-store", headers: failure.headers });
     }
-    // Unexpected: reported with its stack, answered without a word about it (style.md, Errors).
-    this.warn(`${ctx.request.method} ${ctx.request.path}: unexpected error: ${(err as Error)?.stack ?? String(err)}`);
+    // Unexpected: reported with its stack, answered with a generic 500 that leaks nothing (docs/contract.md §4.2).
+    this.warn(`${request.method} ${request.path}: unexpected error: ${(err as Error)?.stack ?? String(err)}`);
     return makeAnswer(this.platform, JSON.stringify(INTERNAL_ERROR_BODY), { status: 500, cache: "no-store" });
   }
-}
 
-/** One request being answered: its route parameters, and the one snapshot it is answered from. */
-export class Context {
-  /** the version whose data this request reads, once known: a verification failure marks it */
-  versionId: string | null = null;
-  private snapshotPromise: Promise<Snapshot> | null = null;
-
-  constructor(
-    readonly service: Service,
-    readonly request: ApiRequest,
-    readonly params: Record<string, string>,
-  ) {}
-
-  get archive(): Archive {
-    return this.service.archive;
-  }
-
-  get platform(): Platform {
-    return this.service.platform;
-  }
-
-  get query(): URLSearchParams {
-    return this.request.query;
-  }
-
-  snapshot(): Promise<Snapshot> {
-    return (this.snapshotPromise ??= this.service.snapshot());
-  }
-
-  notFound(what: string): HttpError {
-    return new HttpError("not_found", `${what} is not published here; GET /api/v1/datasets lists what is.`);
-  }
-
-  /** A visible version's catalog record (paid included: listed and inspectable), else 404. */
-  async findRecord(id: string): Promise<Dataset> {
-    checkVersionId(id);
-    const record = await (await this.snapshot()).findRecord(id);
-    if (!record || !isVisible(record)) throw this.notFound(`Dataset version ${id}`);
-    this.versionId = id;
-    this.service.assertAvailable(id);
-    return record;
-  }
-
-  /** A version whose data may be read: published, demo, not restricted (interface.md 3.1), verified so far. */
-  async openData(id: string): Promise<VersionView> {
-    const record = await this.findRecord(id);
-    if (record.access_level !== "demo") throw this.notFound(`Dataset version ${id}`);
-    return openVersion(this.archive, record);
-  }
-
-  async answer(body: string | Uint8Array, options: Parameters<typeof makeAnswer>[2]): Promise<Answer> {
-    return makeAnswer(this.platform, body, options);
+  /** The contract error a failure is answered with; unverified bytes become 503, never data (docs/contract.md §4.6). */
+  private toHttpError(err: unknown): HttpError | null {
+    if (err instanceof HttpError) return err;
+    if (err instanceof VersionReadError) {
+      if (this.throwUnverified) throw err.cause;
+      if (!this.failures.has(err.versionId)) this.warn(`dataset ${err.versionId} is unavailable: ${err.cause.message}`);
+      this.failures.set(err.versionId, err.cause.message);
+      return unavailable(`Dataset version ${err.versionId}`);
+    }
+    if (err instanceof IntegrityError || err instanceof StorageError || err instanceof CatalogError) {
+      if (this.throwUnverified) throw err;
+      this.warn(err.message);
+      return err instanceof CatalogError
+        ? new HttpError("service_unavailable", "The catalog of this service cannot be read; retry later with exponential backoff.")
+        : unavailable("The catalog");
+    }
+    return null;
   }
 }
 
-export type { RouteSpec };
+function unavailable(what: string): HttpError {
+  return new HttpError("service_unavailable", `${what} is temporarily unavailable: its files could not be verified. Retry later with exponential backoff.`);
+}

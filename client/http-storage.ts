@@ -1,7 +1,7 @@
 // The interface's Storage over HTTP: a mirror's dist files by URL, day pieces by range requests (any static host or CDN).
 
-import { type Storage, StorageError } from "../api/storage.js";
-import { CATALOG_FILE } from "../schemas/layout.js";
+import { type Storage, StorageError } from "../format/storage.js";
+import { CATALOG_FILE } from "../format/objects.js";
 
 export interface TransferStats {
   /** HTTP requests sent */

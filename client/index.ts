@@ -4,13 +4,10 @@
 // Only web platform APIs here and below (fetch, WebCrypto, DecompressionStream): no node:* import, which
 // test/mirror.test.ts checks by bundling this file for the browser.
 
-import { type Answer, JSON_TYPE, identityHeaders } from "../api/answer.js";
-import { CatalogError } from "../api/archive.js";
-import { payloadTooLarge } from "../api/request.js";
-import { findRoute } from "../api/routes.js";
-import { type ApiRequest, Service } from "../api/service.js";
-import { IntegrityError, StorageError, fromUtf8, utf8 } from "../api/storage.js";
-import { LIMITS } from "../schemas/contract.js";
+import { type Answer, JSON_TYPE, answerHeaders, answerSha256 } from "../api/answer.js";
+import { Service } from "../api/service.js";
+import { CatalogError } from "../format/archive.js";
+import { IntegrityError, StorageError, fromUtf8, utf8 } from "../format/storage.js";
 import { type Fetch, HttpStorage, type TransferStats } from "./http-storage.js";
 import { webPlatform } from "./platform.js";
 
@@ -143,19 +140,7 @@ export class MirrorClient {
     const body = toBody(request.body);
     const contentType = request.contentType ?? (body && typeof request.body === "object" && !(request.body instanceof Uint8Array) ? JSON_TYPE : undefined);
     await this.refreshCatalog();
-    const api: ApiRequest = { method, path, query, contentType, body: null, baseUrl: this.linksBaseUrl };
-    // Routed as the server routes (server/app.ts): only routes that read a body get it, bounded before any check.
-    const found = findRoute(method, path);
-    let answer: Answer;
-    if (found && "route" in found) {
-      if (found.route.readsBody && body && body.byteLength > LIMITS.maxRequestBytes) {
-        answer = await this.service.answerError(payloadTooLarge(), api);
-      } else {
-        answer = await this.service.answerRoute(found.route, found.params, { ...api, body: found.route.readsBody ? body : null });
-      }
-    } else {
-      answer = await this.service.answer(api);
-    }
+    const answer = await this.service.handle({ method, path, query, contentType, baseUrl: this.linksBaseUrl, readBody: async () => body });
     return this.toMirrorAnswer(answer, method === "HEAD");
   }
 
@@ -186,7 +171,7 @@ export class MirrorClient {
   }
 
   private async toMirrorAnswer(answer: Answer, head: boolean): Promise<MirrorAnswer> {
-    const headers = await identityHeaders(webPlatform, answer, head);
+    const headers = answerHeaders(answer, await answerSha256(webPlatform, answer), null, head);
     const body = head ? EMPTY : answer.body;
     return {
       status: answer.status,

@@ -3,10 +3,10 @@
 //
 //   node_modules/.bin/tsx client/measure.ts <mirror-url>      (a dist served by `make mirror`, or any static host)
 
-import { makeDataRequest } from "../schemas/contract.js";
-import { GRID, type Window, bboxToWindow, tileId, windowToTiles } from "../schemas/grid.js";
-import { dateToDayNumber, dayNumberToDate } from "../schemas/dates.js";
-import type { Dataset } from "../schemas/layout.js";
+import { makeDataRequest } from "../api/request.js";
+import { GRID, type Window, bboxToWindow, tileId, windowToTiles } from "../format/grid.js";
+import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
+import type { Dataset } from "../format/records.js";
 import { type MirrorAnswer, type MirrorClient, type MirrorRequest, createMirrorClient } from "./index.js";
 
 interface Case {

@@ -1,6 +1,6 @@
 // The interface's Platform on the web platform: WebCrypto SHA-256 and DecompressionStream raw DEFLATE (browsers, Node >= 20).
 
-import type { Platform } from "../api/storage.js";
+import type { Platform } from "../format/storage.js";
 
 // The Platform contract hands over plain Uint8Arrays (never over a SharedArrayBuffer), which web APIs take as they are.
 const asBuffer = (data: Uint8Array) => data as Uint8Array<ArrayBuffer>;

@@ -2,10 +2,10 @@
 // It talks to nothing but the mirror it was loaded from, through the client library (every piece verified).
 
 import { AnswerError, createMirrorClient } from "../client/index.js";
-import { makeDataRequest } from "../schemas/contract.js";
-import { dateToDayNumber, dayNumberToDate } from "../schemas/dates.js";
-import { GRID, type Window, bboxToWindow, colToLon, rowToLat, tileId, windowToTiles } from "../schemas/grid.js";
-import type { Dataset } from "../schemas/layout.js";
+import { makeDataRequest } from "../api/request.js";
+import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
+import { GRID, type Window, bboxToWindow, colToLon, rowToLat, tileId, windowToTiles } from "../format/grid.js";
+import type { Dataset } from "../format/records.js";
 
 // -10..50 degC covers SILO's daily maxima; a cold-to-hot scale (blue, cyan, yellow, orange, red), and missing
 // cells stay transparent over the hatch behind the map: no colour of the scale ever means "no data".

@@ -2,24 +2,15 @@
 // then catalog.json swapped in one rename (the only file ever replaced): readers see old or new, never half.
 
 import { join } from "node:path";
-import { Archive, CatalogError, Snapshot } from "../api/archive.js";
-import { LocalStorage, nodePlatform } from "../api/local.js";
-import {
-  CATALOG_FILE,
-  CATALOG_LEAF_MAX,
-  type Candidate,
-  type CatalogLeaf,
-  type CatalogPointer,
-  type CatalogRoot,
-  type Coverage,
-  type Dataset,
-  DIST_FORMAT,
-  type FileEntry,
-  type Manifest,
-  shadows,
-} from "../schemas/layout.js";
+import { Archive, CatalogError } from "../format/archive.js";
+import { Snapshot } from "../format/catalog.js";
+import { LocalStorage, nodePlatform } from "../format/local.js";
+import { CATALOG_LEAF_MAX, type Candidate, type CatalogLeaf, type CatalogPointer, type CatalogRoot, type Manifest } from "../format/catalog.js";
+import { type Coverage, shadows } from "../format/coverage.js";
+import { CATALOG_FILE, DIST_FORMAT, type FileEntry } from "../format/objects.js";
+import { type Dataset } from "../format/records.js";
 import { assertValid } from "../schemas/validate.js";
-import { isQueryCompatible } from "../schemas/contract.js";
+import { isQueryCompatible } from "../format/records.js";
 import { PublishError } from "./errors.js";
 import { type ObjectStore, writeFileAtomic } from "./files.js";
 

@@ -3,9 +3,9 @@
 
 import { readFile } from "node:fs/promises";
 import { parentPort } from "node:worker_threads";
-import { sha256Hex } from "../schemas/hash.js";
-import type { Window } from "../schemas/grid.js";
-import type { Ref } from "../schemas/layout.js";
+import { sha256Hex } from "../format/hash.js";
+import type { Window } from "../format/grid.js";
+import type { Ref } from "../format/objects.js";
 import { PublishError } from "./errors.js";
 import { decodeSiloTiff } from "./geotiff.js";
 import { encodeDayPiece } from "./pieces.js";

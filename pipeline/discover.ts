@@ -2,7 +2,7 @@
 
 import { readdir, readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { isCalendarDate } from "../schemas/dates.js";
+import { isCalendarDate } from "../format/dates.js";
 import { SILO_TMAX } from "../sources/silo.js";
 import { PublishError } from "./errors.js";
 

@@ -6,8 +6,8 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
-import { sha256Hex } from "../schemas/hash.js";
-import type { FileEntry } from "../schemas/layout.js";
+import { sha256Hex } from "../format/hash.js";
+import type { FileEntry } from "../format/objects.js";
 import { PublishError } from "./errors.js";
 import { writeFileAtomic } from "./files.js";
 

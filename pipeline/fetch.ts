@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
 import { STATUS_CODES } from "node:http";
 import path from "node:path";
-import { isCalendarDate, listDates } from "../schemas/dates.js";
+import { isCalendarDate, listDates } from "../format/dates.js";
 import { dateToMemberPath, SILO_TMAX } from "../sources/silo.js";
 import { PublishError, describeError } from "./errors.js";
 import { hashFile, writeFileAtomic } from "./files.js";

@@ -5,8 +5,8 @@ import { createReadStream } from "node:fs";
 import { mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { brotliCompressSync, constants } from "node:zlib";
-import { sha256Hex } from "../schemas/hash.js";
-import { type FileEntry, type ObjectKind, type Ref, objectPath } from "../schemas/layout.js";
+import { sha256Hex } from "../format/hash.js";
+import { type FileEntry, type ObjectKind, type Ref, objectPath } from "../format/objects.js";
 import { PublishError } from "./errors.js";
 
 export async function hashFile(file: string): Promise<string> {

@@ -4,9 +4,9 @@ import { readFile } from "node:fs/promises";
 import { inflateSync } from "node:zlib";
 import { addDecoder, BaseDecoder, fromArrayBuffer, writeArrayBuffer } from "geotiff";
 import type { GeoTIFFImage, ImageFileDirectory } from "geotiff";
-import { CELL_SIZE_DEG, colToEdgeLon, colToLon, GRID, isInsideGrid, round9, rowToEdgeLat, rowToLat } from "../schemas/grid.js";
-import type { Window } from "../schemas/grid.js";
-import { float32ToShortest } from "../schemas/numbers.js";
+import { CELL_SIZE_DEG, colToEdgeLon, colToLon, GRID, isInsideGrid, round9, rowToEdgeLat, rowToLat } from "../format/grid.js";
+import type { Window } from "../format/grid.js";
+import { float32ToShortest } from "../format/numbers.js";
 import { PublishError, describeError } from "./errors.js";
 import { writeFileAtomic } from "./files.js";
 

@@ -1,20 +1,11 @@
 // A raster version's index tree, written as days stream in (date order): month pages, year pages, then the
 // years for the root. Memory holds one month of days and one year of months, whatever the archive's length.
 
-import { sha256Hex } from "../schemas/hash.js";
-import {
-  type Coverage,
-  type DayEntry,
-  DIST_FORMAT,
-  type IndexNode,
-  type MonthPage,
-  type YearPage,
-  countTiles,
-  dayCoverage,
-  mergeCoverage,
-  monthContentText,
-  nodesContentText,
-} from "../schemas/layout.js";
+import { sha256Hex } from "../format/hash.js";
+import { type Coverage, dayCoverage, mergeCoverage } from "../format/coverage.js";
+import { countTiles } from "../format/grid.js";
+import { DIST_FORMAT } from "../format/objects.js";
+import { type DayEntry, type IndexNode, type MonthPage, type YearPage, monthContentText, nodesContentText } from "../format/version-index.js";
 import { assertValid } from "../schemas/validate.js";
 import type { ObjectStore } from "./files.js";
 

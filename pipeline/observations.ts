@@ -2,9 +2,11 @@
 
 import { readFile } from "node:fs/promises";
 import { csvParse } from "d3-dsv";
-import { isCalendarDate } from "../schemas/dates.js";
-import { sha256Hex } from "../schemas/hash.js";
-import { type Dataset, DIST_FORMAT, type ObservationIndex, PAGE_SIZE, objectPath, versionId } from "../schemas/layout.js";
+import { isCalendarDate } from "../format/dates.js";
+import { sha256Hex } from "../format/hash.js";
+import { DIST_FORMAT, objectPath } from "../format/objects.js";
+import { type Dataset, versionId } from "../format/records.js";
+import { type ObservationIndex, PAGE_SIZE } from "../format/version-index.js";
 import { assertValid } from "../schemas/validate.js";
 import { NOAA_WEATHER } from "../sources/noaa-weather.js";
 import { PublishError } from "./errors.js";

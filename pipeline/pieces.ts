@@ -1,10 +1,13 @@
-// A decoded day grid -> its day piece (schemas/layout.ts): canonical cells hash, block directory, compressed blocks.
+// A decoded day grid -> its day piece (docs/format.md §5): canonical cells hash, then each block encoded with its
+// codec, DEFLATEd and hashed, assembled by format/day-piece.ts.
 
 import { deflateRawSync } from "node:zlib";
-import { canonicalizeMissing, encodeBlockCells } from "../schemas/cells.js";
-import { sha256Hex } from "../schemas/hash.js";
-import { type Window } from "../schemas/grid.js";
-import { type Ref, encodeDayHeader, listBlocks } from "../schemas/layout.js";
+import { listBlocks } from "../format/blocks.js";
+import { canonicalizeMissing, encodeBlockCells } from "../format/cells.js";
+import { assembleDayPiece } from "../format/day-piece.js";
+import type { Window } from "../format/grid.js";
+import { sha256Hex } from "../format/hash.js";
+import type { Ref } from "../format/objects.js";
 
 export interface DayPiece {
   /** sha256 of the canonical cells (float32 LE over the window, one NaN pattern) */
@@ -32,16 +35,9 @@ export function encodeDayPiece(window: Window, values: Float32Array): DayPiece {
     }
     const { codec, raw } = encodeBlockCells(block, w);
     const bytes = raw ? new Uint8Array(deflateRawSync(raw, { level: DEFLATE_LEVEL })) : new Uint8Array(0);
-    return { codec, bytes, length: bytes.byteLength, sha256: sha256Hex(bytes) };
+    return { codec, bytes, sha256: sha256Hex(bytes) };
   });
-  const header = encodeDayHeader(window, blocks);
-  const bytes = new Uint8Array(header.byteLength + blocks.reduce((n, b) => n + b.length, 0));
-  bytes.set(header, 0);
-  let at = header.byteLength;
-  for (const b of blocks) {
-    bytes.set(b.bytes, at);
-    at += b.length;
-  }
+  const { bytes, header } = assembleDayPiece(window, blocks);
   return {
     cells,
     missing,

@@ -2,7 +2,7 @@
 // fetched from the SILO bucket (silo.lock.json) or supplied by the maintainer (neither) (decisions.md 6, 7).
 
 import { join } from "node:path";
-import type { Dataset, SourceEntry } from "../schemas/layout.js";
+import type { Dataset, SourceEntry } from "../format/records.js";
 import { SILO_TMAX } from "../sources/silo.js";
 import { DEMO_DESCRIPTION } from "./demo.js";
 import { readJsonIfPresent, type SiloFile } from "./discover.js";

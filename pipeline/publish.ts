@@ -3,8 +3,10 @@
 
 import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { openVersion, type RasterView, type Snapshot } from "../api/archive.js";
-import { CATALOG_FILE, type Dataset } from "../schemas/layout.js";
+import { type Snapshot } from "../format/catalog.js";
+import { openVersion, type RasterView } from "../format/versions.js";
+import { CATALOG_FILE } from "../format/objects.js";
+import { type Dataset } from "../format/records.js";
 import { addToCatalog, readPublished, updateCandidates, writeCatalog } from "./catalog.js";
 import { findSiloFiles } from "./discover.js";
 import { writeExplorer } from "./explorer.js";
@@ -14,7 +16,7 @@ import { publishObservations } from "./observations.js";
 import { createProgress, type Progress } from "./progress.js";
 import { labelRaster, type RasterLabels } from "./provenance.js";
 import { publishRaster, RASTER_TRANSFORM_VERSION } from "./raster.js";
-import type { Coverage } from "../schemas/layout.js";
+import type { Coverage } from "../format/coverage.js";
 
 export interface PublishOptions {
   sources: string; // folder of SILO daily max_temp GeoTIFFs

@@ -6,24 +6,15 @@
 // folder does not touch are reused as index nodes, so extending costs the new days, not the archive.
 
 import { availableParallelism } from "node:os";
-import { type RasterView } from "../api/archive.js";
-import { dateToDayNumber, dayNumberToDate } from "../schemas/dates.js";
-import { GRID, TILE_SIDE, windowBbox } from "../schemas/grid.js";
-import { sha256Hex } from "../schemas/hash.js";
-import {
-  BLOCK_SIDE,
-  type Coverage,
-  type Dataset,
-  type DayEntry,
-  DIST_FORMAT,
-  type IndexNode,
-  type MonthPage,
-  type RasterIndex,
-  type YearPage,
-  objectPath,
-  rasterContentText,
-  versionId,
-} from "../schemas/layout.js";
+import { type RasterView } from "../format/versions.js";
+import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
+import { GRID, TILE_SIDE, windowBbox } from "../format/grid.js";
+import { sha256Hex } from "../format/hash.js";
+import { BLOCK_SIDE } from "../format/blocks.js";
+import { type Coverage } from "../format/coverage.js";
+import { DIST_FORMAT, objectPath } from "../format/objects.js";
+import { type Dataset, versionId } from "../format/records.js";
+import { type DayEntry, type IndexNode, type MonthPage, type RasterIndex, type YearPage, rasterContentText } from "../format/version-index.js";
 import { assertValid } from "../schemas/validate.js";
 import { SILO_TMAX } from "../sources/silo.js";
 import type { DayResult, DayTask } from "./day-worker.js";

@@ -3,22 +3,15 @@
 
 import { readdir } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { Archive, type RasterView, openVersion } from "../api/archive.js";
-import { LocalStorage, nodePlatform } from "../api/local.js";
-import { canonicalizeMissing } from "../schemas/cells.js";
-import { sha256Hex } from "../schemas/hash.js";
-import {
-  CATALOG_FILE,
-  type CatalogLeaf,
-  type CatalogRoot,
-  type Dataset,
-  type Manifest,
-  type MonthPage,
-  type YearPage,
-  objectPath,
-  rasterContentText,
-  versionId,
-} from "../schemas/layout.js";
+import { Archive } from "../format/archive.js";
+import { type RasterView, openVersion } from "../format/versions.js";
+import { LocalStorage, nodePlatform } from "../format/local.js";
+import { canonicalizeMissing } from "../format/cells.js";
+import { sha256Hex } from "../format/hash.js";
+import { type CatalogLeaf, type CatalogRoot, type Manifest } from "../format/catalog.js";
+import { CATALOG_FILE, objectPath } from "../format/objects.js";
+import { type Dataset, versionId } from "../format/records.js";
+import { type MonthPage, type YearPage, rasterContentText } from "../format/version-index.js";
 import { describeError } from "./errors.js";
 import { hashFile } from "./files.js";
 import { isSameSummary, summarizeDays, summarizeNodes } from "./index-tree.js";

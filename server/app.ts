@@ -1,23 +1,24 @@
-// The polka app: the interface's route table registered on polka, every answer computed by the shared service
-// (api/) from the dist on local disk, sent with HTTP manners; catalog.json watched so a publish goes live.
+// The polka app: HTTP transport around the interface's one entry point (api/service.ts Service.handle), which
+// computes every answer from the dist on local disk; catalog.json watched so a publish goes live.
 
 import { unwatchFile, watchFile } from "node:fs";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import { join } from "node:path";
 import polka, { type NextHandler, type Request } from "polka";
-import type { Answer } from "../api/answer.js";
-import { LocalStorage, nodePlatform } from "../api/local.js";
-import { type RouteSpec, allowOf, findRoute, groupByPath } from "../api/routes.js";
-import { type ApiRequest, Service } from "../api/service.js";
-import { LIMITS } from "../schemas/contract.js";
-import { CATALOG_FILE } from "../schemas/layout.js";
+import { JSON_TYPE } from "../api/answer.js";
+import type { ApiRequest } from "../api/context.js";
+import { INTERNAL_ERROR_BODY } from "../api/errors.js";
+import { findRoute } from "../api/routes.js";
+import { Service } from "../api/service.js";
+import { LocalStorage, nodePlatform } from "../format/local.js";
+import { CATALOG_FILE } from "../format/objects.js";
 import { EXPOSED_HEADERS, readBody, sendAnswer } from "./http.js";
 
 export interface AppOptions {
   dist: string;
   /** one request line per request on stderr (default true) */
   log?: boolean;
-  /** health `environment` (decisions.md 4: SERVICE_ENVIRONMENT, default demo) */
+  /** health `environment` (docs/contract.md §4.5: SERVICE_ENVIRONMENT, default demo) */
   environment?: string;
   /** where verification failures are reported (default stderr) */
   warn?: (message: string) => void;
@@ -37,7 +38,7 @@ export interface App {
 
 const readFirst = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
-/** Absolute base URL of this request, for capabilities links (interface.md 2.10: links are URIs). */
+/** Absolute base URL of this request, for capabilities links (docs/contract.md §1.2: links are URIs). */
 function findBaseUrl(req: IncomingMessage): string {
   const host = readFirst(req.headers.host);
   const proto = readFirst(req.headers["x-forwarded-proto"]) === "https" ? "https" : "http";
@@ -49,68 +50,21 @@ function findBaseUrl(req: IncomingMessage): string {
   return `${proto}://${shown}:${req.socket.localPort}`;
 }
 
-function toApiRequest(req: Request, body: Uint8Array | null): ApiRequest {
+function toApiRequest(req: Request, readBody?: ApiRequest["readBody"]): ApiRequest {
   const at = req.url.indexOf("?");
   return {
     method: req.method ?? "GET",
     path: req.path,
     query: new URLSearchParams(at < 0 ? "" : req.url.slice(at + 1)),
     contentType: req.headers["content-type"],
-    body,
     baseUrl: findBaseUrl(req),
+    readBody,
   };
 }
 
-/** Reads the catalog before listening: a dist that cannot be served stops the start with a message (style.md). */
-export async function createApp(options: AppOptions): Promise<App> {
-  const service = new Service({
-    storage: new LocalStorage(options.dist),
-    platform: nodePlatform,
-    environment: options.environment,
-    warn: options.warn,
-    cacheBytes: options.cacheBytes,
-    answerCacheBytes: options.answerCacheBytes,
-  });
-  await service.snapshot();
-  const logRequests = options.log ?? true;
-
-  async function send(req: Request, res: ServerResponse, answer: Promise<Answer>): Promise<void> {
-    try {
-      await sendAnswer(req, res, await answer);
-    } catch (err) {
-      console.error(`${req.method} ${req.url}: could not send the answer`, err);
-      res.destroy();
-    }
-  }
-
-  async function handle(registered: RouteSpec, req: Request, res: ServerResponse): Promise<void> {
-    // polka also matches a trailing slash, another case and raw escapes; the interface's own matcher decides,
-    // as it does for the mirror client, so both answer every path alike
-    const found = findRoute(req.method ?? "GET", req.path);
-    if (!found || !("route" in found) || found.route !== registered) return send(req, res, service.answer(toApiRequest(req, null)));
-    const route = found.route;
-    let body: Uint8Array | null = null;
-    if (route.readsBody) {
-      try {
-        body = await readBody(req);
-      } catch (err) {
-        return send(req, res, service.answerError(err, toApiRequest(req, null)));
-      }
-    } else if (route.method === "POST") {
-      // a body nobody reads: answer without draining it, and close rather than read what may follow
-      const streamed = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > LIMITS.maxRequestBytes;
-      if (streamed) res.setHeader("Connection", "close");
-    }
-    await send(req, res, service.answerRoute(route, found.params, toApiRequest(req, body)));
-  }
-
-  const app = polka({
-    // handlers never throw (the service answers every failure), so only what escapes polka itself lands here
-    onError: (err, req, res) => void send(req, res, service.answerError(err instanceof Error ? err : new Error(String(err)), toApiRequest(req, null))),
-    onNoMatch: (req, res) => void send(req, res, service.answer(toApiRequest(req, null))),
-  });
-
-  app.use((req, res, next) => {
+/** CORS on every answer, and one log line per request. */
+function transportHeaders(logRequests: boolean) {
+  return (req: Request, res: ServerResponse, next: NextHandler) => {
     const started = process.hrtime.bigint();
     res.setHeader("Access-Control-Allow-Origin", "*");
     res.setHeader("Access-Control-Expose-Headers", EXPOSED_HEADERS);
@@ -123,25 +77,59 @@ export async function createApp(options: AppOptions): Promise<App> {
       });
     }
     next();
-  });
+  };
+}
 
-  for (const [path, routes] of groupByPath()) {
-    const allow = allowOf(routes);
-    for (const route of routes) app.add(route.method, path, (req, res) => handle(route, req, res));
-    app.options(path, (_req, res) => {
-      // CORS preflight (Fetch standard): a read-only API, any origin, JSON bodies, conditional GETs.
-      res.writeHead(204, {
-        Allow: allow,
-        "Access-Control-Allow-Methods": allow,
-        "Access-Control-Allow-Headers": path === "/api/v1/data/requests" ? "Content-Type, Authorization" : "Content-Type, If-None-Match",
-        "Access-Control-Max-Age": "86400",
-        "Cache-Control": "public, max-age=86400",
-        "Content-Length": "0",
-      });
-      res.end();
-    });
-    app.all(path, (req, res) => send(req, res, service.answer(toApiRequest(req, null))));
+/** CORS preflight (Fetch standard) of a route's path: a read-only API, any origin, JSON bodies, conditional GETs. */
+function answerPreflight(req: Request, res: ServerResponse, next: NextHandler): void {
+  const found = findRoute("OPTIONS", req.path);
+  if (!found || !("allow" in found)) {
+    void next();
+    return;
   }
+  res.writeHead(204, {
+    Allow: found.allow,
+    "Access-Control-Allow-Methods": found.allow,
+    "Access-Control-Allow-Headers": req.path === "/api/v1/data/requests" ? "Content-Type, Authorization" : "Content-Type, If-None-Match",
+    "Access-Control-Max-Age": "86400",
+    "Cache-Control": "public, max-age=86400",
+    "Content-Length": "0",
+  });
+  res.end();
+}
+
+/** Reads the catalog before listening: a dist that cannot be served stops the start with a message. */
+export async function createApp(options: AppOptions): Promise<App> {
+  const service = new Service({
+    storage: new LocalStorage(options.dist),
+    platform: nodePlatform,
+    environment: options.environment,
+    warn: options.warn,
+    cacheBytes: options.cacheBytes,
+    answerCacheBytes: options.answerCacheBytes,
+  });
+  await service.snapshot();
+
+  async function handle(req: Request, res: ServerResponse): Promise<void> {
+    let bodyRead = false;
+    const answer = await service.handle(toApiRequest(req, () => readBody(req).then((body) => ((bodyRead = true), body))));
+    await sendAnswer(req, res, answer, bodyRead).catch((err) => {
+      console.error(`${req.method} ${req.url}: could not send the answer`, err);
+      res.destroy();
+    });
+  }
+
+  const app = polka({
+    // the service answers every failure, so only what escapes polka itself lands here: a generic 500
+    onError: (err, req, res) => {
+      console.error(`${req.method} ${req.url}: unexpected error`, err);
+      res.writeHead(500, { "Content-Type": JSON_TYPE, "Cache-Control": "no-store" }).end(JSON.stringify(INTERNAL_ERROR_BODY));
+    },
+    onNoMatch: (req, res) => void handle(req, res),
+  });
+  app.use(transportHeaders(options.log ?? true));
+  app.options("*", answerPreflight);
+  app.all("*", (req, res) => handle(req, res));
 
   // A publish swaps catalog.json in one rename; polling its stat sees that within watchMs on any filesystem.
   const catalogFile = join(options.dist, CATALOG_FILE);

@@ -3,11 +3,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { promisify } from "node:util";
 import zlib from "node:zlib";
-import { type Answer, CACHE_CONTROL, formatEtag, hexToDigestHeader } from "../api/answer.js";
+import { type Answer, answerHeaders } from "../api/answer.js";
 import { HttpError } from "../api/errors.js";
 import { payloadTooLarge } from "../api/request.js";
-import { LIMITS } from "../schemas/contract.js";
-import { sha256Hex } from "../schemas/hash.js";
+import { LIMITS } from "../api/contract.js";
+import { sha256Hex } from "../format/hash.js";
 
 
 /** Headers a browser script may read besides the CORS-safelisted ones (the provenance headers among them). */
@@ -25,7 +25,7 @@ const gzip = promisify(zlib.gzip);
  * Compressed forms of an answer, with their digests, kept with the answer itself: the service's answer cache
  * bounds how many answers live, and a repeated request costs no compression.
  */
-const compressed = new WeakMap<Answer, Map<Coding, { payload: Uint8Array; digest: string }>>();
+const compressed = new WeakMap<Answer, Map<Coding, { payload: Uint8Array; sha256: string }>>();
 
 /** The coding to use for this request: brotli first, then gzip, honouring q=0 (RFC 9110 12.5.3). */
 export function selectCoding(acceptEncoding: string | undefined): Coding | null {
@@ -70,49 +70,44 @@ function isNotModified(header: string | undefined, hex: string): boolean {
   return false;
 }
 
+/** The bytes to send for an answer in `coding`, with their sha256; compressed forms are kept with the answer. */
+async function encodeAnswer(answer: Answer, coding: Coding | null): Promise<{ payload: Uint8Array; sha256: string }> {
+  if (!coding) return { payload: answer.body, sha256: (answer.sha256 ??= sha256Hex(answer.body)) };
+  let forms = compressed.get(answer);
+  if (!forms) compressed.set(answer, (forms = new Map()));
+  let hit = forms.get(coding);
+  if (!hit) {
+    const payload = await compress(answer.body, coding);
+    hit = { payload, sha256: sha256Hex(payload) };
+    forms.set(coding, hit);
+  }
+  return hit;
+}
+
+/**
+ * A request whose body was not read to its end and may be long (streamed, or declared over the bound): close
+ * the connection after the answer rather than drain what may follow.
+ */
+function leavesBodyUnread(req: IncomingMessage, bodyRead: boolean): boolean {
+  return !bodyRead && (req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > LIMITS.maxRequestBytes);
+}
+
 /** Sends an Answer: every response of the server goes through here. */
-export async function sendAnswer(req: IncomingMessage, res: ServerResponse, answer: Answer): Promise<void> {
-  const headers: Record<string, string | number> = {
-    "Content-Type": answer.type,
-    "Cache-Control": CACHE_CONTROL[answer.cache],
-    ...answer.headers,
-  };
+export async function sendAnswer(req: IncomingMessage, res: ServerResponse, answer: Answer, bodyRead: boolean): Promise<void> {
   const compressible = answer.body.byteLength > MIN_COMPRESS_BYTES;
-  if (compressible) headers["Vary"] = "Accept-Encoding";
   const coding = compressible ? selectCoding(req.headers["accept-encoding"]) : null;
-
-  if (answer.etag && answer.sha256) {
-    headers["ETag"] = formatEtag(answer.sha256, coding);
-    if (answer.status === 200 && isNotModified(req.headers["if-none-match"], answer.sha256)) {
-      delete headers["Content-Type"];
-      res.writeHead(304, headers);
-      res.end();
-      return;
-    }
+  const transport: Record<string, string | number> = compressible ? { Vary: "Accept-Encoding" } : {};
+  if (leavesBodyUnread(req, bodyRead)) transport.Connection = "close";
+  if (answer.etag && answer.sha256 && answer.status === 200 && isNotModified(req.headers["if-none-match"], answer.sha256)) {
+    const { "Content-Type": _type, "Content-Digest": _digest, "Content-Encoding": _coding, ...headers } = answerHeaders(answer, answer.sha256, coding, false);
+    res.writeHead(304, { ...headers, ...transport });
+    res.end();
+    return;
   }
-
-  let payload = answer.body;
-  let digest: string;
-  if (coding) {
-    let forms = compressed.get(answer);
-    if (!forms) compressed.set(answer, (forms = new Map()));
-    let hit = forms.get(coding);
-    if (!hit) {
-      const bytes = await compress(answer.body, coding);
-      hit = { payload: bytes, digest: hexToDigestHeader(sha256Hex(bytes)) };
-      forms.set(coding, hit);
-    }
-    ({ payload, digest } = hit);
-    headers["Content-Encoding"] = coding;
-  } else {
-    digest = hexToDigestHeader((answer.sha256 ??= sha256Hex(answer.body)));
-  }
-  // RFC 9530: the digest of the content as sent, after any content coding; a HEAD sends no content, so it
-  // names the representation a GET would send instead
-  headers[req.method === "HEAD" ? "Repr-Digest" : "Content-Digest"] = digest;
-  headers["Content-Length"] = payload.byteLength;
-  res.writeHead(answer.status, headers);
-  res.end(req.method === "HEAD" ? undefined : payload);
+  const { payload, sha256 } = await encodeAnswer(answer, coding);
+  const head = req.method === "HEAD";
+  res.writeHead(answer.status, { ...answerHeaders(answer, sha256, coding, head), ...transport, "Content-Length": payload.byteLength });
+  res.end(head ? undefined : payload);
 }
 
 /**

@@ -1,10 +1,10 @@
 // Entry point: `tsx server/main.ts` serves DIST on HOST:PORT, or says which command builds dist and exits 1.
 
 import { resolve } from "node:path";
-import { QUERY_UNIT, QUERY_VARIABLE } from "../schemas/contract.js";
-import { colToEdgeLon, rowToEdgeLat } from "../schemas/grid.js";
+import { QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
+import { colToEdgeLon, rowToEdgeLat } from "../format/grid.js";
 import { createApp, type App } from "./app.js";
-import { CatalogError } from "../api/archive.js";
+import { CatalogError } from "../format/archive.js";
 
 interface ServeConfig {
   dist: string;

@@ -1,7 +1,10 @@
-// Source descriptor: SILO daily gridded maximum temperature (decisions.md 1).
+// Source descriptor: SILO daily gridded maximum temperature (docs/contract.md §6.1).
 
-import { PLAUSIBLE_TMAX_DEGC, QUERY_DATA_CLASS, QUERY_SOURCE, QUERY_UNIT, QUERY_VARIABLE } from "../schemas/contract.js";
-import { GRID, TILE_SIDE, windowTransform } from "../schemas/grid.js";
+import { GRID, TILE_SIDE, windowTransform } from "../format/grid.js";
+import { QUERY_DATA_CLASS, QUERY_SOURCE, QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
+
+/** Plausible daily maximum temperature, degC (docs/contract.md §6.1): outside it a publish stops. */
+export const PLAUSIBLE_TMAX_DEGC = [-20, 60] as const;
 
 export const SILO_TMAX = {
   source: QUERY_SOURCE,

@@ -6,8 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { PLAUSIBLE_TMAX_DEGC } from "../schemas/contract.js";
-import { GRID } from "../schemas/grid.js";
+import { PLAUSIBLE_TMAX_DEGC } from "../sources/silo.js";
+import { GRID } from "../format/grid.js";
 import { PublishError } from "../pipeline/errors.js";
 import { readSiloTiff } from "../pipeline/geotiff.js";
 import {

@@ -8,8 +8,8 @@ import { type Browser, type Page, chromium } from "playwright-core";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { startMirrorServer } from "../client/mirror-server.js";
-import { makeDataRequest } from "../schemas/contract.js";
-import type { Window } from "../schemas/grid.js";
+import { makeDataRequest } from "../api/request.js";
+import type { Window } from "../format/grid.js";
 import { buildFixture, copyDist, type Fixture, post, withServer } from "./server-fixture.js";
 
 const CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];

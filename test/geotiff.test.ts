@@ -9,9 +9,9 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { PublishError } from "../pipeline/errors.js";
 import { readSiloTiff, writeSiloTiff } from "../pipeline/geotiff.js";
-import { PLAUSIBLE_TMAX_DEGC } from "../schemas/contract.js";
-import { colToEdgeLon, GRID, rowToEdgeLat } from "../schemas/grid.js";
-import type { Window } from "../schemas/grid.js";
+import { PLAUSIBLE_TMAX_DEGC } from "../sources/silo.js";
+import { colToEdgeLon, GRID, rowToEdgeLat } from "../format/grid.js";
+import type { Window } from "../format/grid.js";
 
 const FIXTURES = fileURLToPath(new URL("./fixtures/", import.meta.url));
 const PYTHON = "/usr/bin/python3";

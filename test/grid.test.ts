@@ -2,18 +2,16 @@
 
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { isCalendarDate, listDates } from "../schemas/dates.js";
+import { isCalendarDate, listDates } from "../format/dates.js";
 import { decodeOffsetCursor as decodeAsync, encodeOffsetCursor as encodeAsync } from "../api/cursors.js";
-import { nodePlatform } from "../api/local.js";
-import { versionId } from "../schemas/layout.js";
+import { nodePlatform } from "../format/local.js";
+import { versionId } from "../format/records.js";
 
 const encodeCursor = (id: string, kind: "layers" | "observations", offset: number) => encodeAsync(nodePlatform, id, kind, offset);
 const decodeCursor = (id: string, kind: "layers" | "observations", cursor: string) => decodeAsync(nodePlatform, id, kind, cursor);
-import {
-  GRID, bboxToWindow, cellToTile, colToEdgeLon, colToLon, parseTileId, rowToEdgeLat, rowToLat, tileId, windowBbox,
-  windowToTiles, windowTransform,
-} from "../schemas/grid.js";
-import { float32ToJson, float32ToShortest } from "../schemas/numbers.js";
+import { GRID, bboxToWindow, colToEdgeLon, findTile, colToLon, parseTileId, rowToEdgeLat, rowToLat, tileId, windowBbox, windowToTiles, windowTransform } from "../format/grid.js";
+import { float32ToShortest } from "../format/numbers.js";
+import { cellToJson } from "../api/serialize.js";
 
 const grid = suite("grid");
 
@@ -56,8 +54,9 @@ grid("grid - a window slot keeps its lattice position; tiles of different window
   ]);
   assert.equal(windowToTiles([0, 0, 256, 256]).length, 1);
   assert.equal(windowToTiles([840, 680, 1, 1]).map((s) => [s.tileRow, s.tileCol, ...s.window]), [[2, 3, 840, 680, 1, 1]]);
-  const slot = cellToTile(257, 3, [250, 0, 20, 20]);
+  const slot = findTile([250, 0, 20, 20], 0, 1)!;
   assert.equal([slot.tileRow, slot.tileCol, ...slot.window], [0, 1, 256, 0, 14, 20]);
+  assert.is(findTile([250, 0, 20, 20], 1, 1), null);
 });
 
 grid("grid - bbox selection: west/south inclusive, east/north exclusive, on rounded centres", () => {
@@ -105,7 +104,7 @@ numbers("numbers - float32 cells serialize as their shortest round-tripping deci
     [24.2, "24.2"], [-3276.8, "-3276.8"], [0.1, "0.1"], [45.7, "45.7"], [-19.9, "-19.9"], [0, "0"], [60, "60"],
     [1e-7, "1e-7"], [16777217, "16777216"], [3.4028234663852886e38, "3.4028235e+38"], [NaN, "null"],
   ];
-  for (const [value, text] of cases) assert.is(float32ToJson(Math.fround(value)), text, String(value));
+  for (const [value, text] of cases) assert.is(cellToJson(Math.fround(value)), text, String(value));
   assert.is(JSON.stringify(float32ToShortest(Math.fround(24.2))), "24.2");
 });
 

@@ -10,15 +10,21 @@ import { deflateRawSync } from "node:zlib";
 import { build } from "esbuild";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { Archive, type RasterView, Snapshot, openVersion } from "../api/archive.js";
+import { Archive } from "../format/archive.js";
+import { Snapshot } from "../format/catalog.js";
+import { type RasterView, openVersion } from "../format/versions.js";
 import { encodeOffsetCursor } from "../api/cursors.js";
-import { LocalStorage, nodePlatform } from "../api/local.js";
+import { LocalStorage, nodePlatform } from "../format/local.js";
 import { ROUTES, findRoute } from "../api/routes.js";
 import { type MirrorAnswer, type MirrorClient, type MirrorClientOptions, createMirrorClient } from "../client/index.js";
 import { type MirrorServer, startMirrorServer } from "../client/mirror-server.js";
 import { webPlatform } from "../client/platform.js";
-import type { CatalogRoot, Dataset, DayEntry, DayHeader, Ref, YearPage } from "../schemas/layout.js";
-import { objectPath } from "../schemas/layout.js";
+import type { CatalogRoot } from "../format/catalog.js";
+import type { DayHeader } from "../format/day-piece.js";
+import type { Ref } from "../format/objects.js";
+import type { Dataset } from "../format/records.js";
+import type { DayEntry, YearPage } from "../format/version-index.js";
+import { objectPath } from "../format/objects.js";
 import {
   type Answer,
   type Fixture,

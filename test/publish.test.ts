@@ -9,29 +9,22 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { Archive, openVersion } from "../api/archive.js";
-import { LocalStorage, nodePlatform } from "../api/local.js";
+import { Archive } from "../format/archive.js";
+import { openVersion } from "../format/versions.js";
+import { LocalStorage, nodePlatform } from "../format/local.js";
 import { makeDemoDay, makeLandMask } from "../pipeline/demo.js";
 import { PublishError } from "../pipeline/errors.js";
 import { ObjectStore, hashFile } from "../pipeline/files.js";
 import { writeSiloTiff } from "../pipeline/geotiff.js";
 import { type PublishOptions, type PublishSummary, publish } from "../pipeline/publish.js";
 import { verifyDist } from "../pipeline/verify.js";
-import { dateToDayNumber, dayNumberToDate } from "../schemas/dates.js";
-import { GRID, type Window } from "../schemas/grid.js";
-import { sha256Hex } from "../schemas/hash.js";
-import {
-  CATALOG_FILE,
-  type CatalogPointer,
-  type Dataset,
-  type DayEntry,
-  type Manifest,
-  type MonthPage,
-  type RasterIndex,
-  type Ref,
-  type YearPage,
-  objectPath,
-} from "../schemas/layout.js";
+import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
+import { GRID, type Window } from "../format/grid.js";
+import { sha256Hex } from "../format/hash.js";
+import { type CatalogPointer, type Manifest } from "../format/catalog.js";
+import { CATALOG_FILE, type Ref, objectPath } from "../format/objects.js";
+import { type Dataset } from "../format/records.js";
+import { type DayEntry, type MonthPage, type RasterIndex, type YearPage } from "../format/version-index.js";
 import { dateToUrl } from "../sources/silo.js";
 import { type Answer, type Served, assertError, post, readRecords, request, requestFor, withServer } from "./server-fixture.js";
 

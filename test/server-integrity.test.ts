@@ -7,15 +7,20 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { Archive, CatalogError, type RasterView, Snapshot, openVersion } from "../api/archive.js";
-import { LocalStorage, nodePlatform } from "../api/local.js";
+import { Archive, CatalogError } from "../format/archive.js";
+import { Snapshot } from "../format/catalog.js";
+import { type RasterView, openVersion } from "../format/versions.js";
+import { LocalStorage, nodePlatform } from "../format/local.js";
 import { type ApiRequest, Service } from "../api/service.js";
-import type { Storage } from "../api/storage.js";
+import type { Storage } from "../format/storage.js";
 import { writeSiloTiff } from "../pipeline/geotiff.js";
 import { writeFileAtomic } from "../pipeline/files.js";
 import { publish } from "../pipeline/publish.js";
-import type { Window } from "../schemas/grid.js";
-import { type Dataset, type DayEntry, type DayHeader, type Ref, type YearPage, objectPath } from "../schemas/layout.js";
+import type { Window } from "../format/grid.js";
+import { type DayHeader } from "../format/day-piece.js";
+import { type Ref, objectPath } from "../format/objects.js";
+import { type Dataset } from "../format/records.js";
+import { type DayEntry, type YearPage } from "../format/version-index.js";
 import { createApp } from "../server/app.js";
 import {
   DATES_B,
@@ -258,19 +263,19 @@ start("start - the service reads catalog.json alone at start, then only the obje
   await service.snapshot(); // what createApp awaits before listening
   assert.equal(storage.take(), ["catalog.json"]);
   for (const path of ["/api/health", "/api/v1/capabilities", "/api/v1/openapi.json"]) {
-    assert.is((await service.answer(apiGet(path))).status, 200, path);
+    assert.is((await service.handle(apiGet(path))).status, 200, path);
   }
   assert.equal(storage.take(), [], "health, capabilities and openapi read nothing");
 
   const snapshot = await openSnapshot(fixture.dist);
   const root = await snapshot.root();
-  assert.is((await service.answer(apiGet("/api/v1/datasets"))).status, 200);
+  assert.is((await service.handle(apiGet("/api/v1/datasets"))).status, 200);
   assert.equal(storage.take(), [objectPath(snapshot.pointer.catalog.sha256, "json"), ...root.leaves.map((l) => objectPath(l.ref.sha256, "json"))]);
 
   const { day, header } = await findDayPiece(fixture.dist, fixture.a, "2004-02-01");
   const pages = await findPages(fixture.dist, fixture.a, "2004-02");
   const piece = objectPath(day.piece.sha256, "day");
-  const tile = await service.answer(apiGet(`/api/v1/layers/${A}`, "tile=20040201-r0-c0"));
+  const tile = await service.handle(apiGet(`/api/v1/layers/${A}`, "tile=20040201-r0-c0"));
   assert.is(tile.status, 200);
   // index root, year page, month page, the day's block directory, then the one block of tile r0-c0
   assert.equal(storage.take(), [
@@ -280,11 +285,11 @@ start("start - the service reads catalog.json alone at start, then only the obje
     `${piece}@0+${day.header.size}`,
     `${piece}@${header.blocks[0].offset}+${header.blocks[0].length}`,
   ]);
-  const again = await service.answer(apiGet(`/api/v1/layers/${A}`, "tile=20040201-r0-c0"));
+  const again = await service.handle(apiGet(`/api/v1/layers/${A}`, "tile=20040201-r0-c0"));
   assert.equal(again.body, tile.body);
   assert.equal(storage.take(), [], "what was verified once is served from the cache");
   // tile r0-c1 is blocks 1 and 2: adjacent in the piece, read as one range and verified block by block
-  assert.is((await service.answer(apiGet(`/api/v1/layers/${A}`, "tile=20040201-r0-c1"))).status, 200);
+  assert.is((await service.handle(apiGet(`/api/v1/layers/${A}`, "tile=20040201-r0-c1"))).status, 200);
   const [b1, b2] = [header.blocks[1], header.blocks[2]];
   assert.equal(storage.take(), [`${piece}@${b1.offset}+${b2.offset + b2.length - b1.offset}`]);
   assert.equal(warnings, []);

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { Window } from "../schemas/grid.js";
+import type { Window } from "../format/grid.js";
 import { publish } from "../pipeline/publish.js";
 import {
   CSV_HEADER_LINE,

@@ -3,8 +3,8 @@
 import stableStringify from "fast-json-stable-stringify";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { sha256Hex } from "../schemas/hash.js";
-import { colToLon, rowToLat } from "../schemas/grid.js";
+import { sha256Hex } from "../format/hash.js";
+import { colToLon, rowToLat } from "../format/grid.js";
 import { assertResponseSize } from "../api/answer.js";
 import {
   DATES_A,

@@ -3,8 +3,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { encodeOffsetCursor } from "../api/cursors.js";
-import { nodePlatform } from "../api/local.js";
-import { colToEdgeLon, rowToEdgeLat } from "../schemas/grid.js";
+import { nodePlatform } from "../format/local.js";
+import { colToEdgeLon, rowToEdgeLat } from "../format/grid.js";
 import {
   DATES_A,
   assertError,

@@ -5,7 +5,7 @@ import { closeSync, openSync, readSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { inflateRawSync } from "node:zlib";
-import { sha256Hex } from "../schemas/hash.js";
+import { sha256Hex } from "./hash.js";
 import { type Platform, type Storage, StorageError } from "./storage.js";
 
 export const nodePlatform: Platform = {

@@ -22,6 +22,25 @@ export class LruCache<V> {
     return aged.value;
   }
 
+  /**
+   * The value of `key`, loaded on a miss: concurrent callers share one load, and a load that fails is dropped,
+   * so the next caller tries again (a failure is never cached).
+   */
+  getOrLoad<T extends V & Promise<unknown>>(key: string, cost: number, load: () => T): T {
+    const hit = this.get(key);
+    if (hit !== undefined) return hit as T;
+    const loading = load();
+    this.set(key, loading, cost);
+    loading.catch(() => {
+      if (this.peek(key) === loading) this.delete(key);
+    });
+    return loading;
+  }
+
+  private peek(key: string): V | undefined {
+    return this.recent.get(key)?.value ?? this.old.get(key)?.value;
+  }
+
   set(key: string, value: V, cost: number): void {
     if (cost > this.generationCost / 4) return; // one entry never evicts most of the cache
     this.delete(key);

@@ -1,4 +1,4 @@
-// Numbers on the wire (decisions.md 2): float32 cells as their shortest round-tripping decimal.
+// Numbers on the wire (docs/contract.md §2): float32 cells as their shortest round-tripping decimal.
 
 const shortest = new Map<number, number>();
 
@@ -19,10 +19,4 @@ export function float32ToShortest(v: number): number | null {
     if (shortest.size < 1 << 16) shortest.set(v, hit);
   }
   return hit;
-}
-
-/** JSON text of a float32 cell: shortest decimal, or null. */
-export function float32ToJson(v: number): string {
-  const n = float32ToShortest(v);
-  return n === null ? "null" : String(n);
 }

@@ -1,7 +1,7 @@
 // The SILO 0.05 degree grid and its fixed 256-cell tile lattice: integer arithmetic shared by pipeline and server.
 //
 // All coordinates come from integer cell indices in thousandths of a degree, then one division and a
-// 9-decimal rounding (decisions.md 1 and 2); nothing accumulates floating point, so 142.325 stays 142.325.
+// 9-decimal rounding (docs/contract.md §2, §6.1); nothing accumulates floating point, so 142.325 stays 142.325.
 
 export const GRID = {
   crs: "EPSG:4326",
@@ -36,7 +36,7 @@ export function rowToLat(row: number): number {
   return round9((GRID.northEdgeMilliDeg - GRID.cellMilliDeg * row - GRID.cellMilliDeg / 2) / 1000);
 }
 
-/** Affine [a,b,c,d,e,f] of a block whose top-left cell is (col, row); the contract's order (interface.md 2.3). */
+/** Affine [a,b,c,d,e,f] of a block whose top-left cell is (col, row); the contract's order (docs/contract.md §1.2). */
 export function windowTransform(col: number, row: number): [number, number, number, number, number, number] {
   return [CELL_SIZE_DEG, 0, colToEdgeLon(col), 0, -CELL_SIZE_DEG, rowToEdgeLat(row)];
 }
@@ -67,31 +67,41 @@ export interface TileSlot {
   window: Window;
 }
 
+/** Along one axis: the first and last lattice tile that cells [start, start + count) touch. */
+function tileRange(start: number, count: number): [number, number] {
+  return [Math.floor(start / TILE_SIDE), Math.floor((start + count - 1) / TILE_SIDE)];
+}
+
+/**
+ * Along one axis: the cells of lattice tile `t` that a window's cells [start, start + count) hold, as [first, count].
+ * A published tile is its lattice square clipped to the day's window: the one clipping rule of tiles.
+ */
+export function clipTile(t: number, start: number, count: number): [number, number] {
+  const first = Math.max(start, t * TILE_SIDE);
+  return [first, Math.min(start + count, (t + 1) * TILE_SIDE) - first];
+}
+
+/** The slot of lattice tile (tileRow, tileCol) in a window, or null when the window holds none of its cells. */
+export function findTile(window: Window, tileRow: number, tileCol: number): TileSlot | null {
+  const [c0, w] = clipTile(tileCol, window[0], window[2]);
+  const [r0, h] = clipTile(tileRow, window[1], window[3]);
+  return w > 0 && h > 0 ? { tileRow, tileCol, window: [c0, r0, w, h] } : null;
+}
+
 /** Lattice slots a window touches, in row-major lattice order (the order of their ids). */
 export function windowToTiles(window: Window): TileSlot[] {
-  const [col, row, width, height] = window;
+  const [tr0, tr1] = tileRange(window[1], window[3]);
+  const [tc0, tc1] = tileRange(window[0], window[2]);
   const slots: TileSlot[] = [];
-  for (let tr = Math.floor(row / TILE_SIDE); tr * TILE_SIDE < row + height; tr++) {
-    for (let tc = Math.floor(col / TILE_SIDE); tc * TILE_SIDE < col + width; tc++) {
-      const c0 = Math.max(col, tc * TILE_SIDE);
-      const r0 = Math.max(row, tr * TILE_SIDE);
-      const c1 = Math.min(col + width, (tc + 1) * TILE_SIDE);
-      const r1 = Math.min(row + height, (tr + 1) * TILE_SIDE);
-      slots.push({ tileRow: tr, tileCol: tc, window: [c0, r0, c1 - c0, r1 - r0] });
-    }
-  }
+  for (let tr = tr0; tr <= tr1; tr++) for (let tc = tc0; tc <= tc1; tc++) slots.push(findTile(window, tr, tc)!);
   return slots;
 }
 
-/** The lattice slot holding a global cell, clipped to the window that was published. */
-export function cellToTile(col: number, row: number, window: Window): TileSlot {
-  const tc = Math.floor(col / TILE_SIDE);
-  const tr = Math.floor(row / TILE_SIDE);
-  const c0 = Math.max(window[0], tc * TILE_SIDE);
-  const r0 = Math.max(window[1], tr * TILE_SIDE);
-  const c1 = Math.min(window[0] + window[2], (tc + 1) * TILE_SIDE);
-  const r1 = Math.min(window[1] + window[3], (tr + 1) * TILE_SIDE);
-  return { tileRow: tr, tileCol: tc, window: [c0, r0, c1 - c0, r1 - r0] };
+/** How many lattice tiles a day window has; also what the layers list enumerates for that date. */
+export function countTiles(window: Window): number {
+  const [tr0, tr1] = tileRange(window[1], window[3]);
+  const [tc0, tc1] = tileRange(window[0], window[2]);
+  return (tr1 - tr0 + 1) * (tc1 - tc0 + 1);
 }
 
 /** Tile ids sort in (date, lattice row, lattice column) order: compact date, then single-digit lattice indices. */
@@ -107,7 +117,7 @@ export function parseTileId(id: string): { date: string; tileRow: number; tileCo
 
 /**
  * Global cells whose rounded centre lies in the box, west/south inclusive and east/north exclusive
- * (decisions.md 3). Returns the window of selected cells, or null when no centre of the grid falls inside.
+ * (docs/contract.md §3.2). Returns the window of selected cells, or null when no centre of the grid falls inside.
  */
 export function bboxToWindow([west, south, east, north]: [number, number, number, number]): Window | null {
   // Start from a float estimate, then step by the exact rounded centres so edges follow the stated rule.

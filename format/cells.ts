@@ -1,11 +1,20 @@
-// Block codecs of day pieces (layout.ts BlockCodec): lossless, chosen per block, shared by writer and readers.
+// Block codecs of day pieces (docs/format.md §5): lossless, chosen per block, shared by writer and readers.
 //
 // SILO values carry one decimal, so most blocks store int16 tenths; a block is stored that way only when every
 // value reads back as the very same float32 (Math.fround(k / 10) === v), else as float32. Horizontal differences
 // make neighbouring cells small numbers, which DEFLATE packs tightly. DEFLATE itself is injected: node:zlib in
 // the pipeline and server, DecompressionStream in a browser.
 
-import { BlockCodec } from "./layout.js";
+/** How a block's cells are stored. */
+export const BlockCodec = {
+  /** every cell missing: no bytes */
+  Empty: 0,
+  /** tenths of a degree as int16 (missing -32768), horizontal differences, raw DEFLATE */
+  Tenths: 1,
+  /** float32 LE, raw DEFLATE: values that tenths cannot hold exactly */
+  Float32: 2,
+} as const;
+export type BlockCodec = (typeof BlockCodec)[keyof typeof BlockCodec];
 
 /** One NaN bit pattern for every missing cell, so equal content always hashes equal. */
 export const MISSING_BITS = 0x7fc00000;

@@ -1,0 +1,29 @@
+// The provenance manifest of a query answer (docs/contract.md §3.5): built here only, for the answer itself and
+// for the size bound of a 413's plan, so the bound always counts every field the answer has.
+
+import { GRID } from "../format/grid.js";
+import type { Dataset, SourceEntry } from "../format/records.js";
+import { QUERY_VERSION, SPATIAL_SELECTION } from "./contract.js";
+
+/** A sha256 not yet known: 64 characters, as long as the real one. */
+export const PENDING_SHA256 = "0".repeat(64);
+
+/** The manifest, fields in the contract's order; `dataSha256` last, so the answer can patch it in place. */
+export function buildManifest(record: Dataset, requestSha256: string, rowCount: number, sources: SourceEntry[], dataSha256 = PENDING_SHA256) {
+  return {
+    datasetVersion: record.id,
+    datasetContentSha256: record.content_sha256,
+    requestSha256,
+    transformVersion: record.transform_version,
+    queryVersion: QUERY_VERSION,
+    dataClass: record.data_class,
+    crs: GRID.crs,
+    missingPolicy: "preserve",
+    spatialSelection: SPATIAL_SELECTION,
+    rowCount,
+    sourceManifest: sources,
+    license: record.license,
+    attribution: record.attribution,
+    dataSha256,
+  };
+}

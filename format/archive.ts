@@ -1,0 +1,212 @@
+// Reading a dist through a Storage: catalog.json, then only verified objects, cached by content hash
+// (docs/format.md §2).
+//
+// Trust flows down from catalog.json (schema-checked): every object is read by a Ref a verified parent gave,
+// and its bytes are hashed before use; a day piece is read by ranges (its header, then only the blocks a
+// request needs), each block checked against the header's sha256. Objects never change, so everything
+// verified is cached by hash in cost-bounded LRUs, shared by every catalog snapshot. Nothing is read at start.
+
+import { formatPath, toIssues, validatorFor } from "../schemas/validate.js";
+import { BlockLayout, type BlockSlot } from "./blocks.js";
+import { LruCache } from "./cache.js";
+import type { CatalogPointer } from "./catalog.js";
+import { BlockCodec, type StoredBlock, rawBlockBytes, readBlockRow, toStoredBlock } from "./cells.js";
+import { type DayHeader, decodeDayHeader } from "./day-piece.js";
+import { type Window, containsWindow } from "./grid.js";
+import { CATALOG_FILE, type ObjectKind, type Ref, objectPath } from "./objects.js";
+import { IntegrityError, type Platform, type Storage, StorageError, fromUtf8 } from "./storage.js";
+import type { DayEntry } from "./version-index.js";
+
+export interface ArchiveOptions {
+  /** bytes of verified objects and decoded blocks kept in memory (default 16 MiB) */
+  cacheBytes?: number;
+  /** blocks of one piece closer than this are read in one range (default 32 KiB) */
+  coalesceBytes?: number;
+}
+
+/** catalog.json cannot be used; the message says what is wrong and what fixes it. */
+export class CatalogError extends Error {
+  constructor(
+    readonly path: string,
+    reason: string,
+  ) {
+    super(`${path}: ${reason}`);
+    this.name = "CatalogError";
+  }
+}
+
+interface PendingBlock {
+  slot: BlockSlot;
+  resolve: (block: StoredBlock) => void;
+  reject: (err: unknown) => void;
+}
+
+export class Archive {
+  private readonly objects: LruCache<Promise<unknown>>;
+  private readonly blocks: LruCache<Promise<StoredBlock>>;
+  private readonly coalesceBytes: number;
+  private readonly layouts = new LruCache<BlockLayout>(256);
+
+  constructor(
+    readonly storage: Storage,
+    readonly platform: Platform,
+    options: ArchiveOptions = {},
+  ) {
+    const total = options.cacheBytes ?? 16 << 20;
+    this.objects = new LruCache(total / 4);
+    this.blocks = new LruCache((total / 4) * 3);
+    this.coalesceBytes = options.coalesceBytes ?? 32 << 10;
+  }
+
+  /** catalog.json, read fresh, schema-checked; its sha256 identifies this state of the dist. */
+  async readPointer(): Promise<{ pointer: CatalogPointer; sha256: string }> {
+    const where = this.storage.describe(CATALOG_FILE);
+    let bytes: Uint8Array;
+    try {
+      bytes = await this.storage.read(CATALOG_FILE);
+    } catch (err) {
+      const reason = err instanceof StorageError && err.missing ? "is missing" : `cannot be read (${(err as Error).message})`;
+      throw new CatalogError(where, `${reason}; publish a dist with \`make publish\``);
+    }
+    let pointer: unknown;
+    try {
+      pointer = JSON.parse(fromUtf8(bytes));
+    } catch (err) {
+      throw new CatalogError(where, `is not JSON (${(err as Error).message}); republish with \`make publish\``);
+    }
+    const check = validatorFor("dist-catalog-pointer.schema.json");
+    if (!check(pointer)) {
+      const issues = toIssues(check.errors, pointer).slice(0, 3).map((i) => `${formatPath(i.path)} ${i.message}`);
+      throw new CatalogError(where, `is not a climate-dist-2 catalog (${issues.join("; ")}); republish with \`make publish\``);
+    }
+    return { pointer: pointer as CatalogPointer, sha256: await this.platform.sha256Hex(bytes) };
+  }
+
+  /**
+   * Throws unless `bytes` are exactly what `ref` names: the one size-and-hash check of every read. `what` says
+   * which part of the file failed; a failed read also drops what the storage keeps open for the file.
+   */
+  private async verify(bytes: Uint8Array, ref: Ref, path: string, what: string): Promise<void> {
+    if (bytes.byteLength === ref.size && (await this.platform.sha256Hex(bytes)) === ref.sha256) return;
+    this.storage.forget?.(path);
+    const size = what === "" ? ` (${ref.size} bytes)` : "";
+    throw new IntegrityError(this.storage.describe(path), `${what}does not match its sha256 ${ref.sha256}${size}`);
+  }
+
+  /** A whole object, verified against its Ref. */
+  async readObject(ref: Ref, kind: ObjectKind): Promise<Uint8Array> {
+    const path = objectPath(ref.sha256, kind);
+    const bytes = await this.storage.read(path);
+    await this.verify(bytes, ref, path, "");
+    return bytes;
+  }
+
+  /** A verified JSON object, parsed once and shared (callers must not mutate it). */
+  readJson<T>(ref: Ref): Promise<T> {
+    return this.objects.getOrLoad(`json:${ref.sha256}`, ref.size * 3, async () => {
+      const bytes = await this.readObject(ref, "json");
+      try {
+        return JSON.parse(fromUtf8(bytes)) as T;
+      } catch (err) {
+        throw new IntegrityError(this.storage.describe(objectPath(ref.sha256, "json")), `is not JSON (${(err as Error).message})`);
+      }
+    }) as Promise<T>;
+  }
+
+  /** A verified JSON object as text (observation chunks are sent as they are stored). */
+  readText(ref: Ref): Promise<string> {
+    return this.objects.getOrLoad(`text:${ref.sha256}`, ref.size * 2, async () => fromUtf8(await this.readObject(ref, "json"))) as Promise<string>;
+  }
+
+  /** The block directory of a day piece: its first bytes, checked against the month page's header Ref. */
+  readHeader(day: DayEntry): Promise<DayHeader> {
+    return this.objects.getOrLoad(`header:${day.header.sha256}`, day.header.size * 2, async () => {
+      const path = objectPath(day.piece.sha256, "day");
+      const bytes = await this.storage.read(path, 0, day.header.size);
+      await this.verify(bytes, day.header, path, "header ");
+      try {
+        return decodeDayHeader(bytes, day.window);
+      } catch (err) {
+        throw new IntegrityError(this.storage.describe(path), (err as Error).message);
+      }
+    }) as Promise<DayHeader>;
+  }
+
+  /** The blocks of a day window and where each lattice position is (a dist has few distinct windows). */
+  private layoutOf(window: Window): BlockLayout {
+    const key = window.join(",");
+    let layout = this.layouts.get(key);
+    if (!layout) this.layouts.set(key, (layout = new BlockLayout(window)), 1);
+    return layout;
+  }
+
+  /** Cells of `area` (inside the day's window), row-major, NaN for missing; reads only the blocks it touches. */
+  async readCells(day: DayEntry, area: Window): Promise<Float32Array> {
+    if (!containsWindow(day.window, area)) throw new Error(`area ${area.join(",")} is outside the window of ${day.date}`);
+    const header = await this.readHeader(day);
+    const slots = this.layoutOf(day.window).select(area);
+    const blocks = await this.readBlocks(day, header, slots);
+    const [ac, ar, aw, ah] = area;
+    const out = new Float32Array(aw * ah);
+    slots.forEach((slot, i) => {
+      const [bc, br, bw, bh] = slot.window;
+      const c0 = Math.max(ac, bc);
+      const c1 = Math.min(ac + aw, bc + bw);
+      for (let r = Math.max(ar, br); r < Math.min(ar + ah, br + bh); r++) {
+        readBlockRow(blocks[i], r - br, c0 - bc, c1 - bc, out, (r - ar) * aw + (c0 - ac));
+      }
+    });
+    return out;
+  }
+
+  private readBlocks(day: DayEntry, header: DayHeader, slots: BlockSlot[]): Promise<StoredBlock[]> {
+    const wanted: PendingBlock[] = [];
+    const results = slots.map((slot) => {
+      const entry = header.block(slot.index);
+      if (entry.codec === BlockCodec.Empty) return Promise.resolve(toStoredBlock(entry.codec, null, slot.window[2], slot.window[3]));
+      const cost = rawBlockBytes(entry.codec, slot.window[2] * slot.window[3]) + 64;
+      return this.blocks.getOrLoad(`${day.piece.sha256}:${slot.index}`, cost, () => new Promise<StoredBlock>((resolve, reject) => wanted.push({ slot, resolve, reject })));
+    });
+    // Neighbouring blocks are read in one range (a tile's blocks are contiguous); each is verified on its own.
+    for (let i = 0; i < wanted.length; ) {
+      let j = i + 1;
+      let end = header.block(wanted[i].slot.index).offset + header.block(wanted[i].slot.index).length;
+      while (j < wanted.length && header.block(wanted[j].slot.index).offset - end <= this.coalesceBytes) {
+        const e = header.block(wanted[j].slot.index);
+        end = e.offset + e.length;
+        j++;
+      }
+      void this.readBlockRun(day, header, wanted.slice(i, j), end);
+      i = j;
+    }
+    return Promise.all(results);
+  }
+
+  /** One range read for a run of blocks, then each block verified and inflated on its own. */
+  private async readBlockRun(day: DayEntry, header: DayHeader, run: PendingBlock[], end: number): Promise<void> {
+    const path = objectPath(day.piece.sha256, "day");
+    const start = header.block(run[0].slot.index).offset;
+    let bytes: Uint8Array;
+    try {
+      bytes = await this.storage.read(path, start, end - start);
+    } catch (err) {
+      for (const w of run) w.reject(err);
+      return;
+    }
+    for (const w of run) {
+      try {
+        const entry = header.block(w.slot.index);
+        const piece = bytes.subarray(entry.offset - start, entry.offset - start + entry.length);
+        await this.verify(piece, { sha256: entry.sha256, size: entry.length }, path, `block ${w.slot.index} `);
+        const [, , bw, bh] = w.slot.window;
+        const raw = await this.platform.inflateRaw(piece, rawBlockBytes(entry.codec, bw * bh)).catch((err) => {
+          throw new IntegrityError(this.storage.describe(path), `block ${w.slot.index} does not inflate (${(err as Error).message})`);
+        });
+        // its own exact buffer: the inflated bytes may sit in a larger one, which a cache would keep alive
+        w.resolve(toStoredBlock(entry.codec, raw.slice(), bw, bh));
+      } catch (err) {
+        w.reject(err instanceof IntegrityError ? err : new IntegrityError(this.storage.describe(path), (err as Error).message));
+      }
+    }
+  }
+}
