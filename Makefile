@@ -12,7 +12,7 @@ CACHE_MB ?= 32
 TSX := node_modules/.bin/tsx
 # The server runs as one bundled JavaScript file, built by `make install`, so a start compiles nothing.
 SERVER_JS := build/server.js
-SERVER_SOURCES := $(shell find api server schemas sources -name '*.ts' -o -name '*.json' 2>/dev/null)
+SERVER_SOURCES := $(shell find api format server schemas sources -name '*.ts' -o -name '*.json' 2>/dev/null)
 
 .PHONY: help install demo publish fetch verify serve mirror test typecheck bench fixtures clean
 

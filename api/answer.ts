@@ -8,7 +8,7 @@ import { type Platform, utf8 } from "../format/storage.js";
 export type CachePolicy = "immutable" | "short" | "no-store";
 
 export const CACHE_CONTROL: Record<CachePolicy, string> = {
-  // A dataset version never changes (decisions.md 5), so anything about one may be kept for a year.
+  // A dataset version never changes (docs/contract.md §5), so anything about one may be kept for a year.
   immutable: "public, max-age=31536000, immutable",
   // The catalog gains versions when a publish replaces catalog.json; clients see it within a minute.
   short: "public, max-age=60",
@@ -40,11 +40,11 @@ export interface AnswerOptions {
   cache: CachePolicy;
   etag?: boolean;
   headers?: Record<string, string>;
-  /** data answers are bounded at 1 MB (interface.md 8); `bounded` says how to ask for less */
+  /** data answers are bounded at 1 MB (docs/contract.md §3.3); `bounded` says how to ask for less */
   bounded?: string;
 }
 
-/** Data answers are bounded at 1,000,000 bytes (interface.md 8); `advice` tells the client how to ask for less. */
+/** Data answers are bounded at 1,000,000 bytes (docs/contract.md §3.3); `advice` tells the client how to ask for less. */
 export function assertResponseSize(bytes: number, advice: string, extra?: ConstructorParameters<typeof HttpError>[4]): void {
   if (bytes > LIMITS.maxResponseBytes) {
     throw new HttpError(

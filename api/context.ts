@@ -2,7 +2,7 @@
 // of the service it may use. A leaf: it imports nothing of the handlers or the service that builds it.
 
 import type { Archive } from "../format/archive.js";
-import type { Snapshot } from "../format/catalog.js";
+import type { Snapshot } from "../format/snapshot.js";
 import type { Platform } from "../format/storage.js";
 import type { Answer, AnswerOptions } from "./answer.js";
 

@@ -1,4 +1,4 @@
-// The interface's one error type and its one table from error kind to HTTP status (interface.md 7, decisions.md 4).
+// The interface's one error type and its one table from error kind to HTTP status (docs/contract.md §4.2, §4).
 
 import type { Issue } from "../schemas/validate.js";
 
@@ -59,7 +59,7 @@ export function errorToBody(err: HttpError): ErrorBody {
   return { error: err.kind, message: err.message, ...(err.issues ? { issues: err.issues } : {}), ...err.extra };
 }
 
-/** What an unexpected failure answers: a generic 500 that says nothing about the cause (style.md, Errors). */
+/** What an unexpected failure answers: a generic 500 that says nothing about the cause (docs/contract.md §4.2). */
 export const INTERNAL_ERROR_BODY: ErrorBody = {
   error: "internal_error",
   message: "The server failed to answer this request; the failure has been logged.",

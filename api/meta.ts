@@ -1,4 +1,4 @@
-// GET health, capabilities and the OpenAPI document (interface.md 4.1, 4.2; decisions.md 4).
+// GET health, capabilities and the OpenAPI document (docs/contract.md §1.1, §4).
 
 import { API_VERSION, LIMITS, SPATIAL_SELECTION } from "./contract.js";
 import { QUERY_DATA_CLASS, QUERY_SOURCE, QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";

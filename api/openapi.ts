@@ -61,14 +61,14 @@ const refSchema = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const refHeader = (name: string) => ({ $ref: `#/components/headers/${name}` });
 const schemaRef = (id: string) => refSchema(schemaIdToComponent(id));
 
-/** A valid request for the demo dist (README, decisions.md 6): the body example the 405 and 415 messages point to. */
+/** A valid request for the demo dist (README, docs/contract.md §6.2): the body example the 405 and 415 messages point to. */
 export const DATA_REQUEST_EXAMPLE = {
   ...makeDataRequest(bboxToWindow([133.8, -23.8, 133.95, -23.65])!, "2003-01-01", "2003-01-31", { format: "json" }),
   // the box as a person writes it (README's example), not on cell edges
   region: { bbox: [133.8, -23.8, 133.95, -23.65], crs: "EPSG:4326" },
 };
 
-/** What each error kind means, as the error responses of the document say it (decisions.md 4). */
+/** What each error kind means, as the error responses of the document say it (docs/contract.md §4). */
 const KIND_MEANINGS: Record<ErrorKind, string> = {
   invalid_parameters: "`invalid_parameters`: a query parameter or the path id breaks its rule (`issues` names it)",
   malformed_json: "`malformed_json`: the body is empty, not UTF-8, not JSON, or ended early",
@@ -307,7 +307,7 @@ export function buildOpenApi(): Json {
       license: { name: "CC0-1.0", identifier: "CC0-1.0" },
     },
     servers: [{ url: "/", description: "This server." }],
-    // Public demo endpoints need no credentials: no security scheme applies (interface.md 5).
+    // Public demo endpoints need no credentials: no security scheme applies (docs/contract.md §4.5).
     security: [],
     paths,
     components: { schemas: describeSchemas(), responses, headers: HEADERS },

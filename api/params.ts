@@ -1,4 +1,4 @@
-// Query parameters and path ids of the GET routes (interface.md 4, 8; decisions.md 4): checked once, typed after.
+// Query parameters and path ids of the GET routes (docs/contract.md §1.1, §3.3, §4): checked once, typed after.
 
 import { LIMITS } from "./contract.js";
 import { HttpError } from "./errors.js";
@@ -30,7 +30,7 @@ export interface PageConfig {
   after: string | null;
 }
 
-/** limit 1..1000 (default 100) and after <= 256 characters (interface.md 4.7.1, 4.8; decisions.md 4). */
+/** limit 1..1000 (default 100) and after <= 256 characters (docs/contract.md §4.3, §4). */
 export function readPageParams(query: URLSearchParams): PageConfig {
   const limitSpec = readParam(query, "limit");
   let limit: number = LIMITS.defaultPageLimit;
@@ -53,7 +53,7 @@ export function readTileParam(query: URLSearchParams, required: boolean): string
   return tile;
 }
 
-/** A non-negative integer query parameter of sample (interface.md 4.9); missing or malformed is 400. */
+/** A non-negative integer query parameter of sample (docs/contract.md §1.1); missing or malformed is 400. */
 export function readCellIndex(query: URLSearchParams, name: string): number {
   const spec = readParam(query, name);
   if (spec === undefined || spec === "") throw rejectParameter(name, "required", "is required");

@@ -1,5 +1,5 @@
-// The data request of validate, resolve and query: its body, its contract check and its hash (interface.md 2.5;
-// decisions.md 3, 4).
+// The data request of validate, resolve and query: its body, its contract check and its hash (docs/contract.md §3.1;
+// docs/contract.md §3, §4).
 
 import stableStringify from "fast-json-stable-stringify";
 import { LIMITS } from "./contract.js";
@@ -10,7 +10,7 @@ import { toIssues, validatorFor } from "../schemas/validate.js";
 import { HttpError, type Issue } from "./errors.js";
 import { type Platform, fromUtf8, utf8 } from "../format/storage.js";
 
-/** The data request after the contract check, with `format` filled in (interface.md 2.5). */
+/** The data request after the contract check, with `format` filled in (docs/contract.md §3.1). */
 export interface RequestConfig {
   variables: [typeof QUERY_VARIABLE];
   region: { bbox: [number, number, number, number]; crs: "EPSG:4326" };
@@ -27,7 +27,7 @@ export interface RequestConfig {
 
 export const JSON_CONTENT_HINT = "send the header -H 'Content-Type: application/json' (GET /api/v1/openapi.json has an example data request)";
 
-/** `application/json`, with or without parameters such as charset (decisions.md 4). */
+/** `application/json`, with or without parameters such as charset (docs/contract.md §4). */
 export function isJsonContentType(header: string | undefined): boolean {
   return (header ?? "").split(";")[0].trim().toLowerCase() === "application/json";
 }
@@ -39,7 +39,7 @@ export function payloadTooLarge(): HttpError {
   );
 }
 
-/** 415 on another media type, 413 over the size bound, 400 on empty, non-UTF-8 or malformed JSON (decisions.md 4). */
+/** 415 on another media type, 413 over the size bound, 400 on empty, non-UTF-8 or malformed JSON (docs/contract.md §4). */
 export function parseJsonBody(contentType: string | undefined, body: Uint8Array | null | undefined): unknown {
   if (!isJsonContentType(contentType)) {
     throw new HttpError(
@@ -70,7 +70,7 @@ function rejectRequest(issues: Issue[]): HttpError {
 }
 
 /**
- * The contract check shared by validate, resolve and query (decisions.md 3): the schema, then the run-time
+ * The contract check shared by validate, resolve and query (docs/contract.md §3): the schema, then the run-time
  * rules it cannot express. Any violation is 422 invalid_request with issues pointing at the fields.
  */
 export function checkRequest(spec: unknown): RequestConfig {
@@ -110,7 +110,7 @@ export function listPeriodDates(config: RequestConfig): string[] {
   return listDates(config.period.start, config.period.end);
 }
 
-/** SHA-256 of the canonical JSON of the checked request (decisions.md 3). */
+/** SHA-256 of the canonical JSON of the checked request (docs/contract.md §3). */
 export function hashRequest(platform: Platform, config: RequestConfig): Promise<string> {
   return platform.sha256Hex(utf8(stableStringify(config)));
 }

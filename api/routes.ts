@@ -1,4 +1,4 @@
-// The one route table of the interface (interface.md 4): method, path, handler and what it answers. It drives
+// The one route table of the interface (docs/contract.md §1.1): method, path, handler and what it answers. It drives
 // the server's polka registration, the Allow header of a 405, the mirror client's routing and the OpenAPI paths.
 
 import { LIMITS } from "./contract.js";
@@ -31,7 +31,7 @@ export interface RouteSpec {
   /** schema id (or ids: one of) of the 200 answer, and whether it may be CSV */
   answers: string[];
   csv?: boolean;
-  /** documentation: the 200 answer carries Service-Dataset-Version, Service-Request-SHA256 and Link (interface.md 4.7) */
+  /** documentation: the 200 answer carries Service-Dataset-Version, Service-Request-SHA256 and Link (docs/contract.md §3.5) */
   provenance?: boolean;
   /** error kinds the route can answer besides 503 service_unavailable */
   errors: ErrorKind[];
@@ -188,7 +188,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: "createAcquisitionRequest",
     summary: "Acquisition (not enabled): always 503 acquisition_not_ready; never charges or queues work.",
     description:
-      "Use POST /api/v1/data/query for published demo data. Planned, not active: requests will carry `Authorization: Bearer <ACCESS_TOKEN>`, and a purchase will answer 402 with `WWW-Authenticate: Payment` and be retried with `Authorization: Payment` (interface.md 4.10, 5). No security scheme applies while acquisition is not enabled.",
+      "Use POST /api/v1/data/query for published demo data. Planned, not active: requests will carry `Authorization: Bearer <ACCESS_TOKEN>`, and a purchase will answer 402 with `WWW-Authenticate: Payment` and be retried with `Authorization: Payment` (docs/contract.md §4.5). No security scheme applies while acquisition is not enabled.",
     body: "acquisition-request.schema.json",
     answers: [],
     errors: ["acquisition_not_ready"],

@@ -2,7 +2,7 @@
 //
 // Rows are written straight from the cells: every repeated piece of text (a value, a coordinate, a tile id
 // with its row, the fixed keys) is made once and concatenated, never a per-row object. Numbers follow
-// decisions.md 2 (shortest float32 decimals, coordinates rounded to 9 decimals); CSV follows decisions.md 3.
+// docs/contract.md §2 (shortest float32 decimals, coordinates rounded to 9 decimals); CSV follows docs/contract.md §3.
 
 import { QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
 import { GRID, TILE_SIDE, type TileSlot, type Window, colToLon, rowToLat, tileId, windowBbox, windowTransform } from "../format/grid.js";
@@ -207,7 +207,7 @@ function writeRows(out: ByteSink, window: Window, days: DayCells[], csv: boolean
   }
 }
 
-/** The `data` array of a JSON query answer (interface.md 2.8): fields in the contract's order. */
+/** The `data` array of a JSON query answer (docs/contract.md §3.5): fields in the contract's order. */
 export function writeJsonRows(out: ByteSink, window: Window, days: DayCells[]): void {
   out.text("[");
   writeRows(out, window, days, false);
@@ -215,7 +215,7 @@ export function writeJsonRows(out: ByteSink, window: Window, days: DayCells[]): 
 }
 
 /**
- * CSV rows (decisions.md 3): unquoted header, every non-null field double-quoted, a null value an empty unquoted
+ * CSV rows (docs/contract.md §3): unquoted header, every non-null field double-quoted, a null value an empty unquoted
  * field, CRLF after every line including the last. No field of ours can hold a quote, so none is doubled.
  */
 export function writeCsvRows(out: ByteSink, window: Window, days: DayCells[]): void {
@@ -223,7 +223,7 @@ export function writeCsvRows(out: ByteSink, window: Window, days: DayCells[]): v
   writeRows(out, window, days, true);
 }
 
-/** Tile metadata as the layers list has it (interface.md 2.3), fields in the contract's order. */
+/** Tile metadata as the layers list has it (docs/contract.md §1.2), fields in the contract's order. */
 export function describeTile(date: string, slot: TileSlot): Record<string, unknown> {
   const [col, row, width, height] = slot.window;
   return {
@@ -239,7 +239,7 @@ export function describeTile(date: string, slot: TileSlot): Record<string, unkno
   };
 }
 
-/** GET /api/v1/layers/{id}?tile= (interface.md 4.8): the tile with its cells, row-major. */
+/** GET /api/v1/layers/{id}?tile= (docs/contract.md §4.3): the tile with its cells, row-major. */
 export function writeTile(versionId: string, date: string, slot: TileSlot, cells: Float32Array): Uint8Array {
   const meta = JSON.stringify({ ...describeTile(date, slot), dataset_version_id: versionId, source_window: slot.window });
   const out = new ByteSink(cells.length * 5 + 1024);

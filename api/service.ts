@@ -3,7 +3,7 @@
 
 import { Archive, type ArchiveOptions, CatalogError } from "../format/archive.js";
 import { LruCache } from "../format/cache.js";
-import { Snapshot } from "../format/catalog.js";
+import { Snapshot } from "../format/snapshot.js";
 import { IntegrityError, type Platform, type Storage, StorageError } from "../format/storage.js";
 import { VersionReadError } from "../format/versions.js";
 import { type Answer, makeAnswer } from "./answer.js";

@@ -7,6 +7,7 @@
 import { type Answer, JSON_TYPE, answerHeaders, answerSha256 } from "../api/answer.js";
 import { Service } from "../api/service.js";
 import { CatalogError } from "../format/archive.js";
+import type { Dataset } from "../format/records.js";
 import { IntegrityError, StorageError, fromUtf8, utf8 } from "../format/storage.js";
 import { type Fetch, HttpStorage, type TransferStats } from "./http-storage.js";
 import { webPlatform } from "./platform.js";
@@ -149,6 +150,16 @@ export class MirrorClient {
     const answer = await this.answer({ path });
     if (answer.status !== 200) throw new AnswerError(answer);
     return answer.json<T>();
+  }
+
+  /**
+   * The version a query without `dataset_version` tries first (docs/contract.md §3.4): the first query candidate
+   * of the mirror's catalog, as its record; null when the mirror publishes none.
+   */
+  async newestQueryVersion(): Promise<Dataset | null> {
+    await this.refreshCatalog();
+    const first = (await this.service.snapshot()).pointer.candidates[0];
+    return first ? (await this.getJson<{ dataset: Dataset }>(`/api/v1/datasets/${first.id}`)).dataset : null;
   }
 
   /** POST /api/v1/data/query in `format` (json or csv); rejects with AnswerError on any status but 200. */

@@ -21,20 +21,6 @@ function dataRequest(window: Window, start: string, end: string, format: "json" 
   return { method: "POST", path: "/api/v1/data/query", body: makeDataRequest(window, start, end, { format }) };
 }
 
-/** The newest public demo raster version of the catalog: the one queries resolve to. */
-async function findRasterVersion(probe: MirrorClient): Promise<Dataset> {
-  const found: Dataset[] = [];
-  let path: string | null = "/api/v1/datasets?limit=100";
-  while (path) {
-    const page: { datasets: Dataset[]; nextCursor: string | null } = await probe.getJson(path);
-    found.push(...page.datasets.filter((d) => d.access_level === "demo" && d.spatial_support?.type === "regular_grid"));
-    path = page.nextCursor ? `/api/v1/datasets?limit=100&after=${encodeURIComponent(page.nextCursor)}` : null;
-  }
-  found.sort((a, b) => String(b.published_at).localeCompare(String(a.published_at)));
-  if (!found[0]) throw new Error("the mirror's catalog has no public demo raster version to query");
-  return found[0];
-}
-
 function planCases(record: Dataset): Case[] {
   const window = record.bbox ? bboxToWindow(record.bbox) : null;
   if (!window) throw new Error(`${record.id} has no bbox on the grid`);
@@ -79,7 +65,8 @@ async function measure(client: MirrorClient, request: MirrorRequest): Promise<{ 
 
 async function main(url: string | undefined): Promise<void> {
   if (!url) throw new Error("usage: node_modules/.bin/tsx client/measure.ts <mirror-url>");
-  const record = await findRasterVersion(createMirrorClient({ baseUrl: url }));
+  const record = await createMirrorClient({ baseUrl: url }).newestQueryVersion();
+  if (!record) throw new Error("the mirror's catalog has no public demo raster version to query");
   const rows: string[][] = [["request", "client", "HTTP requests", "bytes read", "answer bytes"]];
   for (const c of planCases(record)) {
     // a fresh client per case: cold means nothing read yet, catalog.json included

@@ -24,7 +24,7 @@ export interface MirrorServer {
   close(): Promise<void>;
 }
 
-// objects/ are named by their sha256: they never change, so any cache may keep them (decisions.md 5). catalog.json is
+// objects/ are named by their sha256: they never change, so any cache may keep them (docs/contract.md §5). catalog.json is
 // replaced by every publish: a minute, as the server's own catalog answers.
 const IMMUTABLE = CACHE_CONTROL.immutable;
 const SHORT = CACHE_CONTROL.short;

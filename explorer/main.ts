@@ -57,19 +57,10 @@ interface Version {
   gaps: [string, string][];
 }
 
-/** The newest public demo SILO version of the catalog (the one a query without a pin would use first). */
+/** The version a query without a pin uses first: the newest public demo SILO version. */
 async function findVersion(): Promise<Version> {
-  let after: string | null = null;
-  let newest: Dataset | null = null;
-  do {
-    const page: { datasets: Dataset[]; nextCursor: string | null } = await client.getJson(`/api/v1/datasets?limit=1000${after ? `&after=${encodeURIComponent(after)}` : ""}`);
-    for (const d of page.datasets) {
-      const usable = d.access_level === "demo" && d.metadata?.source === "silo" && d.variables?.air_temperature_max === "degC" && d.bbox;
-      if (usable && (!newest || (d.published_at ?? "") > (newest.published_at ?? ""))) newest = d;
-    }
-    after = page.nextCursor;
-  } while (after);
-  if (!newest) throw new Error("this mirror publishes no SILO daily maximum temperature version");
+  const newest = await client.newestQueryVersion();
+  if (!newest?.bbox) throw new Error("this mirror publishes no SILO daily maximum temperature version");
   const window = bboxToWindow(newest.bbox!);
   if (!window) throw new Error(`version ${newest.id} has no cells`);
   return { record: newest, window, gaps: (newest.metadata.gaps as [string, string][] | undefined) ?? [] };

@@ -1,5 +1,5 @@
 // What the interface needs from where it runs: bytes of dist files (local disk or HTTP ranges), SHA-256 and
-// raw DEFLATE. The server and pipeline implement it with node APIs (api/local.ts), the mirror client with
+// raw DEFLATE. The server and pipeline implement it with node APIs (format/local.ts), the mirror client with
 // fetch, WebCrypto and DecompressionStream (client/).
 
 export interface Storage {

@@ -3,7 +3,7 @@
 
 import { join } from "node:path";
 import { Archive, CatalogError } from "../format/archive.js";
-import { Snapshot } from "../format/catalog.js";
+import { Snapshot } from "../format/snapshot.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
 import { CATALOG_LEAF_MAX, type Candidate, type CatalogLeaf, type CatalogPointer, type CatalogRoot, type Manifest } from "../format/catalog.js";
 import { type Coverage, shadows } from "../format/coverage.js";
@@ -68,7 +68,7 @@ export async function addToCatalog(store: ObjectStore, previous: Snapshot | null
   return next;
 }
 
-/** Choice order (decisions.md 3): newest published_at first, ties by id ascending. */
+/** Choice order (docs/contract.md §3): newest published_at first, ties by id ascending. */
 function compareCandidates(a: Candidate, b: Candidate): number {
   if (a.published_at !== b.published_at) return a.published_at < b.published_at ? 1 : -1;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;

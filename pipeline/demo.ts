@@ -1,7 +1,7 @@
-// The bundled demo raster: deterministic, generated SILO-format daily max_temp grids for January 2003 (decisions.md 6).
+// The bundled demo raster: deterministic, generated SILO-format daily max_temp grids for January 2003 (docs/contract.md §6.2).
 //
 // Byte-for-byte reproducibility is the point: the published version id and content hash follow from these
-// bytes (decisions.md 5), so nothing here may depend on the machine, the clock, the locale or the engine.
+// bytes (docs/contract.md §5), so nothing here may depend on the machine, the clock, the locale or the engine.
 // ECMAScript leaves Math.sin, Math.cos and Math.exp implementation-approximated (engines differ in the last
 // bit); IEEE 754 + - * / and sqrt are correctly rounded everywhere, so the smooth fields below use a polynomial
 // sine and rational bumps.
@@ -115,7 +115,7 @@ export function makeDemoDay(date: string, mask: Uint8Array): Float32Array {
       if (mask[i] === 0) continue;
       const lon = colToLon(col);
       const v = climate.normals[i] + computeWeather(lon, lat, day) + (noise() - 0.5) * 0.8;
-      // One decimal, then float32: what SILO files hold (decisions.md 1, 6).
+      // One decimal, then float32: what SILO files hold (docs/contract.md §6.1, §6.2).
       values[i] = Math.fround(Math.round(v * 10) / 10);
     }
   }

@@ -39,7 +39,7 @@ export interface LockFile {
   files: LockEntry[]; // sorted by path
 }
 
-// decisions.md section 1: one file per day under <base>/<YYYY>/<YYYYMMDD>.max_temp.tif.
+// docs/contract.md §6.1: one file per day under <base>/<YYYY>/<YYYYMMDD>.max_temp.tif.
 export const DEFAULT_SILO_BASE_URL = SILO_TMAX.baseUrl;
 export const LOCK_FILE = "silo.lock.json";
 
@@ -77,77 +77,56 @@ class AttemptError extends Error {
   }
 }
 
+/**
+ * The lock file, written as downloads complete: chained so concurrent completions never interleave, each write
+ * carrying the whole current state, at most one every LOCK_SAVE_MS (and one at the end): rewriting it after every
+ * file would cost the square of the number of days. A file downloaded after the last write is fetched again on resume.
+ */
+class LockWriter {
+  private queue: Promise<void> = Promise.resolve();
+  private lastSave = 0;
+
+  constructor(
+    private readonly path: string,
+    readonly entries: Map<string, LockEntry>,
+  ) {}
+
+  save(force = false): Promise<void> {
+    if (!force && Date.now() - this.lastSave < LOCK_SAVE_MS) return Promise.resolve();
+    this.lastSave = Date.now();
+    const write = this.queue.then(() => writeLock(this.path, this.entries));
+    this.queue = write.catch(() => undefined);
+    return write;
+  }
+}
+
+/** Runs `work` on every item, `concurrency` at a time; the first error `work` throws stops new items and is rethrown. */
+async function runConcurrently<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let fatal: { err: unknown } | null = null;
+  const worker = async () => {
+    while (!fatal && next < items.length) {
+      const item = items[next++];
+      await work(item).catch((err) => (fatal ??= { err }));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  if (fatal) throw (fatal as { err: unknown }).err;
+}
+
 export async function fetchSilo(options: FetchOptions): Promise<FetchReport> {
   const config = toFetchConfig(options);
   await mkdir(config.folder, { recursive: true });
   const lockPath = path.join(config.folder, LOCK_FILE);
-  const lock = await readLock(lockPath);
-
-  const downloaded: string[] = [];
-  const skipped: string[] = [];
+  const lock = new LockWriter(lockPath, await readLock(lockPath));
+  const report: FetchReport = { downloaded: [], skipped: [], bytes: 0 };
   const failures: DayFailure[] = [];
-  let bytes = 0;
-
-  // Lock writes are chained so concurrent completions never interleave; each write carries the whole current state.
-  // At most one write every LOCK_SAVE_MS (and one at the end): rewriting the lock after every file would cost
-  // the square of the number of days. A file downloaded after the last write is only fetched again on resume.
-  let lockQueue: Promise<void> = Promise.resolve();
-  let lastSave = 0;
-  const saveLock = (force = false): Promise<void> => {
-    if (!force && Date.now() - lastSave < LOCK_SAVE_MS) return Promise.resolve();
-    lastSave = Date.now();
-    const write = lockQueue.then(() => writeLock(lockPath, lock));
-    lockQueue = write.catch(() => undefined);
-    return write;
-  };
-
-  const fetchDay = async (date: string): Promise<void> => {
-    const relPath = dateToMemberPath(date);
-    const url = `${config.baseUrl}/${relPath}`;
-    const dest = path.join(config.folder, ...relPath.split("/"));
-    let result: { bytes: number; sha256: string };
-    try {
-      const entry = lock.get(relPath);
-      if (entry && (await isIntact(dest, entry))) {
-        // A killed run may have left a partial download beside the good file.
-        await rm(`${dest}.part`, { force: true });
-        skipped.push(relPath);
-        config.log(`skipped ${relPath} (already present, sha256 ok)`);
-        return;
-      }
-      await mkdir(path.dirname(dest), { recursive: true });
-      result = await downloadWithRetries(url, dest, relPath, config);
-    } catch (err) {
-      const reason = describeError(err);
-      failures.push({ date, url, reason });
-      config.log(`failed ${relPath}: ${reason}`);
-      return;
-    }
-    lock.set(relPath, { path: relPath, url, bytes: result.bytes, sha256: result.sha256 });
-    await saveLock();
-    downloaded.push(relPath);
-    bytes += result.bytes;
-    config.log(`fetched ${relPath} ${formatBytes(result.bytes)}`);
-  };
-
-  let next = 0;
-  let fatal: unknown;
-  const runWorker = async (): Promise<void> => {
-    while (fatal === undefined && next < config.dates.length) {
-      const date = config.dates[next++];
-      try {
-        await fetchDay(date);
-      } catch (err) {
-        // Only a failed lock write gets here; without it resume is unsafe, so stop taking new days.
-        fatal ??= err;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(config.concurrency, config.dates.length) }, runWorker));
-  if (fatal === undefined && downloaded.length > 0) await saveLock(true).catch((err) => (fatal = err));
-
-  if (fatal !== undefined) {
-    throw new PublishError(lockPath, STAGE, `cannot write the lock file (${describeError(fatal)}); check the folder is writable, then re-run`);
+  try {
+    // only a failed lock write escapes fetchDay: without it resume is unsafe, so no new day is taken
+    await runConcurrently(config.dates, config.concurrency, (date) => fetchDay(date, config, lock, report, failures));
+    if (report.downloaded.length > 0) await lock.save(true);
+  } catch (err) {
+    throw new PublishError(lockPath, STAGE, `cannot write the lock file (${describeError(err)}); check the folder is writable, then re-run`);
   }
   if (failures.length > 0) {
     failures.sort((a, b) => a.date.localeCompare(b.date));
@@ -158,7 +137,37 @@ export async function fetchSilo(options: FetchOptions): Promise<FetchReport> {
       `${failures.length} of ${config.dates.length} days failed to download; completed files and their lock entries are kept, re-run to resume:\n${lines.join("\n")}`,
     );
   }
-  return { downloaded: downloaded.sort(), skipped: skipped.sort(), bytes };
+  return { downloaded: report.downloaded.sort(), skipped: report.skipped.sort(), bytes: report.bytes };
+}
+
+/** One day: skipped when the lock and the file agree, else downloaded (with retries) and recorded in the lock. */
+async function fetchDay(date: string, config: FetchConfig, lock: LockWriter, report: FetchReport, failures: DayFailure[]): Promise<void> {
+  const relPath = dateToMemberPath(date);
+  const url = `${config.baseUrl}/${relPath}`;
+  const dest = path.join(config.folder, ...relPath.split("/"));
+  let result: { bytes: number; sha256: string };
+  try {
+    const entry = lock.entries.get(relPath);
+    if (entry && (await isIntact(dest, entry))) {
+      // A killed run may have left a partial download beside the good file.
+      await rm(`${dest}.part`, { force: true });
+      report.skipped.push(relPath);
+      config.log(`skipped ${relPath} (already present, sha256 ok)`);
+      return;
+    }
+    await mkdir(path.dirname(dest), { recursive: true });
+    result = await downloadWithRetries(url, dest, relPath, config);
+  } catch (err) {
+    const reason = describeError(err);
+    failures.push({ date, url, reason });
+    config.log(`failed ${relPath}: ${reason}`);
+    return;
+  }
+  lock.entries.set(relPath, { path: relPath, url, bytes: result.bytes, sha256: result.sha256 });
+  await lock.save();
+  report.downloaded.push(relPath);
+  report.bytes += result.bytes;
+  config.log(`fetched ${relPath} ${formatBytes(result.bytes)}`);
 }
 
 function toFetchConfig(options: FetchOptions): FetchConfig {
@@ -298,75 +307,91 @@ function computeBackoffMs(baseMs: number, attempt: number): number {
   return Math.min(RETRY_AFTER_CAP_MS, Math.round(delayMs * (1 + Math.random() * 0.2)));
 }
 
+/** Aborts a download when nothing arrives for STALL_MS; every chunk received starts the wait again. */
+class StallWatch {
+  readonly controller = new AbortController();
+  stalled = false;
+  private timer = this.start();
+
+  private start(): NodeJS.Timeout {
+    return setTimeout(() => ((this.stalled = true), this.controller.abort()), STALL_MS);
+  }
+
+  reset(): void {
+    clearTimeout(this.timer);
+    this.timer = this.start();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+}
+
 async function downloadOnce(url: string, dest: string): Promise<{ bytes: number; sha256: string }> {
-  const controller = new AbortController();
-  let stalled = false;
-  let stallTimer = setTimeout(() => ((stalled = true), controller.abort()), STALL_MS);
-  const resetStall = () => {
-    clearTimeout(stallTimer);
-    stallTimer = setTimeout(() => ((stalled = true), controller.abort()), STALL_MS);
-  };
+  const watch = new StallWatch();
   const partPath = `${dest}.part`;
   let complete = false;
   try {
     let response: Response;
     try {
       // identity: Content-Length must count the bytes we store, not a compressed transfer.
-      response = await fetch(url, { signal: controller.signal, headers: { "accept-encoding": "identity" } });
+      response = await fetch(url, { signal: watch.controller.signal, headers: { "accept-encoding": "identity" } });
     } catch (err) {
-      throw new AttemptError(stalled ? `stalled: no response for ${STALL_MS / 1000} s` : `network error: ${describeFetchError(err)}`, true);
+      throw new AttemptError(watch.stalled ? `stalled: no response for ${STALL_MS / 1000} s` : `network error: ${describeFetchError(err)}`, true);
     }
     if (response.status !== 200) {
       await response.body?.cancel().catch(() => undefined);
       throw toStatusError(response);
     }
     const expected = readContentLength(response);
-    const reader = response.body?.getReader();
-    const handle = await open(partPath, "w");
-    const hash = createHash("sha256");
-    let received = 0;
-    let head = Buffer.alloc(0);
-    try {
-      while (reader) {
-        let chunk: ReadableStreamReadResult<Uint8Array>;
-        try {
-          chunk = await reader.read();
-        } catch (err) {
-          if (stalled) throw new AttemptError(`stalled: no data for ${STALL_MS / 1000} s after ${received} bytes`, true);
-          throw new AttemptError(
-            expected === undefined
-              ? `truncated: connection closed after ${received} bytes`
-              : `truncated: ${received} of ${expected} bytes`,
-            true,
-          );
-        }
-        if (chunk.done) break;
-        resetStall();
-        if (head.length < 4) {
-          head = Buffer.concat([head, chunk.value]).subarray(0, 32);
-          if (head.length >= 4 && !isTiffHeader(head)) {
-            await reader.cancel().catch(() => undefined);
-            throw makeNotTiffError(url, head);
-          }
-        }
-        await handle.write(chunk.value);
-        hash.update(chunk.value);
-        received += chunk.value.length;
-      }
-    } finally {
-      await handle.close();
-    }
-    if (!isTiffHeader(head)) throw makeNotTiffError(url, head);
+    const { received, sha256 } = await streamToFile(response, partPath, url, expected, watch);
     if (expected !== undefined && received !== expected) {
       throw new AttemptError(`truncated: ${received} of ${expected} bytes`, true);
     }
     await rename(partPath, dest);
     complete = true;
-    return { bytes: received, sha256: hash.digest("hex") };
+    return { bytes: received, sha256 };
   } finally {
-    clearTimeout(stallTimer);
+    watch.stop();
     if (!complete) await rm(partPath, { force: true });
   }
+}
+
+/** The response body into `partPath`, hashed as it arrives; refused as soon as its first bytes are not a TIFF. */
+async function streamToFile(response: Response, partPath: string, url: string, expected: number | undefined, watch: StallWatch): Promise<{ received: number; sha256: string }> {
+  const reader = response.body?.getReader();
+  const handle = await open(partPath, "w");
+  const hash = createHash("sha256");
+  let received = 0;
+  let head = Buffer.alloc(0);
+  try {
+    while (reader) {
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await reader.read();
+      } catch {
+        if (watch.stalled) throw new AttemptError(`stalled: no data for ${STALL_MS / 1000} s after ${received} bytes`, true);
+        const truncated = expected === undefined ? `truncated: connection closed after ${received} bytes` : `truncated: ${received} of ${expected} bytes`;
+        throw new AttemptError(truncated, true);
+      }
+      if (chunk.done) break;
+      watch.reset();
+      if (head.length < 4) {
+        head = Buffer.concat([head, chunk.value]).subarray(0, 32);
+        if (head.length >= 4 && !isTiffHeader(head)) {
+          await reader.cancel().catch(() => undefined);
+          throw makeNotTiffError(url, head);
+        }
+      }
+      await handle.write(chunk.value);
+      hash.update(chunk.value);
+      received += chunk.value.length;
+    }
+  } finally {
+    await handle.close();
+  }
+  if (!isTiffHeader(head)) throw makeNotTiffError(url, head);
+  return { received, sha256: hash.digest("hex") };
 }
 
 function toStatusError(response: Response): AttemptError {

@@ -1,4 +1,5 @@
-// Reads and writes SILO-grid GeoTIFFs: the one module that touches the geotiff library (style.md).
+// Reads and writes SILO-grid GeoTIFFs: the one module that touches the geotiff library, so an upgrade of it is
+// checked in one place.
 
 import { readFile } from "node:fs/promises";
 import { inflateSync } from "node:zlib";
@@ -21,8 +22,8 @@ export interface DecodedGrid {
 
 const STAGE = "decode";
 const WRITE_NODATA = -32767;
-// Pre-1950s SILO files mark the ocean with -3276.8 while declaring -32767 (decisions.md 1); the file holds
-// its float32 rounding, which is not the double -3276.8 (toolchain.md).
+// Pre-1950s SILO files mark the ocean with -3276.8 while declaring -32767 (docs/contract.md §6.1); the file holds
+// its float32 rounding, -3276.800048828125, which is not the double -3276.8.
 const LEGACY_OCEAN = Math.fround(-3276.8);
 const GRID_TOLERANCE_DEG = 1e-9;
 const EPSG_WGS84 = 4326;
@@ -62,7 +63,7 @@ async function readBlockParameters(dir: ImageFileDirectory): Promise<BlockParame
 }
 
 // node:zlib inflates a full SILO grid in about 37 ms where geotiff's bundled pako takes 54 ms
-// (toolchain.md); the predictor step stays geotiff's, so the bytes that come out are the same.
+// (measured on this project's machines); the predictor step stays geotiff's, so the bytes that come out are the same.
 // The output cap turns a stream that would inflate without end into an error; it leaves room above the
 // block size because libtiff ignores surplus bytes after a block, and so does geotiff.
 class ZlibDeflateDecoder extends BaseDecoder {
@@ -255,6 +256,26 @@ type Fail = (reason: string) => never;
 
 /** Checks band layout, CRS and georeferencing against the SILO grid; returns the global window and nodata. */
 async function checkLayout(image: GeoTIFFImage, fail: Fail): Promise<{ window: Window; nodata: number | null }> {
+  await checkSamples(image, fail);
+  let geoKeys: Record<string, unknown> | null;
+  try {
+    geoKeys = image.getGeoKeys() as Record<string, unknown> | null;
+  } catch (err) {
+    return fail(corruptReason(`unreadable GeoKeyDirectory: ${describeError(err)}`));
+  }
+  checkCrs(geoKeys, fail);
+  const window = locateWindow(image, await readAffine(image, geoKeys, fail), fail);
+  let nodata: number | null;
+  try {
+    nodata = image.getGDALNoData();
+  } catch (err) {
+    return fail(corruptReason(`unreadable GDAL_NODATA tag: ${describeError(err)}`));
+  }
+  return { window, nodata };
+}
+
+/** One band of float32 samples in an image of plausible sizes. */
+async function checkSamples(image: GeoTIFFImage, fail: Fail): Promise<void> {
   const dir = image.getFileDirectory();
   // a damaged directory can turn any of these into arrays, zero or NaN; name it corrupt, not wrongly shaped
   const shape = [image.getWidth(), image.getHeight(), image.getTileWidth(), image.getTileHeight(), image.getSamplesPerPixel()];
@@ -263,7 +284,6 @@ async function checkLayout(image: GeoTIFFImage, fail: Fail): Promise<{ window: W
   }
   const bands = image.getSamplesPerPixel();
   if (bands !== 1) fail(`has ${bands} bands; a SILO file has exactly one (float32 band 1)`);
-
   const sampleFormat = Number(((await dir.loadValue("SampleFormat")) as ArrayLike<number> | undefined)?.[0] ?? 1);
   const bitsPerSample = Number(((await dir.loadValue("BitsPerSample")) as ArrayLike<number> | undefined)?.[0] ?? 0);
   if (sampleFormat !== 3 || bitsPerSample !== 32) {
@@ -272,37 +292,27 @@ async function checkLayout(image: GeoTIFFImage, fail: Fail): Promise<{ window: W
         "a SILO file stores float32 (SampleFormat 3, BitsPerSample 32)",
     );
   }
+}
 
-  let geoKeys: Record<string, unknown> | null;
-  try {
-    geoKeys = image.getGeoKeys() as Record<string, unknown> | null;
-  } catch (err) {
-    return fail(corruptReason(`unreadable GeoKeyDirectory: ${describeError(err)}`));
-  }
-  checkCrs(geoKeys, fail);
+type Affine = { originLon: number; originLat: number; stepLon: number; stepLat: number };
 
-  const { originLon, originLat, stepLon, stepLat } = await readAffine(image, geoKeys, fail);
+/** The image's global window on the SILO grid: north-up, 0.05 degree cells, origin on a grid line, inside the grid. */
+function locateWindow(image: GeoTIFFImage, { originLon, originLat, stepLon, stepLat }: Affine, fail: Fail): Window {
   if (![originLon, originLat, stepLon, stepLat].every(Number.isFinite)) {
     fail(corruptReason(`georeferencing holds non-finite numbers (${originLon}, ${originLat}, ${stepLon}, ${stepLat})`));
   }
   if (stepLat >= 0) fail(`grid is not north-up (latitude step ${round9(stepLat)} per row, expected -0.05)`);
   if (Math.abs(stepLon - CELL_SIZE_DEG) > GRID_TOLERANCE_DEG || Math.abs(-stepLat - CELL_SIZE_DEG) > GRID_TOLERANCE_DEG) {
-    fail(
-      `cell size ${round9(stepLon)} x ${round9(-stepLat)} degrees is not the SILO 0.05 degree cell; is this a resampled file?`,
-    );
+    fail(`cell size ${round9(stepLon)} x ${round9(-stepLat)} degrees is not the SILO 0.05 degree cell; is this a resampled file?`);
   }
-
-  const colSteps = (originLon * 1000 - GRID.westEdgeMilliDeg) / GRID.cellMilliDeg;
-  const col = Math.round(colSteps);
+  const col = Math.round((originLon * 1000 - GRID.westEdgeMilliDeg) / GRID.cellMilliDeg);
   if (Math.abs(originLon - colToEdgeLon(col)) > GRID_TOLERANCE_DEG) {
     fail(`origin longitude ${round9(originLon)} is not on the SILO 0.05 degree grid (111.975 + 0.05k); is this a resampled file?`);
   }
-  const rowSteps = (GRID.northEdgeMilliDeg - originLat * 1000) / GRID.cellMilliDeg;
-  const row = Math.round(rowSteps);
+  const row = Math.round((GRID.northEdgeMilliDeg - originLat * 1000) / GRID.cellMilliDeg);
   if (Math.abs(originLat - rowToEdgeLat(row)) > GRID_TOLERANCE_DEG) {
     fail(`origin latitude ${round9(originLat)} is not on the SILO 0.05 degree grid (-9.975 - 0.05k); is this a resampled file?`);
   }
-
   const window: Window = [col, row, image.getWidth(), image.getHeight()];
   if (!isInsideGrid(window)) {
     fail(
@@ -310,13 +320,7 @@ async function checkLayout(image: GeoTIFFImage, fail: Fail): Promise<{ window: W
         `reaches outside the ${GRID.width} x ${GRID.height} SILO grid`,
     );
   }
-  let nodata: number | null;
-  try {
-    nodata = image.getGDALNoData();
-  } catch (err) {
-    return fail(corruptReason(`unreadable GDAL_NODATA tag: ${describeError(err)}`));
-  }
-  return { window, nodata };
+  return window;
 }
 
 function checkCrs(geoKeys: Record<string, unknown> | null, fail: Fail): void {
@@ -338,7 +342,7 @@ async function readAffine(
   image: GeoTIFFImage,
   geoKeys: Record<string, unknown> | null,
   fail: Fail,
-): Promise<{ originLon: number; originLat: number; stepLon: number; stepLat: number }> {
+): Promise<Affine> {
   const dir = image.getFileDirectory();
   const transform = (await dir.loadValue("ModelTransformation")) as ArrayLike<number> | undefined;
   const tiepoint = (await dir.loadValue("ModelTiepoint")) as ArrayLike<number> | undefined;
@@ -346,7 +350,7 @@ async function readAffine(
   // PixelIsPoint puts the georeference on cell centres; GDAL shifts it back half a cell, and so do we
   const half = geoKeys?.GTRasterTypeGeoKey === 2 ? 0.5 : 0;
 
-  let affine: { originLon: number; originLat: number; stepLon: number; stepLat: number };
+  let affine: Affine;
   if (transform && transform.length >= 16) {
     const [a, b, , c, d, e, , f] = Array.from(transform);
     if (b !== 0 || d !== 0) {

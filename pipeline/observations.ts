@@ -4,7 +4,7 @@ import { readFile } from "node:fs/promises";
 import { csvParse } from "d3-dsv";
 import { isCalendarDate } from "../format/dates.js";
 import { sha256Hex } from "../format/hash.js";
-import { DIST_FORMAT, objectPath } from "../format/objects.js";
+import { DIST_FORMAT, type Ref, objectPath } from "../format/objects.js";
 import { type Dataset, versionId } from "../format/records.js";
 import { type ObservationIndex, PAGE_SIZE } from "../format/version-index.js";
 import { assertValid } from "../schemas/validate.js";
@@ -67,20 +67,15 @@ export interface ObservationVersion {
   observations: number;
 }
 
-/**
- * The table as a version: its record and, written to the store, its chunks and index. Computing the id
- * first lets a publish of the same table find it already published (`isPublished`) and write nothing.
- */
-export async function publishObservations(store: ObjectStore, isPublished: (id: string) => Promise<boolean>): Promise<ObservationVersion | null> {
-  const { resource, packageVersion } = await readDescription();
-  const file = NOAA_WEATHER.csvPath;
-  const bytes = await readFile(file);
-  const table = csvParse(bytes.toString("utf8"));
+type Row = Omit<Observation, "dataset_version_id">;
+
+/** The table's rows in id order, each checked, and the stations (entity id to name) they come from. */
+function readRows(text: string, file: string): { rows: Row[]; entities: Map<string, string> } {
+  const table = csvParse(text);
   const expected = ["location", "date", ...Object.keys(NOAA_WEATHER.columns), NOAA_WEATHER.categoryColumn];
   const absent = expected.filter((c) => !table.columns.includes(c));
   if (absent.length) throw new PublishError(file, "observations", `header "${table.columns.join(",")}" lacks ${absent.join(", ")}`);
-
-  const rows: Omit<Observation, "dataset_version_id">[] = [];
+  const rows: Row[] = [];
   const entities = new Map<string, string>();
   for (const [n, fields] of table.entries()) {
     const line = n + 2; // the header is line 1
@@ -108,32 +103,62 @@ export async function publishObservations(store: ObjectStore, isPublished: (id: 
   for (let i = 1; i < rows.length; i++) {
     if (rows[i].id === rows[i - 1].id) throw new PublishError(file, "observations", `two rows for ${rows[i].id}`);
   }
-  const dates = rows.map((r) => r.observed_on).sort();
-  const first = dates[0];
-  const last = dates[dates.length - 1];
+  return { rows, entities };
+}
 
+/**
+ * The table as a version: its record and, written to the store, its chunks and index. Computing the id
+ * first lets a publish of the same table find it already published (`isPublished`) and write nothing.
+ */
+export async function publishObservations(store: ObjectStore, isPublished: (id: string) => Promise<boolean>): Promise<ObservationVersion | null> {
+  const description = await readDescription();
+  const file = NOAA_WEATHER.csvPath;
+  const bytes = await readFile(file);
+  const { rows, entities } = readRows(bytes.toString("utf8"), file);
+  const dates = rows.map((r) => r.observed_on).sort();
   // content_sha256: transform version and every observation, canonically (fixed key order), in id order.
   const contentSha256 = sha256Hex(`${OBSERVATION_TRANSFORM_VERSION}\n${rows.map((r) => JSON.stringify(r)).join("\n")}\n`);
-  const id = versionId(NOAA_WEATHER.datasetKey, first, last, contentSha256);
+  const id = versionId(NOAA_WEATHER.datasetKey, dates[0], dates[dates.length - 1], contentSha256);
   if (await isPublished(id)) return null;
   const observations: Observation[] = rows.map(({ id: obsId, ...rest }) => ({ id: obsId, dataset_version_id: id, ...rest }));
-
-  const license = resource.licenses?.map((l) => `${l.title} (${l.path})`).join("; ") ?? "unknown";
-  const origin = resource.sources?.map((s) => s.title).join("; ") ?? "NOAA";
-  const variables = Object.fromEntries(Object.values(NOAA_WEATHER.columns).map((c) => [c.variable, c.unit]));
   const chunks = [];
   for (let i = 0; i < observations.length; i += PAGE_SIZE) chunks.push(await store.put(JSON.stringify(observations.slice(i, i + PAGE_SIZE)), "json"));
   const index: ObservationIndex = { format: DIST_FORMAT, kind: "observation", count: observations.length, chunks };
   assertValid("dist-observation-index.schema.json", index, "observation index");
   const indexRef = await store.putJson(index);
-  const record: Dataset = {
-    id,
+  const period = { first: dates[0], last: dates[dates.length - 1] };
+  const record = describeTable({ id, contentSha256, period, bytes, entities, observations, indexRef, ...description });
+  assertValid("dataset.schema.json", record, `record of ${id}`);
+  return { record, observations: observations.length };
+}
+
+interface TableVersion {
+  id: string;
+  contentSha256: string;
+  period: { first: string; last: string };
+  bytes: Uint8Array;
+  entities: Map<string, string>;
+  observations: Observation[];
+  indexRef: Ref;
+  resource: PackageResource;
+  packageVersion: string;
+}
+
+/** The catalog record of the table's version: where it came from, its license and its stations. */
+function describeTable(v: TableVersion): Dataset {
+  const { resource, packageVersion } = v;
+  const { first, last } = v.period;
+  const license = resource.licenses?.map((l) => `${l.title} (${l.path})`).join("; ") ?? "unknown";
+  const origin = resource.sources?.map((s) => s.title).join("; ") ?? "NOAA";
+  const variables = Object.fromEntries(Object.values(NOAA_WEATHER.columns).map((c) => [c.variable, c.unit]));
+  return {
+    id: v.id,
     dataset_key: NOAA_WEATHER.datasetKey,
     title: `NOAA daily weather observations, Seattle and New York, ${first} to ${last}`,
-    content_sha256: contentSha256,
+    content_sha256: v.contentSha256,
     source_manifest: [
       {
-        sha256: sha256Hex(bytes),
+        sha256: sha256Hex(v.bytes),
         url: `https://www.npmjs.com/package/${NOAA_WEATHER.packageName}/v/${packageVersion}`,
         member_path: `${NOAA_WEATHER.packageName}@${packageVersion}/${NOAA_WEATHER.memberPath}`,
         license,
@@ -148,7 +173,7 @@ export async function publishObservations(store: ObjectStore, isPublished: (id: 
     temporal_resolution: NOAA_WEATHER.temporalResolution,
     spatial_support: {
       type: "stations",
-      entities: [...entities].sort().map(([entity_id, name]) => ({ entity_id, name })),
+      entities: [...v.entities].sort().map(([entity_id, name]) => ({ entity_id, name })),
     },
     bbox: null,
     period_start: first,
@@ -159,12 +184,10 @@ export async function publishObservations(store: ObjectStore, isPublished: (id: 
     metadata: {
       synthetic: false,
       description: resource.description ?? "",
-      observations: observations.length,
-      missing_values: observations.filter((o) => o.value === null).length,
+      observations: v.observations.length,
+      missing_values: v.observations.filter((o) => o.value === null).length,
       dimensions: { location: "station name as given", [NOAA_WEATHER.categoryColumn]: "categorical weather type of that station-day" },
-      index: { path: objectPath(indexRef.sha256, "json"), sha256: indexRef.sha256, size: indexRef.size, kind: "observation" },
+      index: { path: objectPath(v.indexRef.sha256, "json"), sha256: v.indexRef.sha256, size: v.indexRef.size, kind: "observation" },
     },
   };
-  assertValid("dataset.schema.json", record, `record of ${id}`);
-  return { record, observations: observations.length };
 }

@@ -1,5 +1,5 @@
 // Where a raster version's files came from, and the labels that says: generated (demo.json beside them),
-// fetched from the SILO bucket (silo.lock.json) or supplied by the maintainer (neither) (decisions.md 6, 7).
+// fetched from the SILO bucket (silo.lock.json) or supplied by the maintainer (neither) (docs/contract.md §6.2, §5).
 
 import { join } from "node:path";
 import type { Dataset, SourceEntry } from "../format/records.js";

@@ -3,7 +3,7 @@
 
 import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type Snapshot } from "../format/catalog.js";
+import { type Snapshot } from "../format/snapshot.js";
 import { openVersion, type RasterView } from "../format/versions.js";
 import { CATALOG_FILE } from "../format/objects.js";
 import { type Dataset } from "../format/records.js";

@@ -1,4 +1,5 @@
-// Raster stage: SILO day files -> day pieces (decoded on every core) -> the version's index tree -> its record.
+// Raster stage: SILO day files -> the days of the new version (planned, decoded on every core ahead of use) ->
+// day pieces and the index tree -> the version's index root and record.
 //
 // Every day already in the dist is reused by content hash: a file whose sha256 equals the source of the same
 // date in the base version is not decoded again, and its piece is not written again. Extending a version
@@ -6,25 +7,26 @@
 // folder does not touch are reused as index nodes, so extending costs the new days, not the archive.
 
 import { availableParallelism } from "node:os";
-import { type RasterView } from "../format/versions.js";
-import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
+import { BLOCK_SIDE } from "../format/blocks.js";
+import type { Coverage } from "../format/coverage.js";
 import { GRID, TILE_SIDE, windowBbox } from "../format/grid.js";
 import { sha256Hex } from "../format/hash.js";
-import { BLOCK_SIDE } from "../format/blocks.js";
-import { type Coverage } from "../format/coverage.js";
-import { DIST_FORMAT, objectPath } from "../format/objects.js";
+import { DIST_FORMAT, type Ref, objectPath } from "../format/objects.js";
 import { type Dataset, versionId } from "../format/records.js";
-import { type DayEntry, type IndexNode, type MonthPage, type RasterIndex, type YearPage, rasterContentText } from "../format/version-index.js";
+import { type DayEntry, type RasterIndex, rasterContentText } from "../format/version-index.js";
+import type { RasterView } from "../format/versions.js";
 import { assertValid } from "../schemas/validate.js";
 import { SILO_TMAX } from "../sources/silo.js";
 import type { DayResult, DayTask } from "./day-worker.js";
+import { type PlanItem, type PlannedDay, planDays } from "./day-plan.js";
 import type { SiloFile } from "./discover.js";
 import { PublishError } from "./errors.js";
 import type { ObjectStore } from "./files.js";
-import { IndexTreeWriter } from "./index-tree.js";
-import { formatBytes, formatEta, type Progress } from "./progress.js";
-import { type Provenance, type RasterLabels, describeRaster } from "./provenance.js";
+import { checkGaps } from "./gaps.js";
+import { type IndexTree, IndexTreeWriter } from "./index-tree.js";
 import { WorkerPool } from "./pool.js";
+import { type Progress, formatBytes, formatEta } from "./progress.js";
+import { type Provenance, type RasterLabels, describeRaster } from "./provenance.js";
 
 export const RASTER_TRANSFORM_VERSION = "silo-cells-v2";
 /**
@@ -32,8 +34,8 @@ export const RASTER_TRANSFORM_VERSION = "silo-cells-v2";
  * so the cap keeps a publish under an open-file limit of 256 on any machine.
  */
 const MAX_WORKERS = 8;
-/** More gap ranges than this make a record too long to stay bounded (decisions.md 7); refuse instead. */
-const MAX_GAP_RANGES = 500;
+/** Decoding tasks started ahead of the writer, per thread: every core stays busy, memory stays bounded. */
+const TASKS_AHEAD_PER_WORKER = 4;
 
 export interface RasterInput {
   files: SiloFile[];
@@ -54,177 +56,122 @@ export interface RasterSummary {
   tiles: number;
 }
 
-type Item =
-  | { kind: "year" | "month"; node: IndexNode }
-  | { kind: "day"; date: string; base: DayEntry | null; file: SiloFile | null; task: Promise<DayResult> | null };
-
-/** Inclusive [first, last] day-number runs of the dates a version would hold. */
-type Runs = [number, number][];
-
-function mergeRuns(runs: Runs): Runs {
-  const sorted = [...runs].sort((a, b) => a[0] - b[0]);
-  const out: Runs = [];
-  for (const [s, e] of sorted) {
-    const last = out[out.length - 1];
-    if (last && s <= last[1] + 1) last[1] = Math.max(last[1], e);
-    else out.push([s, e]);
-  }
-  return out;
+/** A planned item with the decoding of its file, when it has one, already under way. */
+interface DecodingItem {
+  item: PlanItem;
+  task: Promise<DayResult> | null;
 }
-
-function coverageRuns(coverage: Coverage): Runs {
-  const runs: Runs = [];
-  let start = dateToDayNumber(coverage.first);
-  for (const [s, e] of coverage.gaps) {
-    runs.push([start, dateToDayNumber(s) - 1]);
-    start = dateToDayNumber(e) + 1;
-  }
-  runs.push([start, dateToDayNumber(coverage.last)]);
-  return runs;
-}
-
-function describeRanges(ranges: [string, string][]): string {
-  const shown = ranges.slice(0, 8).map(([s, e]) => (s === e ? s : `${s}..${e}`));
-  return shown.join(", ") + (ranges.length > shown.length ? ` and ${ranges.length - shown.length} more ranges` : "");
-}
-
-/**
- * Dates between the first and last the new version would hold that it would lack. Gaps the base already
- * recorded (allowed when it was published) stay allowed; any other stops the publish unless gaps are allowed.
- */
-function checkGaps(input: RasterInput): void {
-  const runs: Runs = input.files.map((f) => [dateToDayNumber(f.date), dateToDayNumber(f.date)]);
-  const baseCoverage = input.extend ? input.base?.index.coverage : undefined;
-  if (baseCoverage) runs.push(...coverageRuns(baseCoverage));
-  const merged = mergeRuns(runs);
-  const gaps: [string, string][] = [];
-  for (let i = 1; i < merged.length; i++) gaps.push([dayNumberToDate(merged[i - 1][1] + 1), dayNumberToDate(merged[i][0] - 1)]);
-  const allowed = (g: [string, string]) => baseCoverage?.gaps.some(([s, e]) => s <= g[0] && e >= g[1]) ?? false;
-  const fresh = gaps.filter((g) => !allowed(g));
-  if (fresh.length > 0 && !input.allowGaps) {
-    const days = fresh.reduce((n, [s, e]) => n + dateToDayNumber(e) - dateToDayNumber(s) + 1, 0);
-    throw new PublishError(
-      input.files[0] ? input.files[0].path.replace(/[/\\][^/\\]*$/, "") : "sources",
-      "gaps",
-      `${days} date${days === 1 ? "" : "s"} missing between the first and last day: ${describeRanges(fresh)}; ` +
-        "fetch them (make fetch FROM=.. TO=..), or publish with ALLOW_GAPS=1 to record them as gaps",
-    );
-  }
-  if (gaps.length > MAX_GAP_RANGES) {
-    throw new PublishError("sources", "gaps", `${gaps.length} separate gaps (at most ${MAX_GAP_RANGES}); publish the runs of consecutive days as separate versions`);
-  }
-}
-
-function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    const list = out.get(k);
-    if (list) list.push(item);
-    else out.set(k, [item]);
-  }
-  return out;
-}
-
-const sortedKeys = (...sets: Iterable<string>[]) => [...new Set(sets.flatMap((s) => [...s]))].sort();
 
 export async function publishRaster(input: RasterInput, store: ObjectStore, progress: Progress): Promise<RasterSummary> {
-  checkGaps(input);
-  const { files, labels, base, extend } = input;
-  const archive = base?.archive;
-  const pool = files.length > 0 ? new WorkerPool<DayTask, DayResult>(new URL(`./day-worker${import.meta.url.slice(-3)}`, import.meta.url), Math.min(input.workers ?? Math.min(availableParallelism(), MAX_WORKERS), files.length)) : null;
-  const tree = new IndexTreeWriter(store);
-  const started = Date.now();
-  let done = 0;
-  let decoded = 0;
-  let reused = 0;
-
-  async function* produce(): AsyncGenerator<Item> {
-    const filesByYear = groupBy(files, (f) => f.date.slice(0, 4));
-    const baseYears = new Map((base?.index.years ?? []).map((y) => [y.key, y]));
-    for (const year of sortedKeys(filesByYear.keys(), extend ? baseYears.keys() : [])) {
-      const yearFiles = filesByYear.get(year) ?? [];
-      const baseYear = baseYears.get(year);
-      if (yearFiles.length === 0) {
-        yield { kind: "year", node: baseYear! };
-        continue;
-      }
-      const baseMonths = new Map((baseYear ? (await archive!.readJson<YearPage>(baseYear.ref)).months : []).map((m) => [m.key, m]));
-      const filesByMonth = groupBy(yearFiles, (f) => f.date.slice(0, 7));
-      for (const month of sortedKeys(filesByMonth.keys(), extend ? baseMonths.keys() : [])) {
-        const monthFiles = filesByMonth.get(month) ?? [];
-        const baseMonth = baseMonths.get(month);
-        if (monthFiles.length === 0) {
-          yield { kind: "month", node: baseMonth! };
-          continue;
-        }
-        const baseDays = new Map((baseMonth ? (await archive!.readJson<MonthPage>(baseMonth.ref)).days : []).map((d) => [d.date, d]));
-        const fileByDate = new Map(monthFiles.map((f) => [f.date, f]));
-        for (const date of sortedKeys(fileByDate.keys(), extend ? baseDays.keys() : [])) {
-          const file = fileByDate.get(date) ?? null;
-          const baseDay = baseDays.get(date) ?? null;
-          const known = baseDay?.sources.length === 1 ? baseDay.sources[0].sha256 : null;
-          const task = file ? pool!.run({ path: file.path, knownSha256: known, plausible: SILO_TMAX.plausible }) : null;
-          yield { kind: "day", date, base: baseDay, file, task };
-        }
-      }
-    }
-  }
-
-  async function consume(item: Item): Promise<void> {
-    if (item.kind !== "day") return item.kind === "year" ? tree.addYear(item.node) : tree.addMonth(item.node);
-    if (!item.task || !item.file) return tree.addDay(item.base!); // an extended version's unchanged day
-    const result = await item.task;
-    if (!result.ok) throw new PublishError(result.file, result.stage, result.reason);
-    const sources = [labels.sourceEntry(item.file, result.sourceSha256)];
-    let day: DayEntry;
-    if (result.decoded) {
-      const { window, cells, missing, bytes, header } = result.decoded;
-      day = { date: item.date, window, cells, missing, piece: await store.put(bytes, "day"), header, sources };
-      decoded++;
-    } else {
-      day = { ...item.base!, sources };
-      reused++;
-    }
-    await tree.addDay(day);
-    done++;
-    const elapsed = Date.now() - started;
-    progress.status(
-      `raster ${done}/${files.length} days (decoded ${decoded}, reused ${reused})  ${formatBytes(store.bytesWritten)} written  ${formatEta(done, files.length, elapsed)}`,
-      done % 500 === 0 || done === files.length ? `raster ${done}/${files.length} days  ${formatEta(done, files.length, elapsed)}` : undefined,
-    );
-  }
-
+  const { files, base, extend } = input;
+  const folder = files[0] ? files[0].path.replace(/[/\\][^/\\]*$/, "") : "sources";
+  checkGaps(files.map((f) => f.date), folder, extend ? base?.index.coverage : undefined, input.allowGaps);
+  const threads = Math.min(input.workers ?? Math.min(availableParallelism(), MAX_WORKERS), files.length);
+  const pool = files.length > 0 ? new WorkerPool<DayTask, DayResult>(new URL(`./day-worker${import.meta.url.slice(-3)}`, import.meta.url), threads) : null;
+  let written: WrittenDays;
   try {
-    // Tasks run ahead of the consumer, a few per worker, so every core stays busy while memory stays bounded.
-    const ahead = (pool?.size ?? 1) * 4;
-    const queue: Item[] = [];
-    let running = 0;
-    const next = async () => {
-      const item = queue.shift()!;
-      if (item.kind === "day" && item.task) running--;
-      await consume(item);
-    };
-    try {
-      for await (const item of produce()) {
-        queue.push(item);
-        if (item.kind === "day" && item.task) {
-          item.task.catch(() => undefined); // settled in order by consume; never unhandled meanwhile
-          running++;
-        }
-        while (running >= ahead) await next();
-      }
-      while (queue.length > 0) await next();
-    } catch (err) {
-      await Promise.allSettled(queue.map((i) => (i.kind === "day" ? i.task : null)));
-      throw err;
-    }
+    const items = pool ? decodeAhead(planDays(files, base, extend), pool, pool.size * TASKS_AHEAD_PER_WORKER) : noDecoding(planDays(files, base, extend));
+    written = await writeDays(items, store, input.labels, new DayProgress(progress, files.length, store));
   } finally {
     await pool?.close();
   }
+  const { tree } = written;
+  const indexRef = await writeIndex(store, tree);
+  const record = describeVersion(input, tree, indexRef);
+  return { record, coverage: tree.coverage, days: tree.days, decoded: written.decoded, reused: written.reused, tiles: tree.tiles };
+}
 
-  const built = await tree.finish();
-  const contentSha256 = sha256Hex(rasterContentText(RASTER_TRANSFORM_VERSION, built.years));
+/** Starts decoding each planned file, at most `ahead` tasks before the consumer, and yields items in order. */
+async function* decodeAhead(items: AsyncIterable<PlanItem>, pool: WorkerPool<DayTask, DayResult>, ahead: number): AsyncGenerator<DecodingItem> {
+  const queue: DecodingItem[] = [];
+  let running = 0;
+  try {
+    for await (const item of items) {
+      const task = item.kind === "day" && item.file ? pool.run(toTask(item)) : null;
+      task?.catch(() => undefined); // settled in order by the consumer; never unhandled meanwhile
+      queue.push({ item, task });
+      if (task) running++;
+      while (running >= ahead) {
+        const next = queue.shift()!;
+        if (next.task) running--;
+        yield next;
+      }
+    }
+    while (queue.length > 0) yield queue.shift()!;
+  } finally {
+    // the consumer stopped early (a failure): let the tasks started settle before the pool closes
+    await Promise.allSettled(queue.map((q) => q.task));
+  }
+}
+
+async function* noDecoding(items: AsyncIterable<PlanItem>): AsyncGenerator<DecodingItem> {
+  for await (const item of items) yield { item, task: null };
+}
+
+function toTask(day: PlannedDay): DayTask {
+  // the file this date was published from before: equal bytes are not decoded again
+  const known = day.base?.sources.length === 1 ? day.base.sources[0].sha256 : null;
+  return { path: day.file!.path, knownSha256: known, plausible: SILO_TMAX.plausible };
+}
+
+interface WrittenDays {
+  tree: IndexTree;
+  decoded: number;
+  reused: number;
+}
+
+/** Writes each new day's piece and the index tree's month and year pages as the days arrive, in date order. */
+async function writeDays(items: AsyncIterable<DecodingItem>, store: ObjectStore, labels: RasterLabels, progress: DayProgress): Promise<WrittenDays> {
+  const tree = new IndexTreeWriter(store);
+  let decoded = 0;
+  let reused = 0;
+  for await (const { item, task } of items) {
+    if (item.kind !== "day") await (item.kind === "year" ? tree.addYear(item.node) : tree.addMonth(item.node));
+    else if (!task) await tree.addDay(item.base!); // an extended version's unchanged day
+    else {
+      const result = await task;
+      if (!result.ok) throw new PublishError(result.file, result.stage, result.reason);
+      const day = await toDayEntry(item, result, store, labels);
+      if (result.decoded) decoded++;
+      else reused++;
+      await tree.addDay(day);
+      progress.add(decoded, reused);
+    }
+  }
+  return { tree: await tree.finish(), decoded, reused };
+}
+
+/** The day entry of a decoded (or recognised) file: its piece written, its source recorded. */
+async function toDayEntry(day: PlannedDay, result: Extract<DayResult, { ok: true }>, store: ObjectStore, labels: RasterLabels): Promise<DayEntry> {
+  const sources = [labels.sourceEntry(day.file!, result.sourceSha256)];
+  if (!result.decoded) return { ...day.base!, sources };
+  const { window, cells, missing, bytes, header } = result.decoded;
+  return { date: day.date, window, cells, missing, piece: await store.put(bytes, "day"), header, sources };
+}
+
+/** Progress of the days of a publish: counts, bytes written, rate and time left. */
+class DayProgress {
+  private readonly started = Date.now();
+  private done = 0;
+
+  constructor(
+    private readonly progress: Progress,
+    private readonly total: number,
+    private readonly store: ObjectStore,
+  ) {}
+
+  add(decoded: number, reused: number): void {
+    this.done++;
+    const eta = formatEta(this.done, this.total, Date.now() - this.started);
+    this.progress.status(
+      `raster ${this.done}/${this.total} days (decoded ${decoded}, reused ${reused})  ${formatBytes(this.store.bytesWritten)} written  ${eta}`,
+      this.done % 500 === 0 || this.done === this.total ? `raster ${this.done}/${this.total} days  ${eta}` : undefined,
+    );
+  }
+}
+
+/** The version's index root, checked against its schema and written. */
+async function writeIndex(store: ObjectStore, tree: IndexTree): Promise<Ref> {
   const index: RasterIndex = {
     format: DIST_FORMAT,
     kind: "raster",
@@ -233,18 +180,23 @@ export async function publishRaster(input: RasterInput, store: ObjectStore, prog
     crs: GRID.crs,
     tileSide: TILE_SIDE,
     blockSide: BLOCK_SIDE,
-    days: built.days,
-    tiles: built.tiles,
-    coverage: built.coverage,
-    years: built.years,
+    days: tree.days,
+    tiles: tree.tiles,
+    coverage: tree.coverage,
+    years: tree.years,
   };
   assertValid("dist-raster-index.schema.json", index, "raster index");
-  const indexRef = await store.putJson(index);
-  const indexPath = objectPath(indexRef.sha256, "json");
+  return store.putJson(index);
+}
 
+/** The version's catalog record: its id and content hash from the cells, its labels from where the days came from. */
+function describeVersion(input: RasterInput, tree: IndexTree, indexRef: Ref): Dataset {
+  const { labels, base, extend } = input;
+  const contentSha256 = sha256Hex(rasterContentText(RASTER_TRANSFORM_VERSION, tree.years));
+  const indexPath = objectPath(indexRef.sha256, "json");
   const baseKinds = extend ? ((base?.record.metadata.provenance as Provenance[] | undefined) ?? []) : [];
   const description = describeRaster([...baseKinds, labels.provenance]);
-  const { first, last, gaps } = built.coverage;
+  const { first, last, gaps } = tree.coverage;
   const record: Dataset = {
     id: versionId(labels.datasetKey, first, last, contentSha256),
     dataset_key: labels.datasetKey,
@@ -263,7 +215,7 @@ export async function publishRaster(input: RasterInput, store: ObjectStore, prog
     variables: { [SILO_TMAX.variable]: SILO_TMAX.unit },
     temporal_resolution: SILO_TMAX.temporalResolution,
     spatial_support: { ...SILO_TMAX.spatialSupport },
-    bbox: windowBbox(built.coverage.windowAny),
+    bbox: windowBbox(tree.coverage.windowAny),
     period_start: first,
     period_end: last,
     license: description.license,
@@ -273,8 +225,8 @@ export async function publishRaster(input: RasterInput, store: ObjectStore, prog
       source: SILO_TMAX.source,
       synthetic: description.synthetic,
       ...description.metadata,
-      days: built.days,
-      tiles: built.tiles,
+      days: tree.days,
+      tiles: tree.tiles,
       gaps,
       tile_side: TILE_SIDE,
       block_side: BLOCK_SIDE,
@@ -282,5 +234,5 @@ export async function publishRaster(input: RasterInput, store: ObjectStore, prog
     },
   };
   assertValid("dataset.schema.json", record, `record of ${record.id}`);
-  return { record, coverage: built.coverage, days: built.days, decoded, reused, tiles: built.tiles };
+  return record;
 }

@@ -8,8 +8,8 @@ import { type RasterView, openVersion } from "../format/versions.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
 import { canonicalizeMissing } from "../format/cells.js";
 import { sha256Hex } from "../format/hash.js";
-import { type CatalogLeaf, type CatalogRoot, type Manifest } from "../format/catalog.js";
-import { CATALOG_FILE, objectPath } from "../format/objects.js";
+import type { CatalogLeaf, CatalogPointer, CatalogRoot, Manifest } from "../format/catalog.js";
+import { CATALOG_FILE, type Ref, objectPath } from "../format/objects.js";
 import { type Dataset, versionId } from "../format/records.js";
 import { type MonthPage, type YearPage, rasterContentText } from "../format/version-index.js";
 import { describeError } from "./errors.js";
@@ -47,32 +47,37 @@ async function listFiles(root: string, dir = root): Promise<string[]> {
 export async function verifyDist(dist: string, onProgress: (text: string) => void = () => {}): Promise<VerifyReport> {
   const archive = new Archive(new LocalStorage(dist), nodePlatform, { cacheBytes: 16 << 20 });
   const report: VerifyReport = { files: 0, bytes: 0, manifests: 0, versions: [], problems: [], unlisted: [] };
-  let pointer;
+  const listed = new Set<string>([CATALOG_FILE]);
+  let pointer: CatalogPointer;
   try {
     pointer = (await archive.readPointer()).pointer;
   } catch (err) {
     report.problems.push(describeError(err));
     return report;
   }
+  await verifyManifests(archive, dist, pointer.manifest, report, listed, onProgress);
+  await verifyVersions(archive, pointer.catalog, report, onProgress);
+  report.unlisted = (await listFiles(dist)).filter((p) => !listed.has(p) && p !== ".publish.lock").sort();
+  return report;
+}
 
-  // 1. Every file every publish added, by the manifest chain.
-  const listed = new Set<string>([CATALOG_FILE]);
-  for (let ref = pointer.manifest as Manifest["previous"]; ref; ) {
+/** 1. Every file every publish added, by the manifest chain (newest first); `listed` collects their paths. */
+async function verifyManifests(archive: Archive, dist: string, newest: Ref, report: VerifyReport, listed: Set<string>, onProgress: (text: string) => void): Promise<void> {
+  for (let ref: Ref | null = newest; ref; ) {
     listed.add(objectPath(ref.sha256, "json"));
     let manifest: Manifest;
     try {
       manifest = await archive.readJson<Manifest>(ref);
     } catch (err) {
       report.problems.push(`manifest chain broken: ${describeError(err)}`);
-      break;
+      return;
     }
     report.manifests++;
     for (const f of manifest.files) {
       // newest first: a path a later publish listed again (the explorer's files) is checked as last written
       if (listed.has(f.path)) continue;
       listed.add(f.path);
-      const file = join(dist, f.path);
-      const sha = await hashFile(file).catch(() => null);
+      const sha = await hashFile(join(dist, f.path)).catch(() => null);
       if (sha === null) report.problems.push(`${f.path}: missing`);
       else if (sha !== f.sha256) report.problems.push(`${f.path}: sha256 ${sha}, its manifest says ${f.sha256}`);
       else {
@@ -83,15 +88,17 @@ export async function verifyDist(dist: string, onProgress: (text: string) => voi
     }
     ref = manifest.previous;
   }
+}
 
-  // 2. Every version's tree, checked for what readers rely on; objects shared by versions checked once.
+/** 2. Every version's tree, checked for what readers rely on; objects shared by versions checked once. */
+async function verifyVersions(archive: Archive, catalog: Ref, report: VerifyReport, onProgress: (text: string) => void): Promise<void> {
   const seen = new Set<string>();
   let root: CatalogRoot;
   try {
-    root = await archive.readJson<CatalogRoot>(pointer.catalog);
+    root = await archive.readJson<CatalogRoot>(catalog);
   } catch (err) {
     report.problems.push(`catalog tree: ${describeError(err)}`);
-    return finish();
+    return;
   }
   for (const leafNode of root.leaves) {
     let leaf: CatalogLeaf;
@@ -118,12 +125,6 @@ export async function verifyDist(dist: string, onProgress: (text: string) => voi
       report.versions.push(version);
       onProgress(`checked ${report.versions.length}/${root.count} versions`);
     }
-  }
-  return finish();
-
-  async function finish(): Promise<VerifyReport> {
-    report.unlisted = (await listFiles(dist)).filter((p) => !listed.has(p) && p !== ".publish.lock").sort();
-    return report;
   }
 }
 

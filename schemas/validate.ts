@@ -71,14 +71,14 @@ export function validatorFor(id: string): ValidateFunction {
   return validate;
 }
 
-/** One violated rule, as the contract's error body carries it (interface.md 7, decisions.md 4). */
+/** One violated rule, as the contract's error body carries it (docs/contract.md §4.2, §4). */
 export interface Issue {
   code: string;
   path: (string | number)[];
   message: string;
 }
 
-/** ajv keyword to the contract's issue code (decisions.md 4); keywords not listed keep their own name. */
+/** ajv keyword to the contract's issue code (docs/contract.md §4); keywords not listed keep their own name. */
 const CODES: Record<string, string> = {
   required: "required",
   type: "type",
@@ -185,7 +185,7 @@ function collapseCombinators(errors: ErrorObject[], data: unknown, hasData: bool
 }
 
 /**
- * ajv errors as contract issues (decisions.md 4): `path` holds keys and array indexes (numbers) to the offending
+ * ajv errors as contract issues (docs/contract.md §4): `path` holds keys and array indexes (numbers) to the offending
  * field, including the missing or extra property name. Pass the validated value as `data` to tell indexes from
  * digit-only keys exactly. One issue per code and path; a field with a wrong type reports only `type`.
  */

@@ -1,8 +1,8 @@
 // Entry point: `tsx server/main.ts` serves DIST on HOST:PORT, or says which command builds dist and exits 1.
 
 import { resolve } from "node:path";
-import { QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
-import { colToEdgeLon, rowToEdgeLat } from "../format/grid.js";
+import { makeDataRequest } from "../api/request.js";
+import type { Window } from "../format/grid.js";
 import { createApp, type App } from "./app.js";
 import { CatalogError } from "../format/archive.js";
 
@@ -43,27 +43,14 @@ function shellQuote(text: string): string {
 
 /**
  * A query that returns data: 2 x 2 cells at the centre of the newest query candidate's first date (inland
- * Australia on the full grid), cell edges as the box so exactly those four centres fall inside.
+ * Australia on the full grid).
  */
 async function describeExampleQuery(app: App, baseUrl: string): Promise<string | null> {
   const newest = (await app.service.snapshot()).pointer.candidates[0];
   if (!newest || newest.coverage.windowAll[2] === 0) return null;
   const [col, row, width, height] = newest.coverage.windowAll;
-  const c = col + Math.max(0, Math.floor(width / 2) - 1);
-  const r = row + Math.max(0, Math.floor(height / 2) - 1);
-  const cols = Math.min(2, width);
-  const rows = Math.min(2, height);
-  const request = {
-    variables: [QUERY_VARIABLE],
-    region: { bbox: [colToEdgeLon(c), rowToEdgeLat(r + rows), colToEdgeLon(c + cols), rowToEdgeLat(r)], crs: "EPSG:4326" },
-    period: { start: newest.coverage.first, end: newest.coverage.first },
-    temporal_resolution: "daily",
-    spatial_resolution: "native",
-    units: { [QUERY_VARIABLE]: QUERY_UNIT },
-    data_class: "interpolated_observation",
-    missing_policy: "preserve",
-    source_preference: "silo",
-  };
+  const window: Window = [col + Math.max(0, Math.floor(width / 2) - 1), row + Math.max(0, Math.floor(height / 2) - 1), Math.min(2, width), Math.min(2, height)];
+  const request = makeDataRequest(window, newest.coverage.first, newest.coverage.first);
   return `curl -sS -X POST ${baseUrl}/api/v1/data/query -H 'Content-Type: application/json' -d ${shellQuote(JSON.stringify(request))}`;
 }
 

@@ -1,4 +1,4 @@
-// What real clients can verify (decisions.md 3): a Python client hashing the raw bytes it received against
+// What real clients can verify (docs/contract.md §3): a Python client hashing the raw bytes it received against
 // Content-Digest (any content coding), and a browser checking manifest.dataSha256 of the data it decoded.
 
 import { execFile } from "node:child_process";

@@ -22,7 +22,7 @@ import {
 } from "../pipeline/demo.js";
 import { dateToMemberPath } from "../sources/silo.js";
 
-// SILO's full-grid ocean mask is 290,758 cells (decisions.md 1). Natural Earth's 1:10m coast is not SILO's
+// SILO's full-grid ocean mask is 290,758 cells (docs/contract.md §6.1). Natural Earth's 1:10m coast is not SILO's
 // mask, so allow 2% of the land count; measured: 278,340 land cells (-1.3%).
 const SILO_LAND_CELLS = GRID.width * GRID.height - 290_758;
 const LAND_TOLERANCE = Math.round(SILO_LAND_CELLS * 0.02);
@@ -38,7 +38,7 @@ const days = new Map(listDemoDates().map((d) => [d, makeDemoDay(d, mask)]));
 const daysMs = performance.now() - t1;
 console.log(`demo: land mask ${maskMs.toFixed(0)} ms, ${days.size} days ${daysMs.toFixed(0)} ms`);
 
-/** Index of the grid cell whose 0.05 degree square contains the point (edges from decisions.md 1). */
+/** Index of the grid cell whose 0.05 degree square contains the point (edges from docs/contract.md §6.1). */
 function pointToIndex(lat: number, lon: number): number {
   const col = Math.floor((lon * 1000 - GRID.westEdgeMilliDeg) / GRID.cellMilliDeg);
   const row = Math.floor((GRID.northEdgeMilliDeg - lat * 1000) / GRID.cellMilliDeg);

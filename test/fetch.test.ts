@@ -180,7 +180,7 @@ const addUp = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
 const download = suite("fetch - download");
 
-download("fetch - default base URL is the SILO bucket of decisions.md section 1", () => {
+download("fetch - default base URL is the SILO bucket of docs/contract.md §6.1", () => {
   assert.is(DEFAULT_SILO_BASE_URL, "https://s3-ap-southeast-2.amazonaws.com/silo-open-data/Official/daily/max_temp");
 });
 

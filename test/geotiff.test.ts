@@ -89,7 +89,7 @@ function gdalWindow(gdal: GdalRead): Window {
 
 type MissingKinds = { nodata: number; legacy: number; nan: number; inf: number };
 
-/** Which of GDAL's cells decisions.md 1 calls missing, by kind. */
+/** Which of GDAL's cells docs/contract.md §6.1 calls missing, by kind. */
 function countMissingKinds(gdal: GdalRead): MissingKinds {
   const kinds = { nodata: 0, legacy: 0, nan: 0, inf: 0 };
   const nodata = gdal.nodata === null ? null : Math.fround(gdal.nodata);

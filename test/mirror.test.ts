@@ -11,7 +11,7 @@ import { build } from "esbuild";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { Archive } from "../format/archive.js";
-import { Snapshot } from "../format/catalog.js";
+import { Snapshot } from "../format/snapshot.js";
 import { type RasterView, openVersion } from "../format/versions.js";
 import { encodeOffsetCursor } from "../api/cursors.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";

@@ -89,7 +89,7 @@ async function buildValidator(): Promise<OpenApiValidator> {
       const where = `${exchange.method} ${exchange.path} ${exchange.status}`;
       const found = templates.find((t) => t.pattern.test(path));
       if (!found) {
-        // A path the document does not hold is no route: 404 not_found, the section 7 body (decisions.md 4).
+        // A path the document does not hold is no route: 404 not_found, the section 7 body (docs/contract.md §4).
         if (exchange.status !== 404) problems.push(`${where}: an undocumented path answers ${exchange.status}, not 404`);
         if (method !== "head") checkBody(where, exchange, { "application/json": { schema: errorSchema } }, problems);
         return problems;

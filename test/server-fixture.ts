@@ -9,7 +9,7 @@ import * as assert from "uvu/assert";
 import { writeSiloTiff } from "../pipeline/geotiff.js";
 import { publish } from "../pipeline/publish.js";
 import { Archive } from "../format/archive.js";
-import { Snapshot } from "../format/catalog.js";
+import { Snapshot } from "../format/snapshot.js";
 import { openVersion } from "../format/versions.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
 import { addToCatalog, updateCandidates, writeCatalog } from "../pipeline/catalog.js";
@@ -349,7 +349,7 @@ export function expectRowsA(cells: Cells, dates: string[]): QueryRow[] {
 
 export const CSV_HEADER_LINE = "date,longitude,latitude,variable,value,unit,tile,row,col\r\n";
 
-/** One CSV line of a row (decisions.md 3: non-null fields double-quoted, null empty, CRLF). */
+/** One CSV line of a row (docs/contract.md §3: non-null fields double-quoted, null empty, CRLF). */
 export function rowToCsv(r: QueryRow): string {
   const quote = (v: string | number | null) => (v === null ? "" : `"${v}"`);
   return [r.date, r.longitude, r.latitude, r.variable, r.value, r.unit, r.tile, r.row, r.col].map(quote).join(",") + "\r\n";

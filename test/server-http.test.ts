@@ -194,7 +194,7 @@ caching("compression - Content-Digest is the sha-256 of the bytes sent, for iden
     assert.is(br.headers["content-encoding"], "br");
     assert.is(br.headers["content-digest"], `sha-256=:${sha256Base64(br.bytes)}:`);
     assert.equal(brotliDecompressSync(br.bytes), plain.bytes);
-    // no header carries a digest of anything else under a standard name (decisions.md 3)
+    // no header carries a digest of anything else under a standard name (docs/contract.md §3)
     for (const answer of [plain, gzipped, br]) assert.is(answer.headers["repr-digest"], undefined);
     assert.is(gzipped.headers["cache-control"], "no-store");
     // a GET answer carries it too, compressed or not

@@ -8,7 +8,7 @@ import { promisify } from "node:util";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { Archive, CatalogError } from "../format/archive.js";
-import { Snapshot } from "../format/catalog.js";
+import { Snapshot } from "../format/snapshot.js";
 import { type RasterView, openVersion } from "../format/versions.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
 import { type ApiRequest, Service } from "../api/service.js";

@@ -1,4 +1,4 @@
-// Resolve and query at the size bounds (decisions.md 3), and 413 plans followed to the end over real HTTP: every
+// Resolve and query at the size bounds (docs/contract.md §3), and 413 plans followed to the end over real HTTP: every
 // planned request answers within every limit, and their rows, concatenated in order, are the rows asked for.
 
 import { rmSync } from "node:fs";

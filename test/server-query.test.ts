@@ -215,7 +215,7 @@ resolve("resolve - each unavailable reason, decided in the documented order", as
     assert.is((await resolveReason(served, { ...tooLarge, period: { start: "1990-01-01", end: "1990-01-01" } })).reason, "coverage_unavailable");
 
     // exactly 10,000 rows inside version A: available as CSV; as JSON they pass 1,000,000 bytes, and resolve
-    // says so as query would (decisions.md 3)
+    // says so as query would (docs/contract.md §3)
     const csv = { format: "csv" };
     const tenThousand = await resolveReason(served, requestFor({ col: 205, row: 205, width: 100, height: 100 }, "2004-02-03", "2004-02-03", csv));
     assert.is(tenThousand.reason, "available");
@@ -279,7 +279,7 @@ query("query - stitches a box across four tiles, rows in date/north-to-south/wes
     assert.is(m.datasetContentSha256, fixture.a.content_sha256);
     assert.is(m.transformVersion, fixture.a.transform_version);
     assert.is(m.dataClass, "interpolated_observation");
-    // only the sources of the dates answered, in date order (decisions.md 3); these files were supplied, not fetched
+    // only the sources of the dates answered, in date order (docs/contract.md §3); these files were supplied, not fetched
     assert.equal(m.sourceManifest.map((e: any) => Object.keys(e).sort()), [["member_path", "sha256"], ["member_path", "sha256"]]);
     assert.equal(m.sourceManifest.map((e: any) => e.member_path), ["2004/20040201.max_temp.tif", "2004/20040202.max_temp.tif"]);
     assert.is(m.license, fixture.a.license);

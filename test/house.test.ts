@@ -1,0 +1,109 @@
+// The shape of the house, checked: no import circle, nothing imports a folder above it, no function over 60 lines,
+// every document a comment cites exists in the repository.
+
+import { readFileSync, readdirSync, existsSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import ts from "typescript";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+
+const ROOT = resolve(import.meta.dirname, "..");
+/** The project's own code: what the rules hold for (tests and benchmarks aside). */
+const FOLDERS = ["format", "schemas", "sources", "api", "pipeline", "server", "client", "explorer"];
+/** Which folders each folder may import: the floors of the house, from the ground up. */
+const MAY_IMPORT: Record<string, string[]> = {
+  schemas: [],
+  format: ["schemas"],
+  sources: ["format"],
+  api: ["format", "schemas"],
+  pipeline: ["format", "schemas", "sources"],
+  server: ["api", "format", "schemas"],
+  client: ["api", "format", "schemas"],
+  explorer: ["client", "api", "format"],
+};
+const MAX_FUNCTION_LINES = 60;
+
+function listSources(folder: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(join(ROOT, folder), { withFileTypes: true })) {
+    const path = join(folder, entry.name);
+    if (entry.isDirectory()) out.push(...listSources(path));
+    else if (entry.name.endsWith(".ts")) out.push(path);
+  }
+  return out;
+}
+
+const files = FOLDERS.flatMap(listSources);
+const parsed = new Map(files.map((f) => [f, ts.createSourceFile(f, readFileSync(join(ROOT, f), "utf8"), ts.ScriptTarget.Latest, true)]));
+
+/** Project files a file imports (relative specifiers, .js resolved to .ts). */
+function importsOf(file: string): string[] {
+  const out: string[] = [];
+  parsed.get(file)!.forEachChild((node) => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      const spec = node.moduleSpecifier.text;
+      if (spec.startsWith(".") && !spec.endsWith(".json")) out.push(relative(ROOT, resolve(ROOT, dirname(file), spec)).replace(/\.js$/, ".ts"));
+    }
+  });
+  return out;
+}
+
+const house = suite("house");
+
+house("house - every folder imports only the floors below it (pipeline never imports api)", () => {
+  const wrong: string[] = [];
+  for (const file of files) {
+    const folder = file.split("/")[0];
+    for (const target of importsOf(file)) {
+      const to = target.split("/")[0];
+      if (to !== folder && !MAY_IMPORT[folder].includes(to)) wrong.push(`${file} -> ${target}`);
+    }
+  }
+  assert.equal(wrong, []);
+});
+
+house("house - no import circle", () => {
+  const state = new Map<string, "open" | "done">();
+  const circles: string[] = [];
+  const visit = (file: string, path: string[]) => {
+    if (state.get(file) === "done") return;
+    if (state.get(file) === "open") return void circles.push([...path.slice(path.indexOf(file)), file].join(" -> "));
+    state.set(file, "open");
+    for (const next of importsOf(file)) if (parsed.has(next)) visit(next, [...path, file]);
+    state.set(file, "done");
+  };
+  for (const file of files) visit(file, []);
+  assert.equal(circles, []);
+});
+
+house(`house - no function is over ${MAX_FUNCTION_LINES} lines`, () => {
+  const long: string[] = [];
+  for (const [file, source] of parsed) {
+    const walk = (node: ts.Node) => {
+      if (ts.isFunctionLike(node) && "body" in node && node.body) {
+        const first = source.getLineAndCharacterOfPosition(node.getStart()).line;
+        const last = source.getLineAndCharacterOfPosition(node.getEnd()).line;
+        const name = (node as ts.FunctionDeclaration).name?.getText() ?? "(anonymous)";
+        if (last - first + 1 > MAX_FUNCTION_LINES) long.push(`${file}:${first + 1} ${name} ${last - first + 1} lines`);
+      }
+      node.forEachChild(walk);
+    };
+    walk(source);
+  }
+  assert.equal(long, []);
+});
+
+house("house - every document a source comment cites is in the repository", () => {
+  const missing: string[] = [];
+  for (const file of [...files, ...listSources("test"), ...listSources("bench")]) {
+    const text = readFileSync(join(ROOT, file), "utf8");
+    for (const m of text.matchAll(/(?:\/\/|\*).*?\b([\w./-]+\.md)\b/g)) {
+      const cited = m[1];
+      const found = existsSync(join(ROOT, cited)) || existsSync(join(ROOT, "docs", cited));
+      if (!found || !cited.includes("/")) missing.push(`${file}: ${cited}`);
+    }
+  }
+  assert.equal([...new Set(missing)], []);
+});
+
+house.run();
