@@ -5,7 +5,7 @@
 // docs/contract.md §2 (shortest float32 decimals, coordinates rounded to 9 decimals); CSV follows docs/contract.md §3.
 
 import { QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
-import { GRID, TILE_SIDE, type TileSlot, type Window, colToLon, rowToLat, tileId, windowBbox, windowTransform } from "../format/grid.js";
+import { GRID, TILE_SIDE, type TileSlot, clipTile, type Window, colToLon, rowToLat, tileId, windowBbox, windowTransform } from "../format/grid.js";
 import type { DayEntry } from "../format/version-index.js";
 import { float32ToShortest } from "../format/numbers.js";
 
@@ -133,15 +133,15 @@ export interface DayCells {
 }
 
 /** For each column (or row) of the selection on one date: its lattice tile index and its index inside that tile. */
-function latticeOf(start: number, count: number, dayStart: number): { tile: number[]; local: number[] } {
+function latticeOf(start: number, count: number, dayStart: number, dayCount: number): { tile: number[]; local: number[] } {
   const tile: number[] = [];
   const local: number[] = [];
   for (let i = 0; i < count; i++) {
     const g = start + i;
     const t = Math.floor(g / TILE_SIDE);
     tile.push(t);
-    // a tile's cells are clipped to the date's window, so its local origin is the later of the two
-    local.push(g - Math.max(dayStart, t * TILE_SIDE));
+    // a tile's cells are clipped to the date's window: its local origin is where the clipped tile starts
+    local.push(g - clipTile(t, dayStart, dayCount)[0]);
   }
   return { tile, local };
 }
@@ -165,8 +165,8 @@ function rowPartsFor(window: Window): (day: DayEntry) => RowParts {
   const lat = Array.from({ length: h }, (_, i) => String(rowToLat(r0 + i)));
   let last: { col: number; row: number; parts: RowParts } | null = null;
   return (day) => {
-    const [col, row] = day.window;
-    if (last?.col !== col || last.row !== row) last = { col, row, parts: { lon, lat, cols: latticeOf(c0, w, col), rows: latticeOf(r0, h, row) } };
+    const [col, row, width, height] = day.window;
+    if (last?.col !== col || last.row !== row) last = { col, row, parts: { lon, lat, cols: latticeOf(c0, w, col, width), rows: latticeOf(r0, h, row, height) } };
     return last.parts;
   };
 }
