@@ -5,25 +5,28 @@ import { writeDemo } from "./demo.js";
 import { PublishError } from "./errors.js";
 import { fetchSilo } from "./fetch.js";
 import { createProgress, formatBytes, formatSeconds } from "./progress.js";
-import { publish } from "./publish.js";
+import { publish, type PublishOptions } from "./publish.js";
 import { verifyDist } from "./verify.js";
 
 export const DEMO_SOURCES = ".cache/demo";
 
 const USAGE = `usage:
-  tsx pipeline/cli.ts publish [--sources DIR] [--dist DIR] [--extend] [--allow-gaps]
+  tsx pipeline/cli.ts publish [--sources DIR] [--dist DIR] [--extend] [--allow-gaps] [--prefer daily|annual] [--rehash]
       (no --sources: generate and publish the bundled demo)
-  tsx pipeline/cli.ts fetch --from YYYY-MM-DD --to YYYY-MM-DD [--sources DIR]
+  tsx pipeline/cli.ts fetch --from YYYY-MM-DD --to YYYY-MM-DD [--sources DIR]      daily GeoTIFFs
+  tsx pipeline/cli.ts fetch --years YYYY[-YYYY][,YYYY...] [--sources DIR]          annual NetCDF files
   tsx pipeline/cli.ts verify [--dist DIR]
   tsx pipeline/cli.ts demo [--sources DIR]`;
 
-async function runPublish(sources: string | undefined, dist: string, extend: boolean, allowGaps: boolean): Promise<void> {
+type PublishFlags = Pick<PublishOptions, "extend" | "allowGaps" | "prefer" | "rehash">;
+
+async function runPublish(sources: string | undefined, dist: string, flags: PublishFlags): Promise<void> {
   const progress = createProgress();
   if (!sources) {
     progress.line(`generating the demo grids into ${DEMO_SOURCES} (skipped when already there)`);
     await writeDemo(DEMO_SOURCES, (l) => progress.status(l, l));
   }
-  const s = await publish({ sources: sources || DEMO_SOURCES, dist, progress, extend, allowGaps });
+  const s = await publish({ sources: sources || DEMO_SOURCES, dist, progress, ...flags });
   if (s.added.length === 0) {
     console.log(`nothing to publish: ${dist} already holds ${s.unchanged.map((d) => d.id).join(", ")} (${formatSeconds(s.ms)})`);
     return;
@@ -32,7 +35,7 @@ async function runPublish(sources: string | undefined, dist: string, extend: boo
     `published into ${dist} in ${formatSeconds(s.ms)}`,
     ...s.added.map((d) => `  + ${d.id}  ${d.period_start}..${d.period_end}  ${d.access_level}  ${d.title}`),
     ...s.unchanged.map((d) => `  = ${d.id}  (already published)`),
-    `  days ${s.days} (decoded ${s.decoded}, reused ${s.reused})  tiles ${s.tiles}  observations ${s.observations}`,
+    `  days ${s.days} (decoded ${s.decoded}, reused ${s.reused})  source files read ${s.filesRead}  tiles ${s.tiles}  observations ${s.observations}`,
     `  objects written ${s.objectsWritten} (${formatBytes(s.bytesWritten)}: day pieces ${formatBytes(s.dayBytesWritten)}, index and catalog ${formatBytes(s.bytesWritten - s.dayBytesWritten)})`,
   ];
   console.log(lines.join("\n"));
@@ -68,14 +71,22 @@ async function main(argv: string[]): Promise<number> {
       dist: { type: "string", default: "dist" },
       from: { type: "string" },
       to: { type: "string" },
+      years: { type: "string" },
       extend: { type: "boolean", default: false },
       "allow-gaps": { type: "boolean", default: false },
+      prefer: { type: "string" },
+      rehash: { type: "boolean", default: false },
     },
   });
   const command = positionals[0];
   switch (command) {
     case "publish":
-      await runPublish(values.sources, values.dist!, values.extend!, values["allow-gaps"]!);
+      await runPublish(values.sources, values.dist!, {
+        extend: values.extend,
+        allowGaps: values["allow-gaps"],
+        prefer: parsePrefer(values.prefer),
+        rehash: values.rehash,
+      });
       return 0;
     case "verify":
       return runVerify(values.dist!);
@@ -85,9 +96,12 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case "fetch": {
-      if (!values.from || !values.to) throw new PublishError("make fetch", "arguments", "FROM=YYYY-MM-DD and TO=YYYY-MM-DD are required");
+      if (!values.years && (!values.from || !values.to)) {
+        throw new PublishError("make fetch", "arguments", "FROM=YYYY-MM-DD and TO=YYYY-MM-DD (daily files), or YEARS=YYYY-YYYY (annual files), are required");
+      }
       const folder = values.sources || ".cache/silo";
-      const report = await fetchSilo({ from: values.from, to: values.to, folder, log: (l) => console.log(l) });
+      const range = values.years ? { years: values.years } : { from: values.from!, to: values.to! };
+      const report = await fetchSilo({ ...range, folder, log: (l) => console.log(l) });
       console.log(`fetched ${report.downloaded.length}, skipped ${report.skipped.length} (${formatBytes(report.bytes)}) into ${folder}; publish with: make publish SOURCES=${folder}`);
       return 0;
     }
@@ -95,6 +109,12 @@ async function main(argv: string[]): Promise<number> {
       console.error(USAGE);
       return 2;
   }
+}
+
+function parsePrefer(value: string | undefined): PublishOptions["prefer"] {
+  if (value === undefined || value === "") return undefined;
+  if (value === "daily" || value === "annual") return value;
+  throw new PublishError("PREFER", "arguments", `"${value}" is neither daily nor annual: the form that wins a date held in both forms with different cells`);
 }
 
 main(process.argv.slice(2)).then(

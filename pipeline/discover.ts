@@ -1,4 +1,5 @@
-// Find SILO daily files in a folder laid out as the bucket is (YYYY/) or flat, and the provenance beside them.
+// Find SILO source files in a folder laid out as the bucket is (YYYY/) or flat: daily GeoTIFFs
+// (YYYYMMDD.max_temp.tif) and annual NetCDF files (YYYY.max_temp.nc), and the provenance beside them.
 
 import { readdir, readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
@@ -6,40 +7,68 @@ import { isCalendarDate } from "../format/dates.js";
 import { SILO_TMAX } from "../sources/silo.js";
 import { PublishError } from "./errors.js";
 
-export interface SiloFile {
+/** One day's GeoTIFF. */
+export interface DayFile {
+  kind: "daily";
   date: string; // YYYY-MM-DD
   path: string; // on disk
   memberPath: string; // relative to the sources folder, '/'-separated
 }
 
-export async function findSiloFiles(folder: string): Promise<SiloFile[]> {
+/** One year's annual NetCDF file; the days it holds are read from its time axis. */
+export interface YearFile {
+  kind: "annual";
+  year: string; // YYYY, from the name
+  path: string;
+  memberPath: string;
+}
+
+export type SiloFile = DayFile | YearFile;
+
+async function listCandidates(folder: string): Promise<string[]> {
   let top: string[];
   try {
     top = await readdir(folder);
   } catch {
-    throw new PublishError(folder, "discover", "sources folder not found or unreadable; pass SOURCES=<folder of YYYYMMDD.max_temp.tif files>");
+    throw new PublishError(folder, "discover", "sources folder not found or unreadable; pass SOURCES=<folder of YYYYMMDD.max_temp.tif or YYYY.max_temp.nc files>");
   }
   const candidates: string[] = [];
-  for (const name of top) {
+  // sorted, so a message naming two files names them in the same order on every machine
+  for (const name of top.sort()) {
     if (/^\d{4}$/.test(name)) {
-      for (const inner of await readdir(join(folder, name)).catch(() => [])) candidates.push(join(folder, name, inner));
+      for (const inner of (await readdir(join(folder, name)).catch(() => [])).sort()) candidates.push(join(folder, name, inner));
     } else candidates.push(join(folder, name));
   }
-  const byDate = new Map<string, SiloFile>();
-  for (const path of candidates) {
-    const memberPath = relative(folder, path).split("\\").join("/");
-    const m = SILO_TMAX.fileName.exec(memberPath.split("/").pop()!);
-    if (!m) continue;
-    const date = `${m[1]}-${m[2]}-${m[3]}`;
-    if (!isCalendarDate(date)) throw new PublishError(memberPath, "discover", `${date} is not a calendar date`);
-    const twin = byDate.get(date);
-    if (twin) throw new PublishError(memberPath, "discover", `same date as ${twin.memberPath}; keep one file per day`);
-    byDate.set(date, { date, path, memberPath });
+  return candidates;
+}
+
+function toSiloFile(folder: string, path: string): SiloFile | null {
+  const memberPath = relative(folder, path).split("\\").join("/");
+  const name = memberPath.split("/").pop()!;
+  const year = SILO_TMAX.annualFileName.exec(name);
+  if (year) return { kind: "annual", year: year[1], path, memberPath };
+  const m = SILO_TMAX.fileName.exec(name);
+  if (!m) return null;
+  const date = `${m[1]}-${m[2]}-${m[3]}`;
+  if (!isCalendarDate(date)) throw new PublishError(memberPath, "discover", `${date} is not a calendar date`);
+  return { kind: "daily", date, path, memberPath };
+}
+
+/** Every SILO file of the folder: daily files in date order, then annual files in year order. */
+export async function findSiloFiles(folder: string): Promise<SiloFile[]> {
+  const byKey = new Map<string, SiloFile>();
+  for (const path of await listCandidates(folder)) {
+    const file = toSiloFile(folder, path);
+    if (!file) continue;
+    const key = file.kind === "daily" ? file.date : `annual ${file.year}`;
+    const twin = byKey.get(key);
+    if (twin) throw new PublishError(file.memberPath, "discover", `same ${file.kind === "daily" ? "date" : "year"} as ${twin.memberPath}; keep one file per ${file.kind === "daily" ? "day" : "year"}`);
+    byKey.set(key, file);
   }
-  if (byDate.size === 0) {
-    throw new PublishError(folder, "discover", "no SILO daily max_temp files (YYYYMMDD.max_temp.tif, flat or in YYYY/ folders) found");
+  if (byKey.size === 0) {
+    throw new PublishError(folder, "discover", "no SILO daily max_temp files (YYYYMMDD.max_temp.tif) or annual files (YYYY.max_temp.nc), flat or in YYYY/ folders, found");
   }
-  return [...byDate.values()].sort((a, b) => (a.date < b.date ? -1 : 1));
+  return [...byKey.keys()].sort().map((k) => byKey.get(k)!);
 }
 
 /** JSON provenance written beside sources by `make fetch` (silo.lock.json) or the demo generator (demo.json). */

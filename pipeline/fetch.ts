@@ -1,4 +1,6 @@
-// Mirrors SILO daily max_temp GeoTIFFs from the public bucket into a local folder, resumable through silo.lock.json.
+// Mirrors SILO max_temp files from the public bucket into a local folder, resumable through silo.lock.json: daily
+// GeoTIFFs (FROM..TO), and annual NetCDF files (YEARS), which SILO rewrites while a year is recent: a recorded annual
+// file is asked for again with its ETag, and fetched again only when the bucket's copy changed.
 
 import { createHash } from "node:crypto";
 
@@ -6,16 +8,20 @@ import { mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
 import { STATUS_CODES } from "node:http";
 import path from "node:path";
 import { isCalendarDate, listDates } from "../format/dates.js";
-import { dateToMemberPath, SILO_TMAX } from "../sources/silo.js";
+import { dateToMemberPath, SILO_TMAX, yearToMemberPath } from "../sources/silo.js";
 import { PublishError, describeError } from "./errors.js";
 import { hashFile, writeFileAtomic } from "./files.js";
 import { formatBytes } from "./progress.js";
 
 export interface FetchOptions {
-  from: string;
-  to: string;
+  /** daily files from..to (dates) */
+  from?: string;
+  to?: string;
+  /** annual files: "1889-2025", "2003", "2003,2005-2007" */
+  years?: string;
   folder: string;
   baseUrl?: string;
+  annualBaseUrl?: string;
   concurrency?: number;
   retries?: number;
   backoffMs?: number;
@@ -33,14 +39,21 @@ export interface LockEntry {
   url: string;
   bytes: number;
   sha256: string;
+  /** the bucket's validators of an annual file, to ask whether it changed since */
+  etag?: string;
+  last_modified?: string;
 }
 
 export interface LockFile {
   files: LockEntry[]; // sorted by path
 }
 
-// docs/contract.md §6.1: one file per day under <base>/<YYYY>/<YYYYMMDD>.max_temp.tif.
+// docs/contract.md §6.1: one file per day under <base>/<YYYY>/<YYYYMMDD>.max_temp.tif, one per year under
+// <annual base>/<YYYY>.max_temp.nc.
 export const DEFAULT_SILO_BASE_URL = SILO_TMAX.baseUrl;
+export const DEFAULT_SILO_ANNUAL_BASE_URL = SILO_TMAX.annualBaseUrl;
+/** The first year SILO's gridded archive holds. */
+const FIRST_YEAR = 1889;
 export const LOCK_FILE = "silo.lock.json";
 
 const STAGE = "fetch";
@@ -49,10 +62,18 @@ const RETRY_AFTER_CAP_MS = 30_000;
 // A connection that sends nothing for this long is treated as dropped, so one hung socket cannot stall the run forever.
 const STALL_MS = 60_000;
 
+/** One file to fetch: a day's GeoTIFF or a year's NetCDF file. */
+interface FetchItem {
+  /** the date or the year, for messages */
+  key: string;
+  relPath: string;
+  url: string;
+  annual: boolean;
+}
+
 interface FetchConfig {
-  dates: string[];
+  items: FetchItem[];
   folder: string;
-  baseUrl: string;
   concurrency: number;
   retries: number;
   backoffMs: number;
@@ -60,7 +81,7 @@ interface FetchConfig {
 }
 
 interface DayFailure {
-  date: string;
+  key: string;
   url: string;
   reason: string;
 }
@@ -122,48 +143,59 @@ export async function fetchSilo(options: FetchOptions): Promise<FetchReport> {
   const report: FetchReport = { downloaded: [], skipped: [], bytes: 0 };
   const failures: DayFailure[] = [];
   try {
-    // only a failed lock write escapes fetchDay: without it resume is unsafe, so no new day is taken
-    await runConcurrently(config.dates, config.concurrency, (date) => fetchDay(date, config, lock, report, failures));
+    // only a failed lock write escapes fetchItem: without it resume is unsafe, so no new file is taken
+    await runConcurrently(config.items, config.concurrency, (item) => fetchItem(item, config, lock, report, failures));
     if (report.downloaded.length > 0) await lock.save(true);
   } catch (err) {
     throw new PublishError(lockPath, STAGE, `cannot write the lock file (${describeError(err)}); check the folder is writable, then re-run`);
   }
   if (failures.length > 0) {
-    failures.sort((a, b) => a.date.localeCompare(b.date));
-    const lines = failures.map((f) => `  ${f.date} ${f.url}: ${f.reason}`);
+    failures.sort((a, b) => a.key.localeCompare(b.key));
+    const lines = failures.map((f) => `  ${f.key} ${f.url}: ${f.reason}`);
+    const what = config.items[0]?.annual ? "years" : "days";
     throw new PublishError(
       config.folder,
       STAGE,
-      `${failures.length} of ${config.dates.length} days failed to download; completed files and their lock entries are kept, re-run to resume:\n${lines.join("\n")}`,
+      `${failures.length} of ${config.items.length} ${what} failed to download; completed files and their lock entries are kept, re-run to resume:\n${lines.join("\n")}`,
     );
   }
   return { downloaded: report.downloaded.sort(), skipped: report.skipped.sort(), bytes: report.bytes };
 }
 
-/** One day: skipped when the lock and the file agree, else downloaded (with retries) and recorded in the lock. */
-async function fetchDay(date: string, config: FetchConfig, lock: LockWriter, report: FetchReport, failures: DayFailure[]): Promise<void> {
-  const relPath = dateToMemberPath(date);
-  const url = `${config.baseUrl}/${relPath}`;
+/**
+ * One file: a daily file is skipped when the lock and the file agree; an annual file that agrees is asked for again
+ * with its recorded ETag (SILO rewrites recent years) and skipped when unchanged. Anything else is downloaded (with
+ * retries) and recorded in the lock.
+ */
+async function fetchItem(item: FetchItem, config: FetchConfig, lock: LockWriter, report: FetchReport, failures: DayFailure[]): Promise<void> {
+  const { relPath, url } = item;
   const dest = path.join(config.folder, ...relPath.split("/"));
-  let result: { bytes: number; sha256: string };
+  let result: Downloaded | "unchanged";
   try {
     const entry = lock.entries.get(relPath);
-    if (entry && (await isIntact(dest, entry))) {
-      // A killed run may have left a partial download beside the good file.
-      await rm(`${dest}.part`, { force: true });
+    const intact = entry !== undefined && (await isIntact(dest, entry));
+    // A killed run may have left a partial download beside the good file.
+    if (intact) await rm(`${dest}.part`, { force: true });
+    if (intact && !(item.annual && (entry.etag || entry.last_modified))) {
       report.skipped.push(relPath);
       config.log(`skipped ${relPath} (already present, sha256 ok)`);
       return;
     }
     await mkdir(path.dirname(dest), { recursive: true });
-    result = await downloadWithRetries(url, dest, relPath, config);
+    result = await downloadWithRetries(item, dest, config, intact ? entry : undefined);
   } catch (err) {
     const reason = describeError(err);
-    failures.push({ date, url, reason });
+    failures.push({ key: item.key, url, reason });
     config.log(`failed ${relPath}: ${reason}`);
     return;
   }
-  lock.entries.set(relPath, { path: relPath, url, bytes: result.bytes, sha256: result.sha256 });
+  if (result === "unchanged") {
+    report.skipped.push(relPath);
+    config.log(`skipped ${relPath} (unchanged in the bucket, sha256 ok)`);
+    return;
+  }
+  const validators = item.annual ? { ...(result.etag ? { etag: result.etag } : {}), ...(result.lastModified ? { last_modified: result.lastModified } : {}) } : {};
+  lock.entries.set(relPath, { path: relPath, url, bytes: result.bytes, sha256: result.sha256, ...validators });
   await lock.save();
   report.downloaded.push(relPath);
   report.bytes += result.bytes;
@@ -171,18 +203,8 @@ async function fetchDay(date: string, config: FetchConfig, lock: LockWriter, rep
 }
 
 function toFetchConfig(options: FetchOptions): FetchConfig {
-  const from = parseDate("from", options.from);
-  const to = parseDate("to", options.to);
-  if (from > to) {
-    throw new PublishError("from", STAGE, `${options.from} is after to ${options.to}; give from <= to`);
-  }
   if (typeof options.folder !== "string" || options.folder === "") {
     throw new PublishError("folder", STAGE, "missing; give the folder the SILO files are mirrored into");
-  }
-  const baseUrl = options.baseUrl ?? (process.env.SILO_BASE_URL || DEFAULT_SILO_BASE_URL);
-  if (!isHttpUrl(baseUrl)) {
-    const name = options.baseUrl === undefined ? "SILO_BASE_URL" : "baseUrl";
-    throw new PublishError(name, STAGE, `${JSON.stringify(baseUrl)} is not an http(s) URL`);
   }
   const concurrency = options.concurrency ?? 4;
   if (!Number.isInteger(concurrency) || concurrency < 1) {
@@ -196,15 +218,49 @@ function toFetchConfig(options: FetchOptions): FetchConfig {
   if (!Number.isFinite(backoffMs) || backoffMs < 0) {
     throw new PublishError("backoffMs", STAGE, `${backoffMs} is not a number of milliseconds >= 0`);
   }
-  return {
-    dates: listDates(from, to),
-    folder: options.folder,
-    baseUrl: baseUrl.replace(/\/+$/, ""),
-    concurrency,
-    retries,
-    backoffMs,
-    log: options.log ?? (() => undefined),
-  };
+  const items = options.years !== undefined ? listYearItems(options) : listDayItems(options);
+  return { items, folder: options.folder, concurrency, retries, backoffMs, log: options.log ?? (() => undefined) };
+}
+
+function listDayItems(options: FetchOptions): FetchItem[] {
+  const from = parseDate("from", options.from);
+  const to = parseDate("to", options.to);
+  if (from > to) {
+    throw new PublishError("from", STAGE, `${options.from} is after to ${options.to}; give from <= to`);
+  }
+  const baseUrl = checkBaseUrl(options.baseUrl, "SILO_BASE_URL", "baseUrl", DEFAULT_SILO_BASE_URL);
+  return listDates(from, to).map((date) => ({ key: date, relPath: dateToMemberPath(date), url: `${baseUrl}/${dateToMemberPath(date)}`, annual: false }));
+}
+
+function listYearItems(options: FetchOptions): FetchItem[] {
+  if (options.from !== undefined || options.to !== undefined) {
+    throw new PublishError("years", STAGE, "give either FROM and TO (daily files) or YEARS (annual files), not both");
+  }
+  const baseUrl = checkBaseUrl(options.annualBaseUrl, "SILO_ANNUAL_BASE_URL", "annualBaseUrl", DEFAULT_SILO_ANNUAL_BASE_URL);
+  return parseYears(options.years!).map((year) => ({ key: String(year), relPath: yearToMemberPath(year), url: `${baseUrl}/${yearToMemberPath(year)}`, annual: true }));
+}
+
+function checkBaseUrl(given: string | undefined, variable: string, option: string, fallback: string): string {
+  const baseUrl = given ?? (process.env[variable] || fallback);
+  if (!isHttpUrl(baseUrl)) {
+    throw new PublishError(given === undefined ? variable : option, STAGE, `${JSON.stringify(baseUrl)} is not an http(s) URL`);
+  }
+  return baseUrl.replace(/\/+$/, "");
+}
+
+/** "1889-2025", "2003", "2003,2005-2007": whole years from 1889 to the current one, each once, ascending. */
+export function parseYears(spec: string): number[] {
+  const last = new Date().getUTCFullYear();
+  const years = new Set<number>();
+  for (const part of spec.split(",")) {
+    const m = /^\s*(\d{4})(?:\s*-\s*(\d{4}))?\s*$/.exec(part);
+    const [first, end] = m ? [Number(m[1]), Number(m[2] ?? m[1])] : [NaN, NaN];
+    if (!m || first > end || first < FIRST_YEAR || end > last) {
+      throw new PublishError("years", STAGE, `${JSON.stringify(part.trim())} is not a year or range of years in ${FIRST_YEAR}..${last}; give YEARS=1889-${last}, YEARS=2003 or YEARS=2003,2005-2007`);
+    }
+    for (let y = first; y <= end; y++) years.add(y);
+  }
+  return [...years].sort((a, b) => a - b);
 }
 
 // A calendar date checked by arithmetic, so 2003-02-29 fails instead of rolling into March.
@@ -254,7 +310,9 @@ function isLockEntry(value: unknown): value is LockEntry {
     typeof entry.url === "string" &&
     Number.isInteger(entry.bytes) &&
     typeof entry.sha256 === "string" &&
-    /^[0-9a-f]{64}$/.test(entry.sha256)
+    /^[0-9a-f]{64}$/.test(entry.sha256) &&
+    (entry.etag === undefined || typeof entry.etag === "string") &&
+    (entry.last_modified === undefined || typeof entry.last_modified === "string")
   );
 }
 
@@ -262,7 +320,7 @@ function isLockEntry(value: unknown): value is LockEntry {
 async function writeLock(lockPath: string, lock: Map<string, LockEntry>): Promise<void> {
   const files = [...lock.values()]
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
-    .map(({ path, url, bytes, sha256 }) => ({ path, url, bytes, sha256 }));
+    .map(({ path, url, bytes, sha256, etag, last_modified }) => ({ path, url, bytes, sha256, ...(etag ? { etag } : {}), ...(last_modified ? { last_modified } : {}) }));
   const body: LockFile = { files };
   await writeFileAtomic(lockPath, `${JSON.stringify(body, null, 2)}\n`);
 }
@@ -278,16 +336,20 @@ async function isIntact(file: string, entry: LockEntry): Promise<boolean> {
   }
 }
 
-async function downloadWithRetries(
-  url: string,
-  dest: string,
-  relPath: string,
-  config: FetchConfig,
-): Promise<{ bytes: number; sha256: string }> {
+interface Downloaded {
+  bytes: number;
+  sha256: string;
+  etag?: string;
+  lastModified?: string;
+}
+
+/** The item's file, or "unchanged" when the bucket says its copy is still the `recorded` one. */
+async function downloadWithRetries(item: FetchItem, dest: string, config: FetchConfig, recorded?: LockEntry): Promise<Downloaded | "unchanged"> {
   const attempts = config.retries + 1;
+  const relPath = item.relPath;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await downloadOnce(url, dest);
+      return await downloadOnce(item, dest, recorded);
     } catch (err) {
       const retryable = err instanceof AttemptError && err.retryable;
       if (!retryable || attempt === attempts) {
@@ -327,38 +389,46 @@ class StallWatch {
   }
 }
 
-async function downloadOnce(url: string, dest: string): Promise<{ bytes: number; sha256: string }> {
+async function downloadOnce(item: FetchItem, dest: string, recorded?: LockEntry): Promise<Downloaded | "unchanged"> {
   const watch = new StallWatch();
   const partPath = `${dest}.part`;
   let complete = false;
   try {
     let response: Response;
+    // identity: Content-Length must count the bytes we store, not a compressed transfer.
+    const headers: Record<string, string> = { "accept-encoding": "identity" };
+    if (recorded?.etag) headers["if-none-match"] = recorded.etag;
+    if (recorded?.last_modified) headers["if-modified-since"] = recorded.last_modified;
     try {
-      // identity: Content-Length must count the bytes we store, not a compressed transfer.
-      response = await fetch(url, { signal: watch.controller.signal, headers: { "accept-encoding": "identity" } });
+      response = await fetch(item.url, { signal: watch.controller.signal, headers });
     } catch (err) {
       throw new AttemptError(watch.stalled ? `stalled: no response for ${STALL_MS / 1000} s` : `network error: ${describeFetchError(err)}`, true);
     }
+    if (response.status === 304 && recorded) {
+      await response.body?.cancel().catch(() => undefined);
+      return "unchanged";
+    }
     if (response.status !== 200) {
       await response.body?.cancel().catch(() => undefined);
-      throw toStatusError(response);
+      throw toStatusError(response, item);
     }
     const expected = readContentLength(response);
-    const { received, sha256 } = await streamToFile(response, partPath, url, expected, watch);
+    const { received, sha256 } = await streamToFile(response, partPath, item, expected, watch);
     if (expected !== undefined && received !== expected) {
       throw new AttemptError(`truncated: ${received} of ${expected} bytes`, true);
     }
     await rename(partPath, dest);
     complete = true;
-    return { bytes: received, sha256 };
+    return { bytes: received, sha256, etag: response.headers.get("etag") ?? undefined, lastModified: response.headers.get("last-modified") ?? undefined };
   } finally {
     watch.stop();
     if (!complete) await rm(partPath, { force: true });
   }
 }
 
-/** The response body into `partPath`, hashed as it arrives; refused as soon as its first bytes are not a TIFF. */
-async function streamToFile(response: Response, partPath: string, url: string, expected: number | undefined, watch: StallWatch): Promise<{ received: number; sha256: string }> {
+/** The response body into `partPath`, hashed as it arrives; refused as soon as its first bytes are not the file kind expected. */
+async function streamToFile(response: Response, partPath: string, item: FetchItem, expected: number | undefined, watch: StallWatch): Promise<{ received: number; sha256: string }> {
+  const signature = item.annual ? HDF5_SIGNATURE : TIFF_SIGNATURE;
   const reader = response.body?.getReader();
   const handle = await open(partPath, "w");
   const hash = createHash("sha256");
@@ -376,11 +446,11 @@ async function streamToFile(response: Response, partPath: string, url: string, e
       }
       if (chunk.done) break;
       watch.reset();
-      if (head.length < 4) {
+      if (head.length < signature.length) {
         head = Buffer.concat([head, chunk.value]).subarray(0, 32);
-        if (head.length >= 4 && !isTiffHeader(head)) {
+        if (head.length >= signature.length && !signature.matches(head)) {
           await reader.cancel().catch(() => undefined);
-          throw makeNotTiffError(url, head);
+          throw makeWrongKindError(item, head);
         }
       }
       await handle.write(chunk.value);
@@ -390,14 +460,14 @@ async function streamToFile(response: Response, partPath: string, url: string, e
   } finally {
     await handle.close();
   }
-  if (!isTiffHeader(head)) throw makeNotTiffError(url, head);
+  if (!signature.matches(head)) throw makeWrongKindError(item, head);
   return { received, sha256: hash.digest("hex") };
 }
 
-function toStatusError(response: Response): AttemptError {
+function toStatusError(response: Response, item: FetchItem): AttemptError {
   const status = response.status;
   const statusText = STATUS_CODES[status] ?? response.statusText;
-  if (status === 404) return new AttemptError("404 Not Found (no such day in the bucket)", false);
+  if (status === 404) return new AttemptError(`404 Not Found (no such ${item.annual ? "year" : "day"} in the bucket)`, false);
   const retryable = status === 429 || status >= 500;
   const retryAfterMs = retryable ? parseRetryAfterMs(response.headers.get("retry-after")) : undefined;
   return new AttemptError(`${status} ${statusText}`.trim(), retryable, retryAfterMs);
@@ -417,20 +487,35 @@ function readContentLength(response: Response): number | undefined {
   return value !== null && /^\d+$/.test(value.trim()) ? Number(value) : undefined;
 }
 
-// Little-endian TIFF, big-endian TIFF, little-endian BigTIFF.
-function isTiffHeader(head: Buffer): boolean {
-  if (head.length < 4) return false;
-  const [a, b, c, d] = head;
-  return (
-    (a === 0x49 && b === 0x49 && c === 0x2a && d === 0x00) ||
-    (a === 0x4d && b === 0x4d && c === 0x00 && d === 0x2a) ||
-    (a === 0x49 && b === 0x49 && c === 0x2b && d === 0x00)
-  );
+interface Signature {
+  length: number;
+  kind: string;
+  matches: (head: Buffer) => boolean;
 }
 
-// Not retried: a 200 that is not a TIFF (typically an HTML error page from a proxy) will not fix itself.
-function makeNotTiffError(url: string, head: Buffer): AttemptError {
-  return new AttemptError(`${url} is not a GeoTIFF (starts with ${JSON.stringify(head.toString("latin1"))}; an HTML error page?)`, false);
+// Little-endian TIFF, big-endian TIFF, little-endian BigTIFF.
+const TIFF_SIGNATURE: Signature = {
+  length: 4,
+  kind: "GeoTIFF",
+  matches: (head) => {
+    if (head.length < 4) return false;
+    const [a, b, c, d] = head;
+    return (
+      (a === 0x49 && b === 0x49 && c === 0x2a && d === 0x00) ||
+      (a === 0x4d && b === 0x4d && c === 0x00 && d === 0x2a) ||
+      (a === 0x49 && b === 0x49 && c === 0x2b && d === 0x00)
+    );
+  },
+};
+
+// A NetCDF-4 file is HDF5: its superblock signature opens the file.
+const HDF5_MAGIC = Buffer.from([0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a]);
+const HDF5_SIGNATURE: Signature = { length: 8, kind: "NetCDF-4 (HDF5) file", matches: (head) => head.length >= 8 && head.subarray(0, 8).equals(HDF5_MAGIC) };
+
+// Not retried: a 200 that is not the file kind asked for (typically an HTML error page from a proxy) will not fix itself.
+function makeWrongKindError(item: FetchItem, head: Buffer): AttemptError {
+  const kind = item.annual ? HDF5_SIGNATURE.kind : TIFF_SIGNATURE.kind;
+  return new AttemptError(`${item.url} is not a ${kind} (starts with ${JSON.stringify(head.toString("latin1"))}; an HTML error page?)`, false);
 }
 
 function describeFetchError(err: unknown): string {

@@ -5,11 +5,11 @@ import { readFile } from "node:fs/promises";
 import { inflateSync } from "node:zlib";
 import { addDecoder, BaseDecoder, fromArrayBuffer, writeArrayBuffer } from "geotiff";
 import type { GeoTIFFImage, ImageFileDirectory } from "geotiff";
-import { CELL_SIZE_DEG, colToEdgeLon, colToLon, GRID, isInsideGrid, round9, rowToEdgeLat, rowToLat } from "../format/grid.js";
+import { CELL_SIZE_DEG, colToEdgeLon, GRID, isInsideGrid, round9, rowToEdgeLat } from "../format/grid.js";
 import type { Window } from "../format/grid.js";
-import { float32ToShortest } from "../format/numbers.js";
 import { PublishError, describeError } from "./errors.js";
 import { writeFileAtomic } from "./files.js";
+import { LEGACY_OCEAN, type Packing, type RawCells, toSiloValues } from "./silo-values.js";
 
 export interface DecodedGrid {
   file: string;
@@ -22,9 +22,6 @@ export interface DecodedGrid {
 
 const STAGE = "decode";
 const WRITE_NODATA = -32767;
-// Pre-1950s SILO files mark the ocean with -3276.8 while declaring -32767 (docs/contract.md §6.1); the file holds
-// its float32 rounding, -3276.800048828125, which is not the double -3276.8.
-const LEGACY_OCEAN = Math.fround(-3276.8);
 const GRID_TOLERANCE_DEG = 1e-9;
 const EPSG_WGS84 = 4326;
 const TIFF_COMPRESSION_DEFLATE = [8, 32946];
@@ -182,37 +179,20 @@ export async function decodeSiloTiff(file: string, bytes: Buffer, plausible: rea
     return fail(corruptReason(describeError(err)));
   }
 
-  const { window, nodata } = await checkLayout(image, fail);
+  checkByteOrder(bytes, image, fail);
+  const { window, packing } = await checkLayout(image, fail);
   await checkBlocksPresent(image, buffer.byteLength, fail);
 
-  let raw: Float32Array;
+  let raw: RawCells;
   try {
-    raw = (await image.readRasters({ samples: [0], interleave: true })) as Float32Array;
+    raw = (await image.readRasters({ samples: [0], interleave: true })) as unknown as RawCells;
   } catch (err) {
     return fail(corruptReason(`cannot decode the raster: ${describeError(err)}`));
   }
-  if (!(raw instanceof Float32Array) || raw.length !== window[2] * window[3]) {
+  if (!ArrayBuffer.isView(raw) || raw.length !== window[2] * window[3]) {
     return fail(corruptReason(`decoded ${raw.length} cells, expected ${window[2] * window[3]}`));
   }
-  const values = new Float32Array(raw.buffer, raw.byteOffset, raw.length);
-
-  const nodataF32 = nodata === null ? null : Math.fround(nodata);
-  const [lo, hi] = plausible;
-  let missing = 0;
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    if (v === nodataF32 || v === LEGACY_OCEAN || !Number.isFinite(v)) {
-      values[i] = NaN;
-      missing++;
-    } else if (v < lo || v > hi) {
-      const col = window[0] + (i % window[2]);
-      const row = window[1] + Math.floor(i / window[2]);
-      fail(
-        `value ${float32ToShortest(v)} at cell (col ${col}, row ${row}; lon ${colToLon(col)}, lat ${rowToLat(row)}) ` +
-          `is outside the plausible range ${lo}..${hi}; check the source file and the variable it holds`,
-      );
-    }
-  }
+  const { values, missing } = toSiloValues(raw, window, packing, false, plausible, fail);
   return { file, window, values, missing };
 }
 
@@ -254,9 +234,9 @@ export async function writeSiloTiff(file: string, window: Window, values: Float3
 
 type Fail = (reason: string) => never;
 
-/** Checks band layout, CRS and georeferencing against the SILO grid; returns the global window and nodata. */
-async function checkLayout(image: GeoTIFFImage, fail: Fail): Promise<{ window: Window; nodata: number | null }> {
-  await checkSamples(image, fail);
+/** Checks band layout, CRS and georeferencing against the SILO grid; returns the global window and how samples become values. */
+async function checkLayout(image: GeoTIFFImage, fail: Fail): Promise<{ window: Window; packing: Packing }> {
+  const sample = await checkSamples(image, fail);
   let geoKeys: Record<string, unknown> | null;
   try {
     geoKeys = image.getGeoKeys() as Record<string, unknown> | null;
@@ -271,11 +251,18 @@ async function checkLayout(image: GeoTIFFImage, fail: Fail): Promise<{ window: W
   } catch (err) {
     return fail(corruptReason(`unreadable GDAL_NODATA tag: ${describeError(err)}`));
   }
-  return { window, nodata };
+  const { scale, offset } = await readScaleOffset(image, fail);
+  // a float32 sample holds the float32 nearest the declared nodata; other sample types hold it exactly
+  const missing = nodata === null ? [] : [sample === "3/32" ? Math.fround(nodata) : nodata];
+  return { window, packing: { scale, offset, missing } };
 }
 
-/** One band of float32 samples in an image of plausible sizes. */
-async function checkSamples(image: GeoTIFFImage, fail: Fail): Promise<void> {
+// What GDAL writes for this grid: float32 (SILO's own files), float64, and 8-, 16- or 32-bit integers, signed or
+// not, usually with a scale and offset (gdal_translate -ot Int16 -scale, -a_scale 0.1). Keys: SampleFormat/bits.
+const SAMPLE_TYPES = new Set(["3/32", "3/64", "1/8", "1/16", "1/32", "2/8", "2/16", "2/32"]);
+
+/** One band of float or integer samples in an image of plausible sizes; returns "SampleFormat/BitsPerSample". */
+async function checkSamples(image: GeoTIFFImage, fail: Fail): Promise<string> {
   const dir = image.getFileDirectory();
   // a damaged directory can turn any of these into arrays, zero or NaN; name it corrupt, not wrongly shaped
   const shape = [image.getWidth(), image.getHeight(), image.getTileWidth(), image.getTileHeight(), image.getSamplesPerPixel()];
@@ -283,15 +270,38 @@ async function checkSamples(image: GeoTIFFImage, fail: Fail): Promise<void> {
     fail(corruptReason(`image directory holds impossible sizes (${shape.map(String).join(", ")})`));
   }
   const bands = image.getSamplesPerPixel();
-  if (bands !== 1) fail(`has ${bands} bands; a SILO file has exactly one (float32 band 1)`);
-  const sampleFormat = Number(((await dir.loadValue("SampleFormat")) as ArrayLike<number> | undefined)?.[0] ?? 1);
-  const bitsPerSample = Number(((await dir.loadValue("BitsPerSample")) as ArrayLike<number> | undefined)?.[0] ?? 0);
-  if (sampleFormat !== 3 || bitsPerSample !== 32) {
+  if (bands !== 1) fail(`has ${bands} bands; a SILO file has exactly one`);
+  const format = Number(((await dir.loadValue("SampleFormat")) as ArrayLike<number> | undefined)?.[0] ?? 1);
+  const bits = Number(((await dir.loadValue("BitsPerSample")) as ArrayLike<number> | undefined)?.[0] ?? 0);
+  if (!SAMPLE_TYPES.has(`${format}/${bits}`)) {
     fail(
-      `samples are ${sampleKind(sampleFormat, bitsPerSample)} (SampleFormat ${sampleFormat}, BitsPerSample ${bitsPerSample}); ` +
-        "a SILO file stores float32 (SampleFormat 3, BitsPerSample 32)",
+      `samples are ${sampleKind(format, bits)} (SampleFormat ${format}, BitsPerSample ${bits}); ` +
+        "a SILO-grid file stores float32 or float64, or 8-, 16- or 32-bit integers with a scale and offset",
     );
   }
+  return `${format}/${bits}`;
+}
+
+/**
+ * Band 1's scale and offset from GDAL's metadata tag, where GDAL writes them as decimal text (-a_scale, -a_offset,
+ * -scale); 1 and 0 when absent.
+ */
+async function readScaleOffset(image: GeoTIFFImage, fail: Fail): Promise<{ scale: number; offset: number }> {
+  let text: unknown;
+  try {
+    text = await image.getFileDirectory().loadValue("GDAL_METADATA");
+  } catch (err) {
+    return fail(corruptReason(`unreadable GDAL_METADATA tag: ${describeError(err)}`));
+  }
+  const found = { scale: 1, offset: 0 };
+  for (const m of String(text ?? "").matchAll(/<Item\b([^>]*)>([^<]*)<\/Item>/g)) {
+    const role = /\brole="(scale|offset)"/.exec(m[1])?.[1] as "scale" | "offset" | undefined;
+    if (!role || /\bsample="(\d+)"/.exec(m[1])?.[1] !== "0") continue;
+    const value = Number(m[2].trim());
+    if (!Number.isFinite(value) || (role === "scale" && value === 0)) fail(`band 1 ${role} "${m[2]}" in GDAL_METADATA is not a usable number`);
+    found[role] = value;
+  }
+  return found;
 }
 
 type Affine = { originLon: number; originLat: number; stepLon: number; stepLat: number };
@@ -372,6 +382,26 @@ async function readAffine(
   };
 }
 
+/**
+ * geotiff.js 3.0.5 reads a block table it loads lazily (one too long to sit beside the image directory) as
+ * little-endian whatever the file's byte order: in a big-endian file the strips land anywhere. Such a file is
+ * refused rather than decoded into garbage; a short table is read with the file's byte order and is fine.
+ */
+function checkByteOrder(bytes: Buffer, image: GeoTIFFImage, fail: Fail): void {
+  if (bytes[0] !== 0x4d) return; // "II": little-endian
+  const dir = image.getFileDirectory();
+  // getValue throws for a table loaded lazily (its types admit only tags always loaded at once)
+  const readNow = dir.getValue.bind(dir) as (tag: string) => unknown;
+  for (const tag of ["StripOffsets", "StripByteCounts", "TileOffsets", "TileByteCounts"] as const) {
+    if (!dir.hasTag(tag)) continue;
+    try {
+      readNow(tag);
+    } catch {
+      fail(`is a big-endian GeoTIFF whose ${tag} table the geotiff library misreads as little-endian; rewrite it little-endian (gdal_translate -co ENDIANNESS=LITTLE)`);
+    }
+  }
+}
+
 /** Every strip or tile must lie inside the file: a cut download otherwise decodes into garbage or a raw RangeError. */
 async function checkBlocksPresent(image: GeoTIFFImage, fileBytes: number, fail: Fail): Promise<void> {
   const dir = image.getFileDirectory();
@@ -403,6 +433,7 @@ function corruptReason(detail: string): string {
 }
 
 function sampleKind(format: number, bits: number): string {
+  if (format === 5 || format === 6) return `complex ${format === 5 ? "integers" : "floats"}`;
   const kind = format === 1 ? "uint" : format === 2 ? "int" : format === 3 ? "float" : `format-${format} `;
   return `${kind}${bits}`;
 }

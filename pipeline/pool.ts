@@ -1,35 +1,45 @@
 // A fixed pool of worker threads, one per core, each running one task at a time.
 
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { availableParallelism } from "node:os";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 
+/** A package export a worker imports first, before anything else (see startWorker). */
+export interface Preload {
+  name: string;
+  subpath: string;
+}
+
 /**
  * Under tsx (tests, `make publish` from sources) a worker's TypeScript entry needs tsx's loader registered in
- * that thread first; built JavaScript starts directly.
+ * that thread first; built JavaScript starts directly. A large plain-JavaScript package is imported before the
+ * loader: through it, tsx would rewrite every byte of the package in every thread.
  */
-function startWorker(entry: URL): Worker {
+function startWorker(entry: URL, preload: Preload[]): Worker {
   // geotiff loads the web-worker package, which in any worker thread reads workerData.mod; an empty
   // workerData tells it this thread is not one of its own.
   const workerData = {};
   if (!entry.pathname.endsWith(".ts")) return new Worker(entry, { workerData });
-  const loader = resolveTsxLoader();
-  const boot = `import(${JSON.stringify(loader)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`;
+  const loader = resolveImport("tsx", "./esm/api");
+  const first = preload.map((p) => `import(${JSON.stringify(resolveImport(p.name, p.subpath))})`).join(", ");
+  const boot = `Promise.all([${first}]).then(() => import(${JSON.stringify(loader)})).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`;
   return new Worker(boot, { eval: true, workerData });
 }
 
 /**
- * tsx's ESM loader entry, from its package.json: not import.meta.resolve, because test runners may load this
- * module as CommonJS, and not require.resolve, which would pick the CommonJS build.
+ * A package's ESM entry for `subpath`, from its package.json: not import.meta.resolve, because test runners may
+ * load this module as CommonJS, and not require.resolve, which would pick a CommonJS build (or none).
  */
-function resolveTsxLoader(): string {
-  const packageFile = createRequire(import.meta.url).resolve("tsx/package.json");
-  const exports = (JSON.parse(readFileSync(packageFile, "utf8")) as { exports: Record<string, { import: { default: string } | string }> }).exports;
-  const entry = exports["./esm/api"].import;
-  return pathToFileURL(join(dirname(packageFile), typeof entry === "string" ? entry : entry.default)).href;
+function resolveImport(name: string, subpath: string): string {
+  const require = createRequire(import.meta.url);
+  const dir = (require.resolve.paths(name) ?? []).map((d) => join(d, name)).find((d) => existsSync(join(d, "package.json")));
+  if (!dir) throw new Error(`cannot find the ${name} package; run make install`);
+  const exports = (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { exports: Record<string, { import: { default: string } | string }> }).exports;
+  const entry = exports[subpath].import;
+  return pathToFileURL(join(dir, typeof entry === "string" ? entry : entry.default)).href;
 }
 
 interface Job<T, R> {
@@ -38,6 +48,10 @@ interface Job<T, R> {
   reject: (err: Error) => void;
 }
 
+/**
+ * Threads start as tasks arrive, up to `size`: a publish that decodes one day starts one thread, and one that
+ * decodes nothing starts none.
+ */
 export class WorkerPool<T, R> {
   private readonly idle: Worker[] = [];
   private readonly queue: Job<T, R>[] = [];
@@ -47,20 +61,16 @@ export class WorkerPool<T, R> {
   private failure: Error | null = null;
   private closing = false;
 
-  constructor(entry: URL, size = availableParallelism()) {
-    for (let i = 0; i < Math.max(1, size); i++) {
-      const worker = startWorker(entry);
-      worker.on("message", (result: R) => this.finish(worker, (job) => job.resolve(result)));
-      worker.on("error", (err) => this.fail(err));
-      worker.on("exit", (code) => {
-        if (!this.closing) this.fail(new Error(`a decoding thread stopped (exit code ${code})`));
-      });
-      this.workers.push(worker);
-      this.idle.push(worker);
-    }
+  constructor(
+    private readonly entry: URL,
+    readonly size = availableParallelism(),
+    private readonly preload: Preload[] = [],
+  ) {
+    this.size = Math.max(1, size);
   }
 
-  get size(): number {
+  /** threads started so far */
+  get started(): number {
     return this.workers.length;
   }
 
@@ -70,6 +80,17 @@ export class WorkerPool<T, R> {
       this.queue.push({ task, resolve, reject });
       this.dispatch();
     });
+  }
+
+  private start(): void {
+    const worker = startWorker(this.entry, this.preload);
+    worker.on("message", (result: R) => this.finish(worker, (job) => job.resolve(result)));
+    worker.on("error", (err) => this.fail(err));
+    worker.on("exit", (code) => {
+      if (!this.closing) this.fail(new Error(`a decoding thread stopped (exit code ${code})`));
+    });
+    this.workers.push(worker);
+    this.idle.push(worker);
   }
 
   private fail(err: Error): void {
@@ -87,6 +108,7 @@ export class WorkerPool<T, R> {
   }
 
   private dispatch(): void {
+    while (this.queue.length > this.idle.length && this.workers.length < this.size && !this.closing) this.start();
     while (this.idle.length > 0 && this.queue.length > 0) {
       const worker = this.idle.pop()!;
       const job = this.queue.shift()!;

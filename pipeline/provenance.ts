@@ -3,7 +3,7 @@
 
 import { join } from "node:path";
 import type { Dataset, SourceEntry } from "../format/records.js";
-import { SILO_TMAX } from "../sources/silo.js";
+import { annualDayMemberPath, SILO_TMAX } from "../sources/silo.js";
 import { DEMO_DESCRIPTION } from "./demo.js";
 import { readJsonIfPresent, type SiloFile } from "./discover.js";
 import { PublishError } from "./errors.js";
@@ -14,8 +14,20 @@ export interface RasterLabels {
   datasetKey: string;
   accessLevel: Dataset["access_level"];
   provenance: Provenance;
-  /** the source entry of one file, after checking it against the record it was listed in */
-  sourceEntry: (file: SiloFile, sha256: string) => SourceEntry;
+  /** the source entry of one day's source, after checking its file against the record it was listed in */
+  sourceEntry: (source: RecordedSource) => SourceEntry;
+}
+
+/** A day's source as recorded: its file, the file's sha256, and the day's time index inside an annual file. */
+export interface RecordedSource {
+  file: SiloFile;
+  sha256: string;
+  index: number | null;
+}
+
+/** The member path a day's source entry names: the file, or the day inside an annual file. */
+function memberPathOf({ file, index }: RecordedSource): string {
+  return index === null ? file.memberPath : annualDayMemberPath(file.memberPath, index);
 }
 
 interface RecordedFile {
@@ -51,9 +63,9 @@ export async function labelRaster(
     return {
       ...base,
       provenance: "generated",
-      sourceEntry: (file, sha256) => {
-        checkRecorded(recorded, file, sha256, "demo.json");
-        return { sha256, member_path: file.memberPath, license: "CC0-1.0", synthetic: true, generator: DEMO_DESCRIPTION.generator };
+      sourceEntry: (source) => {
+        checkRecorded(recorded, source.file, source.sha256, "demo.json");
+        return { sha256: source.sha256, member_path: memberPathOf(source), license: "CC0-1.0", synthetic: true, generator: DEMO_DESCRIPTION.generator };
       },
     };
   }
@@ -64,15 +76,15 @@ export async function labelRaster(
     return {
       ...base,
       provenance: "fetched",
-      sourceEntry: (file, sha256) => {
-        const entry = checkRecorded(fetched, file, sha256, "silo.lock.json");
-        if (!entry.url) throw new PublishError(lockFile, "provenance", `lists ${file.memberPath} without the url it was fetched from`);
-        return { sha256, url: entry.url, member_path: file.memberPath, license: SILO_TMAX.license };
+      sourceEntry: (source) => {
+        const entry = checkRecorded(fetched, source.file, source.sha256, "silo.lock.json");
+        if (!entry.url) throw new PublishError(lockFile, "provenance", `lists ${source.file.memberPath} without the url it was fetched from`);
+        return { sha256: source.sha256, url: entry.url, member_path: memberPathOf(source), license: SILO_TMAX.license };
       },
     };
   }
   // Nothing says where these files came from: record only what is known, never a URL that was not fetched.
-  return { ...base, provenance: "supplied", sourceEntry: (file, sha256) => ({ sha256, member_path: file.memberPath }) };
+  return { ...base, provenance: "supplied", sourceEntry: (source) => ({ sha256: source.sha256, member_path: memberPathOf(source) }) };
 }
 
 export interface RasterDescription {

@@ -5,21 +5,24 @@ import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Snapshot } from "../format/snapshot.js";
 import { openVersion, type RasterView } from "../format/versions.js";
-import { CATALOG_FILE } from "../format/objects.js";
+import { CATALOG_FILE, objectPath, type Ref } from "../format/objects.js";
 import { type Dataset } from "../format/records.js";
+import type { IndexNode, RasterIndex, YearPage } from "../format/version-index.js";
 import { addToCatalog, readPublished, updateCandidates, writeCatalog } from "./catalog.js";
-import { findSiloFiles } from "./discover.js";
+import { collectDays, type DayInput, type Prefer } from "./day-sources.js";
+import { findSiloFiles, type SiloFile } from "./discover.js";
 import { writeExplorer } from "./explorer.js";
 import { PublishError } from "./errors.js";
 import { ObjectStore } from "./files.js";
 import { publishObservations } from "./observations.js";
 import { createProgress, type Progress } from "./progress.js";
 import { labelRaster, type RasterLabels } from "./provenance.js";
-import { publishRaster, RASTER_TRANSFORM_VERSION } from "./raster.js";
+import { inspectAnnualFile, publishRaster, RASTER_TRANSFORM_VERSION, type RasterSummary, startDayPool } from "./raster.js";
+import { type PeriodDay, periodFingerprints, SourceCache } from "./source-cache.js";
 import type { Coverage } from "../format/coverage.js";
 
 export interface PublishOptions {
-  sources: string; // folder of SILO daily max_temp GeoTIFFs
+  sources: string; // folder of SILO max_temp files: daily GeoTIFFs, annual NetCDF files
   dist: string;
   observations?: boolean; // also publish the NOAA observation table (default true)
   datasetKey?: string;
@@ -28,6 +31,10 @@ export interface PublishOptions {
   extend?: boolean;
   /** record missing dates as gaps instead of refusing them */
   allowGaps?: boolean;
+  /** which form wins a date the folder holds both as a daily GeoTIFF and in an annual file, when their cells differ */
+  prefer?: Prefer;
+  /** read and hash every source file, trusting no size and times remembered from an earlier publish */
+  rehash?: boolean;
   /** decoding threads (default: one per core) */
   workers?: number;
   /** write the browser explorer into the dist (default true; a golden test pins the data format alone) */
@@ -44,6 +51,8 @@ export interface PublishSummary {
   decoded: number;
   reused: number;
   tiles: number;
+  /** source files this publish read (hashed, inspected or decoded); unchanged files are not read */
+  filesRead: number;
   observations: number;
   /** objects this publish added (their .br copies not counted) */
   objectsWritten: number;
@@ -136,13 +145,13 @@ async function publishLocked(options: PublishOptions, progress: Progress, starte
 
 async function publishInto(store: ObjectStore, previous: Snapshot | null, options: PublishOptions, progress: Progress, started: number): Promise<PublishSummary> {
   const summary: PublishSummary = {
-    added: [], unchanged: [], days: 0, decoded: 0, reused: 0, tiles: 0, observations: 0, objectsWritten: 0, bytesWritten: 0, dayBytesWritten: 0, ms: 0,
+    added: [], unchanged: [], days: 0, decoded: 0, reused: 0, tiles: 0, filesRead: 0, observations: 0, objectsWritten: 0, bytesWritten: 0, dayBytesWritten: 0, ms: 0,
   };
   const fresh: { record: Dataset; coverage: Coverage | null }[] = [];
   const isPublished = async (id: string) => (await previous?.findRecord(id)) ?? null;
 
   const files = await findSiloFiles(options.sources);
-  progress.line(`found ${files.length} SILO day files in ${options.sources} (${files[0].date} .. ${files[files.length - 1].date})`);
+  progress.line(`found ${describeFiles(files)} in ${options.sources}`);
   const labels = await labelRaster(options.sources, options);
   const base = await findBase(previous, labels);
   if (options.extend && !base) {
@@ -153,8 +162,8 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
     );
   }
   if (base) progress.line(`${options.extend ? "extending" : "reusing days of"} ${base.record.id}`);
-  const raster = await publishRaster({ files, labels, base, extend: options.extend ?? false, allowGaps: options.allowGaps ?? false, workers: options.workers }, store, progress);
-  Object.assign(summary, { days: raster.days, decoded: raster.decoded, reused: raster.reused, tiles: raster.tiles });
+  const { raster, filesRead, remember } = await publishFolder(files, labels, base, options, store, progress);
+  Object.assign(summary, { days: raster.days, decoded: raster.decoded, reused: raster.reused, tiles: raster.tiles, filesRead });
   const existing = await isPublished(raster.record.id);
   if (existing) summary.unchanged.push(existing);
   else fresh.push({ record: raster.record, coverage: raster.coverage });
@@ -180,9 +189,76 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
     await writeCatalog(store, options.dist, previous, root, candidates, explorerFiles);
     summary.added = records;
   }
+  await remember();
   summary.objectsWritten = store.added.filter((f) => !f.path.endsWith(".br")).length;
   summary.bytesWritten = store.bytesWritten;
   summary.dayBytesWritten = store.added.filter((f) => f.path.endsWith(".day")).reduce((n, f) => n + f.size, 0);
   summary.ms = Date.now() - started;
   return summary;
+}
+
+function describeFiles(files: SiloFile[]): string {
+  const daily = files.flatMap((f) => (f.kind === "daily" ? [f.date] : []));
+  const annual = files.flatMap((f) => (f.kind === "annual" ? [f.year] : []));
+  return [
+    daily.length > 0 ? `${daily.length} daily files (${daily[0]} .. ${daily[daily.length - 1]})` : "",
+    annual.length > 0 ? `${annual.length} annual files (${annual[0]}${annual.length > 1 ? ` .. ${annual[annual.length - 1]}` : ""})` : "",
+  ].filter(Boolean).join(" and ");
+}
+
+interface FolderRaster {
+  raster: RasterSummary;
+  filesRead: number;
+  /** after the catalog swap: remembers what this publish learned of the folder for the next one */
+  remember: () => Promise<void>;
+}
+
+/**
+ * The raster version of the sources folder: its days (with the sha256 and dates remembered from earlier publishes
+ * for files whose size and times did not change), then the raster stage, taking whole every year and month of the
+ * base whose files did not change.
+ */
+async function publishFolder(files: SiloFile[], labels: RasterLabels, base: RasterView | null, options: PublishOptions, store: ObjectStore, progress: Progress): Promise<FolderRaster> {
+  const cache = await SourceCache.open(options.sources, files, options.rehash ?? false);
+  const prefer = options.prefer ?? null;
+  const fingerprints = (days: DayInput[]) => periodFingerprints(days.map((d) => toPeriodDay(d, labels)), `${RASTER_TRANSFORM_VERSION} prefer=${prefer ?? "none"}`);
+  const pool = startDayPool(files, options.workers);
+  try {
+    const days = await collectDays(files, cache, (file) => inspectAnnualFile(pool, file));
+    if (days.length === 0) throw new PublishError(options.sources, "discover", "its annual files hold no days");
+    const planned = fingerprints(days);
+    const raster = await publishRaster(
+      {
+        days, labels, base, prefer, pool,
+        extend: options.extend ?? false,
+        allowGaps: options.allowGaps ?? false,
+        isUnchanged: (key, node) => cache.isUnchanged(key, planned.get(key), node),
+        onRead: (source, sha256) => {
+          source.sha256 = sha256;
+          if (source.file.kind === "daily") cache.remember(source.file, { sha256 });
+          else cache.read.add(source.file.memberPath);
+        },
+      },
+      store,
+      progress,
+    );
+    const remember = async () => {
+      const index = await readObjectJson<RasterIndex>(options.dist, raster.record.metadata.index);
+      await cache.recordNodes(index.years, fingerprints(days), async (year: IndexNode) => (await readObjectJson<YearPage>(options.dist, year.ref)).months);
+      const note = await cache.save();
+      if (note) progress.line(note);
+    };
+    return { raster, filesRead: cache.read.size, remember };
+  } finally {
+    await pool.close();
+  }
+}
+
+/** A day's source entries as the publish would record them; null for a file not hashed yet. */
+function toPeriodDay(day: DayInput, labels: RasterLabels): PeriodDay {
+  return { date: day.date, entries: day.sources.map((s) => (s.sha256 === null ? null : labels.sourceEntry({ ...s, sha256: s.sha256 }))) };
+}
+
+async function readObjectJson<T>(dist: string, ref: Ref): Promise<T> {
+  return JSON.parse(await readFile(join(dist, objectPath(ref.sha256, "json")), "utf8")) as T;
 }

@@ -1,10 +1,11 @@
-// Raster stage: SILO day files -> the days of the new version (planned, decoded on every core ahead of use) ->
-// day pieces and the index tree -> the version's index root and record.
+// Raster stage: SILO days (daily GeoTIFFs, days of annual NetCDF files) -> the days of the new version (planned,
+// decoded on every core ahead of use) -> day pieces and the index tree -> the version's index root and record.
 //
-// Every day already in the dist is reused by content hash: a file whose sha256 equals the source of the same
-// date in the base version is not decoded again, and its piece is not written again. Extending a version
-// takes every day of the base and adds or replaces the days of the folder; whole months and years the
-// folder does not touch are reused as index nodes, so extending costs the new days, not the archive.
+// Every day already in the dist is reused by content hash: a source whose sha256 equals the source of the same
+// date in the base version is not decoded again, and a day whose decoded cells equal the base's is not encoded or
+// written again (a re-fetched annual file costs its decoding, not a year of pieces). Extending a version takes
+// every day of the base and adds or replaces the days of the folder; whole months and years the folder does not
+// touch, or whose files did not change, are reused as index nodes, so a publish costs the new days, not the archive.
 
 import { availableParallelism } from "node:os";
 import { BLOCK_SIDE } from "../format/blocks.js";
@@ -17,13 +18,16 @@ import { type DayEntry, type RasterIndex, rasterContentText } from "../format/ve
 import type { RasterView } from "../format/versions.js";
 import { assertValid } from "../schemas/validate.js";
 import { SILO_TMAX } from "../sources/silo.js";
-import type { DayResult, DayTask } from "./day-worker.js";
-import { type PlanItem, type PlannedDay, planDays } from "./day-plan.js";
-import type { SiloFile } from "./discover.js";
+import type { DaySource, DayInput, Prefer } from "./day-sources.js";
+import type { SiloFile, YearFile } from "./discover.js";
+import type { KnownFile } from "./source-cache.js";
+import type { DayResult, DayTask, InspectResult, InspectTask, SourceTask } from "./day-worker.js";
+import { type IsUnchanged, type PlanItem, type PlannedDay, planDays } from "./day-plan.js";
 import { PublishError } from "./errors.js";
 import type { ObjectStore } from "./files.js";
 import { checkGaps } from "./gaps.js";
 import { type IndexTree, IndexTreeWriter } from "./index-tree.js";
+import { NETCDF_LIBRARY } from "./netcdf.js";
 import { WorkerPool } from "./pool.js";
 import { type Progress, formatBytes, formatEta } from "./progress.js";
 import { type Provenance, type RasterLabels, describeRaster } from "./provenance.js";
@@ -38,13 +42,20 @@ const MAX_WORKERS = 8;
 const TASKS_AHEAD_PER_WORKER = 4;
 
 export interface RasterInput {
-  files: SiloFile[];
+  days: DayInput[];
   labels: RasterLabels;
   /** the version whose days are reused by sha256 (and, when extending, included) */
   base: RasterView | null;
   extend: boolean;
   allowGaps: boolean;
-  workers?: number;
+  /** which form wins a date held in both forms with different cells; null: such a date stops the publish */
+  prefer: Prefer | null;
+  /** the base's years and months whose files did not change since they were published: taken whole */
+  isUnchanged?: IsUnchanged;
+  /** told each source's sha256 when a decoding thread has read it */
+  onRead?: (source: DaySource, sha256: string) => void;
+  /** the decoding threads (startDayPool); the caller closes them */
+  pool: DayPool;
 }
 
 export interface RasterSummary {
@@ -63,31 +74,44 @@ interface DecodingItem {
 }
 
 export async function publishRaster(input: RasterInput, store: ObjectStore, progress: Progress): Promise<RasterSummary> {
-  const { files, base, extend } = input;
-  const folder = files[0] ? files[0].path.replace(/[/\\][^/\\]*$/, "") : "sources";
-  checkGaps(files.map((f) => f.date), folder, extend ? base?.index.coverage : undefined, input.allowGaps);
-  const threads = Math.min(input.workers ?? Math.min(availableParallelism(), MAX_WORKERS), files.length);
-  const pool = files.length > 0 ? new WorkerPool<DayTask, DayResult>(new URL(`./day-worker${import.meta.url.slice(-3)}`, import.meta.url), threads) : null;
-  let written: WrittenDays;
-  try {
-    const items = pool ? decodeAhead(planDays(files, base, extend), pool, pool.size * TASKS_AHEAD_PER_WORKER) : noDecoding(planDays(files, base, extend));
-    written = await writeDays(items, store, input.labels, new DayProgress(progress, files.length, store));
-  } finally {
-    await pool?.close();
-  }
+  const { days, base, extend } = input;
+  const folder = days[0] ? days[0].sources[0].file.path.replace(/[/\\][^/\\]*$/, "") : "sources";
+  checkGaps(days.map((d) => d.date), folder, extend ? base?.index.coverage : undefined, input.allowGaps);
+  const { pool } = input;
+  const plan = planDays(days, base, extend, input.isUnchanged);
+  const items = decodeAhead(plan, (item) => startDecoding(item, pool, input, progress), pool.size * TASKS_AHEAD_PER_WORKER);
+  const written = await writeDays(items, store, input.labels, new DayProgress(progress, days.length, store));
   const { tree } = written;
   const indexRef = await writeIndex(store, tree);
   const record = describeVersion(input, tree, indexRef);
-  return { record, coverage: tree.coverage, days: tree.days, decoded: written.decoded, reused: written.reused, tiles: tree.tiles };
+  // reused: the folder's days that needed no new piece (same files, same cells, or a whole unchanged month or year)
+  return { record, coverage: tree.coverage, days: tree.days, decoded: written.decoded, reused: days.length - written.decoded, tiles: tree.tiles };
 }
 
-/** Starts decoding each planned file, at most `ahead` tasks before the consumer, and yields items in order. */
-async function* decodeAhead(items: AsyncIterable<PlanItem>, pool: WorkerPool<DayTask, DayResult>, ahead: number): AsyncGenerator<DecodingItem> {
+export type DayPool = WorkerPool<DayTask | InspectTask, DayResult | InspectResult>;
+
+/** Decoding threads (started as tasks arrive), with the NetCDF library loaded first when there are annual files. */
+export function startDayPool(files: SiloFile[], workers?: number): DayPool {
+  const annual = files.filter((f) => f.kind === "annual").length;
+  // an annual file is hundreds of days: count it as a year's worth of work for the number of threads
+  const threads = Math.min(workers ?? Math.min(availableParallelism(), MAX_WORKERS), Math.max(1, files.length + 365 * annual));
+  return new WorkerPool(new URL(`./day-worker${import.meta.url.slice(-3)}`, import.meta.url), threads, annual > 0 ? [NETCDF_LIBRARY] : []);
+}
+
+/** An annual file's sha256 and dates, read and checked on a decoding thread. */
+export async function inspectAnnualFile(pool: DayPool, file: YearFile): Promise<KnownFile> {
+  const result = (await pool.run({ kind: "inspect", path: file.path })) as InspectResult;
+  if (!result.ok) throw new PublishError(result.file, result.stage, result.reason);
+  return { sha256: result.sha256, dates: result.dates };
+}
+
+/** Starts decoding each planned day, at most `ahead` tasks before the consumer, and yields items in order. */
+async function* decodeAhead(items: AsyncIterable<PlanItem>, start: (item: PlanItem) => Promise<DayResult> | null, ahead: number): AsyncGenerator<DecodingItem> {
   const queue: DecodingItem[] = [];
   let running = 0;
   try {
     for await (const item of items) {
-      const task = item.kind === "day" && item.file ? pool.run(toTask(item)) : null;
+      const task = start(item);
       task?.catch(() => undefined); // settled in order by the consumer; never unhandled meanwhile
       queue.push({ item, task });
       if (task) running++;
@@ -104,14 +128,47 @@ async function* decodeAhead(items: AsyncIterable<PlanItem>, pool: WorkerPool<Day
   }
 }
 
-async function* noDecoding(items: AsyncIterable<PlanItem>): AsyncGenerator<DecodingItem> {
-  for await (const item of items) yield { item, task: null };
+/**
+ * The decoding of a planned day with sources: none needed when the base published this date from files with the
+ * very sha256 the folder's files are known to have; else a task on a decoding thread.
+ */
+function startDecoding(item: PlanItem, pool: DayPool, input: RasterInput, progress: Progress): Promise<DayResult> | null {
+  if (item.kind !== "day" || !item.input) return null;
+  const sources = item.input.sources;
+  const known = sources.map((s) => s.sha256);
+  if (item.base && !known.includes(null) && isSameSet(known as string[], item.base.sources.map((s) => s.sha256))) {
+    return Promise.resolve({ ok: true, sha256: known as string[], kept: sources.map((_, i) => i), decoded: null });
+  }
+  return (pool.run(toTask(item, input.prefer)) as Promise<DayResult>).then((result) => {
+    if (result.ok) {
+      sources.forEach((s, i) => input.onRead?.(s, result.sha256[i]));
+      if (result.overruled) progress.line(result.overruled);
+    }
+    return result;
+  });
 }
 
-function toTask(day: PlannedDay): DayTask {
-  // the file this date was published from before: equal bytes are not decoded again
-  const known = day.base?.sources.length === 1 ? day.base.sources[0].sha256 : null;
-  return { path: day.file!.path, knownSha256: known, plausible: SILO_TMAX.plausible };
+function isSameSet(a: string[], b: string[]): boolean {
+  return a.length === b.length && [...a].sort().join() === [...b].sort().join();
+}
+
+function toSourceTask({ file, index, sha256 }: DaySource): SourceTask {
+  if (file.kind === "daily") return { kind: "daily", path: file.path, memberPath: file.memberPath };
+  return { kind: "annual", path: file.path, memberPath: file.memberPath, index: index!, sha256: sha256! };
+}
+
+function toTask(day: PlannedDay, prefer: Prefer | null): DayTask {
+  const base = day.base;
+  return {
+    kind: "day",
+    date: day.date,
+    sources: day.input!.sources.map(toSourceTask),
+    // the files this date was published from before: equal bytes are not decoded again, equal cells not encoded
+    baseSha256: base ? base.sources.map((s) => s.sha256) : null,
+    baseCells: base ? { window: base.window, cells: base.cells } : null,
+    prefer,
+    plausible: SILO_TMAX.plausible,
+  };
 }
 
 interface WrittenDays {
@@ -141,9 +198,9 @@ async function writeDays(items: AsyncIterable<DecodingItem>, store: ObjectStore,
   return { tree: await tree.finish(), decoded, reused };
 }
 
-/** The day entry of a decoded (or recognised) file: its piece written, its source recorded. */
+/** The day entry of a decoded (or recognised) day: its piece written, its sources recorded. */
 async function toDayEntry(day: PlannedDay, result: Extract<DayResult, { ok: true }>, store: ObjectStore, labels: RasterLabels): Promise<DayEntry> {
-  const sources = [labels.sourceEntry(day.file!, result.sourceSha256)];
+  const sources = result.kept.map((i) => labels.sourceEntry({ ...day.input!.sources[i], sha256: result.sha256[i] }));
   if (!result.decoded) return { ...day.base!, sources };
   const { window, cells, missing, bytes, header } = result.decoded;
   return { date: day.date, window, cells, missing, piece: await store.put(bytes, "day"), header, sources };

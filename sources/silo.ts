@@ -1,4 +1,5 @@
-// Source descriptor: SILO daily gridded maximum temperature (docs/contract.md §6.1).
+// Source descriptor: SILO daily gridded maximum temperature, as daily GeoTIFFs or annual NetCDF files
+// (docs/contract.md §6.1).
 
 import { GRID, TILE_SIDE, windowTransform } from "../format/grid.js";
 import { QUERY_DATA_CLASS, QUERY_SOURCE, QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
@@ -18,6 +19,9 @@ export const SILO_TMAX = {
   /** `YYYYMMDD.max_temp.tif`, as the bucket names them */
   fileName: /^(\d{4})(\d{2})(\d{2})\.max_temp\.tif$/,
   baseUrl: "https://s3-ap-southeast-2.amazonaws.com/silo-open-data/Official/daily/max_temp",
+  /** `YYYY.max_temp.nc`: one NetCDF-4 file per year, SILO's official gridded product */
+  annualFileName: /^(\d{4})\.max_temp\.nc$/,
+  annualBaseUrl: "https://s3-ap-southeast-2.amazonaws.com/silo-open-data/Official/annual/max_temp",
   landingPage: "https://www.longpaddock.qld.gov.au/silo/gridded-data/",
   license: "CC-BY-4.0",
   attribution: "Queensland Government SILO; interpolated Bureau of Meteorology and other observations.",
@@ -40,4 +44,18 @@ export function dateToMemberPath(date: string): string {
 
 export function dateToUrl(date: string, baseUrl: string = SILO_TMAX.baseUrl): string {
   return `${baseUrl}/${dateToMemberPath(date)}`;
+}
+
+/** Where the bucket keeps one year's annual file, relative to annualBaseUrl and to a local sources folder. */
+export function yearToMemberPath(year: number | string): string {
+  return `${year}.${SILO_TMAX.siloVariable}.nc`;
+}
+
+export function yearToUrl(year: number | string, baseUrl: string = SILO_TMAX.annualBaseUrl): string {
+  return `${baseUrl}/${yearToMemberPath(year)}`;
+}
+
+/** The member path of one day inside an annual file: the file, then the variable at that time index. */
+export function annualDayMemberPath(fileMemberPath: string, timeIndex: number): string {
+  return `${fileMemberPath}#${SILO_TMAX.siloVariable}[${timeIndex}]`;
 }

@@ -27,13 +27,17 @@ function requireGdal(): void {
   }
 }
 
-// GDAL reads the file and hands back its geotransform, CRS, nodata and every cell as float32 little-endian.
+// GDAL reads the file and hands back its geotransform, CRS, nodata and every cell as float32 little-endian,
+// unscaled by GDAL itself (gdal_translate -unscale -ot Float32) when the band has a scale or offset.
 const GDAL_DUMP = `
 import base64, json, sys
 from array import array
 from osgeo import gdal
 gdal.UseExceptions()
 ds = gdal.Open(sys.argv[1])
+scaled = ds.GetRasterBand(1).GetScale() not in (None, 1) or ds.GetRasterBand(1).GetOffset() not in (None, 0)
+if scaled:
+    ds = gdal.Translate("/vsimem/unscaled.tif", ds, unscale=True, outputType=gdal.GDT_Float32)
 band = ds.GetRasterBand(1)
 cells = array("f", band.ReadRaster(0, 0, ds.RasterXSize, ds.RasterYSize, buf_type=gdal.GDT_Float32))
 if sys.byteorder == "big":
@@ -171,6 +175,11 @@ const GOOD: { file: string; window: Window; missing: MissingKinds }[] = [
   { file: "legacy-ocean.tif", window: [400, 300, 37, 23], missing: { nodata: 22, legacy: 247, nan: 0, inf: 0 } },
   { file: "nan.tif", window: [600, 400, 37, 23], missing: { nodata: 0, legacy: 0, nan: 29, inf: 2 } },
   { file: "pixel-is-point.tif", window: [300, 200, 37, 23], missing: { nodata: 30, legacy: 0, nan: 0, inf: 0 } },
+  // the other encodings GDAL writes for the grid: float64, and integers with a scale and offset
+  { file: "float64.tif", window: [150, 300, 37, 23], missing: { nodata: 29, legacy: 0, nan: 0, inf: 0 } },
+  { file: "int16-scaled.tif", window: [250, 350, 37, 23], missing: { nodata: 22, legacy: 176, nan: 0, inf: 0 } },
+  { file: "uint16-offset.tif", window: [350, 400, 37, 23], missing: { nodata: 29, legacy: 0, nan: 0, inf: 0 } },
+  { file: "int32-bigendian.tif", window: [450, 450, 37, 23], missing: { nodata: 29, legacy: 0, nan: 0, inf: 0 } },
 ];
 
 const good = suite("readSiloTiff - decodes GDAL-written files exactly as GDAL reads them");
@@ -233,6 +242,24 @@ for (const [name, options] of FULL_GRID_FORMATS) {
   });
 }
 
+full("readSiloTiff - a full grid in a big-endian file with a long strip table is refused, not misread", async () => {
+  requireGdal();
+  await withTempDir(async (dir) => {
+    const source = join(dir, "source.tif");
+    const big = join(dir, "big-endian.tif");
+    await writeSiloTiff(source, [0, 0, GRID.width, GRID.height], makeFullGrid());
+    runGdal(["gdal_translate", "-q", "-co", "ENDIANNESS=BIG", "-co", "BLOCKYSIZE=2", source, big]);
+    const err = await rejection(readSiloTiff(big, PLAUSIBLE_TMAX_DEGC));
+    assert.is(
+      err.reason,
+      "is a big-endian GeoTIFF whose StripOffsets table the geotiff library misreads as little-endian; rewrite it little-endian (gdal_translate -co ENDIANNESS=LITTLE)",
+    );
+    // the same cells little-endian decode exactly (the small big-endian fixture, with a short table, decodes too)
+    runGdal(["gdal_translate", "-q", "-co", "ENDIANNESS=LITTLE", big, join(dir, "little.tif")]);
+    assert.is((await readSiloTiff(join(dir, "little.tif"), PLAUSIBLE_TMAX_DEGC)).window.join(), "0,0,841,681");
+  });
+});
+
 full.run();
 
 // --- files it must refuse, with the reason a maintainer needs ---
@@ -253,7 +280,7 @@ const BAD: { file: string; reason: string }[] = [
   { file: "bad-cellsize.tif", reason: "cell size 0.1 x 0.1 degrees is not the SILO 0.05 degree cell" },
   { file: "bad-rotated.tif", reason: "grid is rotated or sheared (ModelTransformation terms 0.001, 0.001)" },
   { file: "bad-south-up.tif", reason: "grid is not north-up (latitude step 0.05 per row, expected -0.05)" },
-  { file: "bad-int16.tif", reason: "samples are int16 (SampleFormat 2, BitsPerSample 16); a SILO file stores float32" },
+  { file: "bad-complex.tif", reason: "samples are complex integers (SampleFormat 5, BitsPerSample 32); a SILO-grid file stores float32 or float64" },
   { file: "bad-outside.tif", reason: "window [814, 100, 37, 23] (columns 814..850, rows 100..122) reaches outside the 841 x 681 SILO grid" },
 ];
 

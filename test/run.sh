@@ -5,6 +5,7 @@ cd "$(dirname "$0")/.."
 
 make --no-print-directory install >/dev/null || { echo "npm install failed"; echo "0 passed, 1 failed"; exit 1; }
 bash test/ensure-gdal.sh || { echo "could not install GDAL (gdal-bin, python3-gdal)"; echo "0 passed, 1 failed"; exit 1; }
+bash test/ensure-python.sh || { echo "could not install python3-netcdf4 and python3-numpy (the NetCDF fixtures)"; echo "0 passed, 1 failed"; exit 1; }
 bash test/ensure-command.sh chromium chromium || { echo "could not install Chromium (the explorer's browser tests)"; echo "0 passed, 1 failed"; exit 1; }
 
 failed_extra=0
