@@ -6,8 +6,11 @@ PORT ?= 8080
 HOST ?= 127.0.0.1
 FROM ?=
 TO ?=
+YEARS ?=
 EXTEND ?=
 ALLOW_GAPS ?=
+PREFER ?=
+REHASH ?=
 CACHE_MB ?= 32
 TSX := node_modules/.bin/tsx
 # The server runs as one bundled JavaScript file, built by `make install`, so a start compiles nothing.
@@ -32,11 +35,12 @@ $(SERVER_JS): node_modules/.package-lock.json $(SERVER_SOURCES)
 demo: publish ## build the demo dist and serve it (the first command on a fresh machine)
 	@$(MAKE) --no-print-directory serve DIST="$(DIST)" PORT="$(PORT)" HOST="$(HOST)"
 
-publish: install ## publish SOURCES (default: the generated demo) into DIST; EXTEND=1 adds them to the newest version
-	@$(TSX) pipeline/cli.ts publish --dist "$(DIST)" $(if $(SOURCES),--sources "$(SOURCES)") $(if $(EXTEND),--extend) $(if $(ALLOW_GAPS),--allow-gaps)
+publish: install ## publish SOURCES (default: the demo) into DIST; EXTEND=1 adds to the newest version; PREFER=daily|annual; REHASH=1 reads every file again
+	@$(TSX) pipeline/cli.ts publish --dist "$(DIST)" $(if $(SOURCES),--sources "$(SOURCES)") $(if $(EXTEND),--extend) $(if $(ALLOW_GAPS),--allow-gaps) \
+		$(if $(PREFER),--prefer "$(PREFER)") $(if $(REHASH),--rehash)
 
-fetch: install ## download SILO max_temp days FROM..TO into SOURCES (default .cache/silo)
-	@$(TSX) pipeline/cli.ts fetch --from "$(FROM)" --to "$(TO)" $(if $(SOURCES),--sources "$(SOURCES)")
+fetch: install ## download SILO max_temp daily files FROM..TO, or annual files YEARS=1889-2025, into SOURCES (default .cache/silo)
+	@$(TSX) pipeline/cli.ts fetch $(if $(YEARS),--years "$(YEARS)",--from "$(FROM)" --to "$(TO)") $(if $(SOURCES),--sources "$(SOURCES)")
 
 verify: install ## check every file of DIST and every version's tree down to each block
 	@$(TSX) pipeline/cli.ts verify --dist "$(DIST)"

@@ -1,11 +1,11 @@
 // A publish in its own process, for the bench: prints one JSON line with its wall time, peak memory and summary.
-// usage: tsx bench/publish-probe.ts <sources> <dist> [--extend]
+// usage: tsx bench/publish-probe.ts <sources> <dist> [--extend] [--rehash]
 
 import { publish } from "../pipeline/publish.js";
 
-const [sources, dist, flag] = process.argv.slice(2);
+const [sources, dist, ...flags] = process.argv.slice(2);
 const started = performance.now();
-const summary = await publish({ sources, dist, observations: false, extend: flag === "--extend", log: () => {} });
+const summary = await publish({ sources, dist, observations: false, extend: flags.includes("--extend"), rehash: flags.includes("--rehash"), log: () => {} });
 console.log(
   JSON.stringify({
     ms: performance.now() - started,
@@ -13,6 +13,7 @@ console.log(
     days: summary.days,
     decoded: summary.decoded,
     reused: summary.reused,
+    filesRead: summary.filesRead,
     objectsWritten: summary.objectsWritten,
     bytesWritten: summary.bytesWritten,
     dayBytesWritten: summary.dayBytesWritten,

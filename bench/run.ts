@@ -6,12 +6,13 @@
 // Phases: (1) a year of full-grid SILO-format COGs: decoding alone vs publishing, bytes per day, then adding
 // one day (a grown folder, and EXTEND); (2) the server on that dist vs sirv serving the very same answer bytes
 // as static files, plain and compressed; (3) a long small-window archive: publish time and memory under an
-// open-file limit of 1024, one more day, start-up, memory and the largest answer.
+// open-file limit of 1024, one more day, start-up, memory and the largest answer. The sources rows
+// (bench/sources-bench.ts; alone with BENCH_ONLY=sources) follow phases (1) and (3).
 
 import { execFileSync } from "node:child_process";
-import { cp, mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 import { findSiloFiles } from "../pipeline/discover.js";
 import { readSiloTiff } from "../pipeline/geotiff.js";
@@ -22,6 +23,8 @@ import { PLAUSIBLE_TMAX_DEGC } from "../sources/silo.js";
 import type { Window } from "../format/grid.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { type Proc, type WrkResult, postScript, readRss, runWrk, startBareNode, startServer, startStatic, variedQueryScript, variedTileScript } from "./load.js";
+import { linkFolder, runProbe } from "./probe.js";
+import { benchAnnual, benchGrownArchive, benchSourcesAlone } from "./sources-bench.js";
 import { BENCH_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -46,28 +49,16 @@ async function sizeOfTree(dir: string): Promise<number> {
   return total;
 }
 
-/** A folder of links to some of the cached source files: a maintainer's folder without copying 250 MB. */
-async function linkFolder(folder: string, cache: string, dates: string[]): Promise<string> {
-  for (const date of dates) {
-    const target = join(folder, dateToMemberPath(date));
-    await mkdir(join(target, ".."), { recursive: true });
-    await symlink(resolve(cache, dateToMemberPath(date)), target);
-  }
-  return folder;
-}
-
-function runProbe(sources: string, dist: string, extend = false, openFiles = 0): Record<string, number> & { id: string } {
-  const command = `${openFiles ? `ulimit -n ${openFiles} && ` : ""}exec node_modules/.bin/tsx bench/publish-probe.ts "${sources}" "${dist}"${extend ? " --extend" : ""}`;
-  const started = performance.now();
-  const out = execFileSync("bash", ["-c", command], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 20 });
-  return { ...JSON.parse(out.trim().split("\n").pop()!), wallMs: performance.now() - started };
-}
-
 const dataRequest = (window: Window, start: string, end: string, format: "json" | "csv") => JSON.stringify(makeDataRequest(window, start, end, { format }));
 
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 // ---------------------------------------------------------------------------------------------------------------
+
+if (process.env.BENCH_ONLY === "sources") {
+  await benchSourcesAlone();
+  process.exit(0);
+}
 
 const work = await mkdtemp(join(tmpdir(), "bench-"));
 const procs: Proc[] = [];
@@ -115,12 +106,13 @@ try {
   await linkFolder(yearFolder, yearCache, [NEXT_DAY]);
   const grown = runProbe(yearFolder, dist);
   const nextOnly = await linkFolder(join(work, "next"), yearCache, [NEXT_DAY]);
-  const extended = runProbe(nextOnly, extendCopy, true);
+  const extended = runProbe(nextOnly, extendCopy, ["--extend"]);
   await rm(extendCopy, { recursive: true, force: true });
   Object.assign(figures, { add_day_s: grown.wallMs / 1000, add_day_bytes: grown.bytesWritten, extend_day_s: extended.wallMs / 1000, extend_day_bytes: extended.bytesWritten });
   say("adding one full-grid day to the 365-day version (a new process each: start-up included)");
   say(`  the grown folder (366 files)                ${fmt(grown.wallMs / 1000, 2)} s  decoded ${grown.decoded}, reused ${grown.reused}  ${formatBytes(grown.bytesWritten)} written (day piece ${formatBytes(grown.dayBytesWritten)})  (goal <= 8 s)`);
   say(`  EXTEND=1 with the new file alone            ${fmt(extended.wallMs / 1000, 2)} s  decoded ${extended.decoded}  ${formatBytes(extended.bytesWritten)} written (day piece ${formatBytes(extended.dayBytesWritten)})`);
+  await benchAnnual({ work, say, log, figures }, yearCache, YEAR);
 
   // (2) The server against sirv serving the same bytes ----------------------------------------------------
   const bare = await startBareNode();
@@ -212,8 +204,10 @@ try {
   const longFolder = await linkFolder(join(work, "long"), longCache, LONG.slice(0, -1));
   const longDist = join(work, "dist-long");
   log(`publishing ${LONG_DAYS} small-window days under ulimit -n 1024`);
-  const longPublish = runProbe(longFolder, longDist, false, 1024);
-  const longOne = runProbe(await linkFolder(join(work, "long-next"), longCache, LONG.slice(-1)), longDist, true, 1024);
+  const longPublish = runProbe(longFolder, longDist, [], 1024);
+  const longBase = join(work, "dist-long-base");
+  await cp(longDist, longBase, { recursive: true });
+  const longOne = runProbe(await linkFolder(join(work, "long-next"), longCache, LONG.slice(-1)), longDist, ["--extend"], 1024);
   Object.assign(figures, {
     long_days: LONG_DAYS,
     long_publish_s: longPublish.wallMs / 1000,
@@ -224,6 +218,8 @@ try {
   say(`a long archive: ${fmt(LONG_DAYS)} small-window days (8 x 8 cells), open files limited to 1024`);
   say(`  publish                                     ${fmt(longPublish.wallMs / 1000, 1)} s, peak memory ${fmt(longPublish.maxRssMb)} MB`);
   say(`  one more day (EXTEND)                       ${fmt(longOne.wallMs / 1000, 2)} s, ${formatBytes(longOne.bytesWritten - longOne.dayBytesWritten)} written besides the day piece (goal <= 256 kB)`);
+  await benchGrownArchive({ work, say, log, figures }, longFolder, longBase, longCache, LONG[LONG.length - 1], 1024);
+  await rm(longBase, { recursive: true, force: true });
 
   const longServer = await startServer(longDist);
   procs.push(longServer);

@@ -2,7 +2,7 @@
 // (YYYYMMDD.max_temp.tif) and annual NetCDF files (YYYY.max_temp.nc), and the provenance beside them.
 
 import { readdir, readFile } from "node:fs/promises";
-import { join, relative } from "node:path";
+import { join, sep } from "node:path";
 import { isCalendarDate } from "../format/dates.js";
 import { SILO_TMAX } from "../sources/silo.js";
 import { PublishError } from "./errors.js";
@@ -25,6 +25,7 @@ export interface YearFile {
 
 export type SiloFile = DayFile | YearFile;
 
+/** Member paths (relative, '/'-separated) of the names at the top of the folder and in its YYYY/ folders. */
 async function listCandidates(folder: string): Promise<string[]> {
   let top: string[];
   try {
@@ -36,15 +37,16 @@ async function listCandidates(folder: string): Promise<string[]> {
   // sorted, so a message naming two files names them in the same order on every machine
   for (const name of top.sort()) {
     if (/^\d{4}$/.test(name)) {
-      for (const inner of (await readdir(join(folder, name)).catch(() => [])).sort()) candidates.push(join(folder, name, inner));
-    } else candidates.push(join(folder, name));
+      for (const inner of (await readdir(join(folder, name)).catch(() => [])).sort()) candidates.push(`${name}/${inner}`);
+    } else candidates.push(name);
   }
   return candidates;
 }
 
-function toSiloFile(folder: string, path: string): SiloFile | null {
-  const memberPath = relative(folder, path).split("\\").join("/");
-  const name = memberPath.split("/").pop()!;
+function toSiloFile(base: string, memberPath: string): SiloFile | null {
+  const name = memberPath.slice(memberPath.lastIndexOf("/") + 1);
+  // one string per file, not path.join: a folder of 50,000 days is listed on every publish
+  const path = base + (sep === "/" ? memberPath : memberPath.split("/").join(sep));
   const year = SILO_TMAX.annualFileName.exec(name);
   if (year) return { kind: "annual", year: year[1], path, memberPath };
   const m = SILO_TMAX.fileName.exec(name);
@@ -57,8 +59,9 @@ function toSiloFile(folder: string, path: string): SiloFile | null {
 /** Every SILO file of the folder: daily files in date order, then annual files in year order. */
 export async function findSiloFiles(folder: string): Promise<SiloFile[]> {
   const byKey = new Map<string, SiloFile>();
-  for (const path of await listCandidates(folder)) {
-    const file = toSiloFile(folder, path);
+  const base = join(folder, "x").slice(0, -1); // the folder with one separator after it
+  for (const memberPath of await listCandidates(folder)) {
+    const file = toSiloFile(base, memberPath);
     if (!file) continue;
     const key = file.kind === "daily" ? file.date : `annual ${file.year}`;
     const twin = byKey.get(key);

@@ -22,7 +22,17 @@ const CELSIUS = new Set(["celsius", "degc", "degrees_c", "degree_c", "degrees_ce
 const CALENDARS = new Set(["standard", "gregorian", "proleptic_gregorian"]);
 const UNIT_MS: Record<string, number> = { days: DAY_MS, hours: 3_600_000, minutes: 60_000, seconds: 1000 };
 // netCDF-4's default fill values (netcdf.h NC_FILL_*): cells never written hold them when no _FillValue is declared
-const DEFAULT_FILL: Record<string, number> = { "0/1/1": -127, "0/1/0": 255, "0/2/1": -32767, "0/2/0": 65535, "0/4/1": -2147483647, "0/4/0": 4294967295, "1/4/1": Math.fround(9.969209968386869e36), "1/8/1": 9.969209968386869e36 };
+// (keys: integer size and signedness, or float size)
+const DEFAULT_FILL: Record<string, number> = {
+  "int1/1": -127,
+  "int1/0": 255,
+  "int2/1": -32767,
+  "int2/0": 65535,
+  "int4/1": -2147483647,
+  "int4/0": 4294967295,
+  float4: Math.fround(9.969209968386869e36),
+  float8: 9.969209968386869e36,
+};
 
 let loading: Promise<typeof H5> | undefined;
 
@@ -212,7 +222,7 @@ function readPacking(variable: H5.Dataset, fail: (r: string) => never): Packing 
   const scale = one("scale_factor", 1);
   if (scale === 0) fail("scale_factor is 0");
   const { type, size, signed } = variable.metadata;
-  const fill = readNumbers(variable, "_FillValue")?.values ?? [DEFAULT_FILL[`${type}/${size}/${signed ? 1 : 0}`] ?? NaN];
+  const fill = readNumbers(variable, "_FillValue")?.values ?? [DEFAULT_FILL[type === 1 ? `float${size}` : `int${size}/${signed ? 1 : 0}`] ?? NaN];
   const missing = [...fill, ...(readNumbers(variable, "missing_value")?.values ?? [])].filter((v) => !Number.isNaN(v));
   // a float32 variable holds the float32 of each declared number
   const stored = type === 1 && size === 4 ? missing.map(Math.fround) : missing;

@@ -13,7 +13,7 @@ import { describeError } from "./errors.js";
 import { writeFileAtomic } from "./files.js";
 
 export const SOURCE_CACHE_FILE = ".publish-cache.json";
-const CACHE_FORMAT = 1;
+const CACHE_FORMAT = 2;
 /**
  * A file whose modification or change time is this close to the moment it was looked at may change again within
  * the same clock tick (coarse filesystem clocks tick once a second or two), unseen by its times: it is not
@@ -36,11 +36,11 @@ export interface KnownFile {
   dates?: string[];
 }
 
-interface CachedFile extends Stamp {
-  sha256: string;
-  /** an annual file's dates, as runs of consecutive days: [first date, count] */
-  dates?: [string, number][];
-}
+/**
+ * One remembered file, as a tuple to keep the file small (50,000 of them are read and written by every publish):
+ * size, mtimeMs, ctimeMs, ino, sha256, and for an annual file its dates as runs of consecutive days [first, count].
+ */
+type CachedFile = [number, number, number, number, string, ([string, number][] | undefined)?];
 
 interface CachedNode {
   /** the sha256 of the folder's source entries for the period (see periodFingerprints) */
@@ -86,8 +86,9 @@ export class SourceCache {
   known(file: SiloFile): KnownFile | null {
     const now = this.stamps.get(file.memberPath);
     const cached = this.files[file.memberPath];
-    if (!now || !cached || !isSameStamp(now, cached)) return null;
-    return { sha256: cached.sha256, dates: cached.dates && expandRuns(cached.dates) };
+    if (!now || !Array.isArray(cached) || !isSameStamp(now, cached)) return null;
+    const [, , , , sha256, dates] = cached;
+    return { sha256, dates: dates && expandRuns(dates) };
   }
 
   /** Remembers what a read of the file found (unless its times are too fresh to vouch for the bytes). */
@@ -96,7 +97,7 @@ export class SourceCache {
     const stamp = this.stamps.get(file.memberPath);
     if (!stamp || stamp.lookedAtMs - Math.max(stamp.mtimeMs, stamp.ctimeMs) < RACY_MS) return;
     const { size, mtimeMs, ctimeMs, ino } = stamp;
-    this.files[file.memberPath] = { size, mtimeMs, ctimeMs, ino, sha256: known.sha256, ...(known.dates ? { dates: compressRuns(known.dates) } : {}) };
+    this.files[file.memberPath] = known.dates ? [size, mtimeMs, ctimeMs, ino, known.sha256, compressRuns(known.dates)] : [size, mtimeMs, ctimeMs, ino, known.sha256];
   }
 
   /**
@@ -155,8 +156,8 @@ async function readCache(file: string): Promise<CacheBody | null> {
   }
 }
 
-function isSameStamp(a: Stamp, b: Stamp): boolean {
-  return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs && a.ino === b.ino;
+function isSameStamp(a: Stamp, [size, mtimeMs, ctimeMs, ino]: CachedFile): boolean {
+  return a.size === size && a.mtimeMs === mtimeMs && a.ctimeMs === ctimeMs && a.ino === ino;
 }
 
 function compressRuns(dates: string[]): [string, number][] {

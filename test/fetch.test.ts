@@ -1,18 +1,20 @@
-// Tests fetchSilo against a real local HTTP server scripted per path: success, 404, truncation, 5xx/429 retries, HTML, resume.
+// Tests fetchSilo against a real local HTTP server scripted per path: success, 404, truncation, 5xx/429 retries, HTML,
+// resume; and annual NetCDF files, asked for again with their ETag and fetched again only when they changed.
 
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from "node:fs/promises";
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { PublishError } from "../pipeline/errors.js";
-import { DEFAULT_SILO_BASE_URL, fetchSilo, LOCK_FILE, type FetchOptions, type FetchReport, type LockEntry } from "../pipeline/fetch.js";
+import { DEFAULT_SILO_ANNUAL_BASE_URL, DEFAULT_SILO_BASE_URL, fetchSilo, LOCK_FILE, parseYears, type FetchOptions, type FetchReport, type LockEntry } from "../pipeline/fetch.js";
 
 const PREFIX = "/silo/max_temp";
+const ANNUAL_PREFIX = "/silo/annual";
 const HTML_PAGE = "<!DOCTYPE html><html><body>Service temporarily unavailable</body></html>";
 
 type Behaviour =
@@ -25,6 +27,11 @@ type Behaviour =
 
 interface SiloServer {
   baseUrl: string;
+  annualBaseUrl: string;
+  /** the bucket's version of each year's file (1 unless set): a new version has new bytes and a new ETag */
+  annualVersion: Map<string, number>;
+  /** conditional requests (If-None-Match) received, by path */
+  conditional: Map<string, number>;
   // path (relative to the base URL) -> behaviours served in order; the last one repeats; unscripted paths are "ok".
   script: Map<string, Behaviour[]>;
   counts: Map<string, number>;
@@ -43,6 +50,14 @@ function makeTiff(date: string): Buffer {
   return body;
 }
 
+// A NetCDF-4 (HDF5) signature and a body that depends on the year and the bucket's version of the file.
+function makeNc(year: string, version: number): Buffer {
+  const body = Buffer.alloc(5000 + Number(year) % 50 + version * 13);
+  for (let i = 0; i < body.length; i++) body[i] = (i * 11 + Number(year) + version * 3) & 0xff;
+  Buffer.from([0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a]).copy(body);
+  return body;
+}
+
 function dateToPath(date: string): string {
   return `${date.slice(0, 4)}/${date.replaceAll("-", "")}.max_temp.tif`;
 }
@@ -58,6 +73,9 @@ async function startSilo(): Promise<SiloServer> {
   let maxInFlight = 0;
   const silo: SiloServer = {
     baseUrl: "",
+    annualBaseUrl: "",
+    annualVersion: new Map(),
+    conditional: new Map(),
     script,
     counts,
     delayMs: 0,
@@ -70,6 +88,7 @@ async function startSilo(): Promise<SiloServer> {
   };
   const server = createServer(async (req, res) => {
     const url = req.url ?? "";
+    if (url.startsWith(`${ANNUAL_PREFIX}/`)) return serveAnnual(silo, url.slice(ANNUAL_PREFIX.length + 1), req, res);
     const relPath = url.startsWith(`${PREFIX}/`) ? url.slice(PREFIX.length + 1) : url;
     const seen = counts.get(relPath) ?? 0;
     counts.set(relPath, seen + 1);
@@ -110,7 +129,35 @@ async function startSilo(): Promise<SiloServer> {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   silo.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}${PREFIX}`;
+  silo.annualBaseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}${ANNUAL_PREFIX}`;
   return silo;
+}
+
+/** An annual file as S3 serves one: an ETag, and 304 to a request whose If-None-Match is that ETag. */
+function serveAnnual(silo: SiloServer, relPath: string, req: IncomingMessage, res: ServerResponse): void {
+  const key = `annual/${relPath}`;
+  const seen = silo.counts.get(key) ?? 0;
+  silo.counts.set(key, seen + 1);
+  const match = /^(\d{4})\.max_temp\.nc$/.exec(relPath);
+  const steps = silo.script.get(key) ?? [{ kind: "ok" }];
+  const step = steps[Math.min(seen, steps.length - 1)];
+  if (!match || step.kind === "missing") {
+    res.writeHead(404, { "content-type": "application/xml" }).end("<Error><Code>NoSuchKey</Code></Error>");
+    return;
+  }
+  if (step.kind === "html") {
+    res.writeHead(200, { "content-type": "text/html", "content-length": String(Buffer.byteLength(HTML_PAGE)) }).end(HTML_PAGE);
+    return;
+  }
+  const version = silo.annualVersion.get(match[1]) ?? 1;
+  const etag = `"${match[1]}-v${version}"`;
+  if (req.headers["if-none-match"] !== undefined) silo.conditional.set(key, (silo.conditional.get(key) ?? 0) + 1);
+  if (req.headers["if-none-match"] === etag) {
+    res.writeHead(304, { etag }).end();
+    return;
+  }
+  const body = makeNc(match[1], version);
+  res.writeHead(200, { "content-type": "application/x-netcdf", "content-length": String(body.length), etag }).end(body);
 }
 
 // The pause lets the client read the 1000 bytes first: fetch discards chunks still queued when the stream errors.
@@ -461,3 +508,90 @@ resume("fetch - refuses a lock file it cannot read", async () => {
 });
 
 resume.run();
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const annual = suite("fetch - annual files");
+
+const annualEntry = (silo: SiloServer, year: string, version = 1): LockEntry => {
+  const bytes = makeNc(year, version);
+  return { path: `${year}.max_temp.nc`, url: `${silo.annualBaseUrl}/${year}.max_temp.nc`, bytes: bytes.length, sha256: hashBytes(bytes), etag: `"${year}-v${version}"` };
+};
+
+annual("fetch - the default annual base URL is the bucket's Official/annual/max_temp of docs/contract.md §6.1", () => {
+  assert.is(DEFAULT_SILO_ANNUAL_BASE_URL, "https://s3-ap-southeast-2.amazonaws.com/silo-open-data/Official/annual/max_temp");
+});
+
+annual("fetch - YEARS fetches YYYY.max_temp.nc files into the same lock file, with their ETag; daily files beside them stay", async () => {
+  await runWithSilo(async (silo, folder) => {
+    await fetchSilo(makeOptions(silo, folder, { from: "2003-12-31", to: "2003-12-31" }));
+    const lines: string[] = [];
+    const report = await fetchSilo({ years: "2002-2003", folder, annualBaseUrl: silo.annualBaseUrl, backoffMs: 5, log: (l) => lines.push(l) });
+    assert.equal(report, { downloaded: ["2002.max_temp.nc", "2003.max_temp.nc"], skipped: [], bytes: makeNc("2002", 1).length + makeNc("2003", 1).length });
+    assert.equal(await listFiles(folder), ["2002.max_temp.nc", "2003.max_temp.nc", dateToPath("2003-12-31"), LOCK_FILE]);
+    assert.ok((await readFile(path.join(folder, "2003.max_temp.nc"))).equals(makeNc("2003", 1)));
+    assert.equal(await readLock(folder), { files: [annualEntry(silo, "2002"), annualEntry(silo, "2003"), expectEntry(silo, "2003-12-31")] });
+    assert.equal(lines.sort(), [`fetched 2002.max_temp.nc ${(makeNc("2002", 1).length / 1000).toFixed(1)} kB`, `fetched 2003.max_temp.nc ${(makeNc("2003", 1).length / 1000).toFixed(1)} kB`]);
+  });
+});
+
+annual("fetch - again: an unchanged year is a 304 and skipped; a year SILO rewrote is fetched again and recorded with its new sha256", async () => {
+  await runWithSilo(async (silo, folder) => {
+    const options = { years: "2002-2003", folder, annualBaseUrl: silo.annualBaseUrl, backoffMs: 5 };
+    await fetchSilo(options);
+    silo.annualVersion.set("2003", 2);
+    const lines: string[] = [];
+    const report = await fetchSilo({ ...options, log: (l) => lines.push(l) });
+    assert.equal(report, { downloaded: ["2003.max_temp.nc"], skipped: ["2002.max_temp.nc"], bytes: makeNc("2003", 2).length });
+    assert.equal([silo.counts.get("annual/2002.max_temp.nc"), silo.counts.get("annual/2003.max_temp.nc")], [2, 2]);
+    assert.equal([silo.conditional.get("annual/2002.max_temp.nc"), silo.conditional.get("annual/2003.max_temp.nc")], [1, 1]);
+    assert.ok(lines.includes("skipped 2002.max_temp.nc (unchanged in the bucket, sha256 ok)"), lines.join("\n"));
+    assert.ok((await readFile(path.join(folder, "2003.max_temp.nc"))).equals(makeNc("2003", 2)));
+    assert.equal(await readLock(folder), { files: [annualEntry(silo, "2002"), annualEntry(silo, "2003", 2)] });
+    // a local copy that no longer matches its recorded sha256 is fetched without asking
+    await truncate(path.join(folder, "2002.max_temp.nc"), 100);
+    await fetchSilo(options);
+    assert.equal([silo.conditional.get("annual/2002.max_temp.nc"), silo.counts.get("annual/2002.max_temp.nc")], [1, 3]);
+    assert.ok((await readFile(path.join(folder, "2002.max_temp.nc"))).equals(makeNc("2002", 1)));
+  });
+});
+
+annual("fetch - a missing year, and a 200 that is not a NetCDF-4 file, are failures that name the year and the reason", async () => {
+  await runWithSilo(async (silo, folder) => {
+    silo.script.set("annual/2001.max_temp.nc", [{ kind: "missing" }]);
+    silo.script.set("annual/2002.max_temp.nc", [{ kind: "html" }]);
+    const err = await catchError(fetchSilo({ years: "2001,2002,2003", folder, annualBaseUrl: silo.annualBaseUrl, backoffMs: 5 }));
+    const url = (year: string) => `${silo.annualBaseUrl}/${year}.max_temp.nc`;
+    assert.is(
+      err.reason,
+      "2 of 3 years failed to download; completed files and their lock entries are kept, re-run to resume:\n" +
+        `  2001 ${url("2001")}: 404 Not Found (no such year in the bucket)\n` +
+        `  2002 ${url("2002")}: ${url("2002")} is not a NetCDF-4 (HDF5) file (starts with "<!DOCTYPE html><html><body>Servi"; an HTML error page?)`,
+    );
+    assert.equal(await listFiles(folder), ["2003.max_temp.nc", LOCK_FILE]);
+  });
+});
+
+annual("fetch - YEARS is whole years from 1889 to this year: ranges and lists, each once, ascending; anything else is refused", async () => {
+  const thisYear = new Date().getUTCFullYear();
+  assert.equal(parseYears("2003"), [2003]);
+  assert.equal(parseYears("2005-2007, 2003,2006"), [2003, 2005, 2006, 2007]);
+  assert.is(parseYears(`1889-${thisYear}`).length, thisYear - 1889 + 1);
+  for (const bad of ["1888", `${thisYear + 1}`, "2007-2005", "03", "2003-", "abc", ""]) {
+    let err: unknown;
+    try {
+      parseYears(bad);
+    } catch (e) {
+      err = e;
+    }
+    assert.instance(err, PublishError, bad);
+    assert.match((err as PublishError).reason, /is not a year or range of years in 1889\.\./);
+  }
+  await runWithSilo(async (silo, folder) => {
+    const both = await catchError(fetchSilo({ years: "2003", from: "2003-01-01", to: "2003-01-01", folder, annualBaseUrl: silo.annualBaseUrl }));
+    assert.is(both.reason, "give either FROM and TO (daily files) or YEARS (annual files), not both");
+    assert.is(silo.totalRequests(), 0);
+  });
+});
+
+annual.run();

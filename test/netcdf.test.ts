@@ -161,6 +161,7 @@ const GOOD: GoodFixture[] = [
   { file: "nc-packed-south-up.nc", window: [0, 330, 37, 23], dates: listDates("2003-01-01", 5), missingRaw: [-32767], float32Scale: true, valid: 4003 },
   { file: "nc-packed-f64-north-up.nc", window: [804, 300, 37, 23], dates: listDates("2003-01-01", 5), missingRaw: [-32767, -9999], float32Scale: false, valid: 3741 },
   { file: "nc-float-leap.nc", window: [600, 400, 12, 9], dates: listDates("2004-01-01", 366), missingRaw: [], float32Scale: false, valid: 38165 },
+  { file: "nc-default-fill.nc", window: [420, 200, 9, 7], dates: listDates("1999-01-01", 3), missingRaw: [-32767], float32Scale: false, valid: 180 },
 ];
 
 const good = suite("openAnnualFile - decodes netCDF4-made files as GDAL reads them");
