@@ -59,6 +59,26 @@ export function containsWindow(outer: Window, inner: Window): boolean {
   );
 }
 
+const EMPTY_WINDOW: Window = [0, 0, 0, 0];
+
+export function intersectWindows(a: Window, b: Window): Window {
+  const c0 = Math.max(a[0], b[0]);
+  const r0 = Math.max(a[1], b[1]);
+  const c1 = Math.min(a[0] + a[2], b[0] + b[2]);
+  const r1 = Math.min(a[1] + a[3], b[1] + b[3]);
+  return c1 > c0 && r1 > r0 ? [c0, r0, c1 - c0, r1 - r0] : EMPTY_WINDOW;
+}
+
+export function unionWindows(a: Window, b: Window): Window {
+  if (a[2] === 0 || a[3] === 0) return b;
+  if (b[2] === 0 || b[3] === 0) return a;
+  const c0 = Math.min(a[0], b[0]);
+  const r0 = Math.min(a[1], b[1]);
+  const c1 = Math.max(a[0] + a[2], b[0] + b[2]);
+  const r1 = Math.max(a[1] + a[3], b[1] + b[3]);
+  return [c0, r0, c1 - c0, r1 - r0];
+}
+
 export interface TileSlot {
   /** lattice position: tile row and column in units of TILE_SIDE */
   tileRow: number;

@@ -33,7 +33,8 @@ async function runPublish(sources: string | undefined, dist: string, extend: boo
     ...s.added.map((d) => `  + ${d.id}  ${d.period_start}..${d.period_end}  ${d.access_level}  ${d.title}`),
     ...s.unchanged.map((d) => `  = ${d.id}  (already published)`),
     `  days ${s.days} (decoded ${s.decoded}, reused ${s.reused})  tiles ${s.tiles}  observations ${s.observations}`,
-    `  objects written ${s.objectsWritten} (${formatBytes(s.bytesWritten)}: day pieces ${formatBytes(s.dayBytesWritten)}, index and catalog ${formatBytes(s.bytesWritten - s.dayBytesWritten)})`,
+    `  series spans built ${s.series.built} (${formatBytes(s.series.bytesWritten)}), reused ${s.series.reused}`,
+    `  objects written ${s.objectsWritten} (${formatBytes(s.bytesWritten)}: day pieces ${formatBytes(s.dayBytesWritten)}, series ${formatBytes(s.series.bytesWritten)}, index and catalog ${formatBytes(s.bytesWritten - s.dayBytesWritten - s.series.bytesWritten)})`,
   ];
   console.log(lines.join("\n"));
 }

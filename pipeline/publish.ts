@@ -49,8 +49,10 @@ export interface PublishSummary {
   objectsWritten: number;
   /** every byte this publish wrote, .br copies included */
   bytesWritten: number;
-  /** bytes of the day pieces among them (the rest is index, catalog and manifest) */
+  /** bytes of the day pieces among them (the rest is series, index, catalog and manifest) */
   dayBytesWritten: number;
+  /** series spans built and reused, and the bytes the built ones took (pieces and source lists) */
+  series: { built: number; reused: number; bytesWritten: number };
   ms: number;
 }
 
@@ -137,6 +139,7 @@ async function publishLocked(options: PublishOptions, progress: Progress, starte
 async function publishInto(store: ObjectStore, previous: Snapshot | null, options: PublishOptions, progress: Progress, started: number): Promise<PublishSummary> {
   const summary: PublishSummary = {
     added: [], unchanged: [], days: 0, decoded: 0, reused: 0, tiles: 0, observations: 0, objectsWritten: 0, bytesWritten: 0, dayBytesWritten: 0, ms: 0,
+    series: { built: 0, reused: 0, bytesWritten: 0 },
   };
   const fresh: { record: Dataset; coverage: Coverage | null }[] = [];
   const isPublished = async (id: string) => (await previous?.findRecord(id)) ?? null;
@@ -154,7 +157,8 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
   }
   if (base) progress.line(`${options.extend ? "extending" : "reusing days of"} ${base.record.id}`);
   const raster = await publishRaster({ files, labels, base, extend: options.extend ?? false, allowGaps: options.allowGaps ?? false, workers: options.workers }, store, progress);
-  Object.assign(summary, { days: raster.days, decoded: raster.decoded, reused: raster.reused, tiles: raster.tiles });
+  const { built, reused, bytesWritten } = raster.series;
+  Object.assign(summary, { days: raster.days, decoded: raster.decoded, reused: raster.reused, tiles: raster.tiles, series: { built, reused, bytesWritten } });
   const existing = await isPublished(raster.record.id);
   if (existing) summary.unchanged.push(existing);
   else fresh.push({ record: raster.record, coverage: raster.coverage });

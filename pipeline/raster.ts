@@ -7,12 +7,15 @@
 // folder does not touch are reused as index nodes, so extending costs the new days, not the archive.
 
 import { availableParallelism } from "node:os";
+import { Archive } from "../format/archive.js";
 import { BLOCK_SIDE } from "../format/blocks.js";
 import type { Coverage } from "../format/coverage.js";
 import { GRID, TILE_SIDE, windowBbox } from "../format/grid.js";
 import { sha256Hex } from "../format/hash.js";
+import { LocalStorage, nodePlatform } from "../format/local.js";
 import { DIST_FORMAT, type Ref, objectPath } from "../format/objects.js";
 import { type Dataset, versionId } from "../format/records.js";
+import type { SeriesSpan } from "../format/series.js";
 import { type DayEntry, type RasterIndex, rasterContentText } from "../format/version-index.js";
 import type { RasterView } from "../format/versions.js";
 import { assertValid } from "../schemas/validate.js";
@@ -27,6 +30,7 @@ import { type IndexTree, IndexTreeWriter } from "./index-tree.js";
 import { WorkerPool } from "./pool.js";
 import { type Progress, formatBytes, formatEta } from "./progress.js";
 import { type Provenance, type RasterLabels, describeRaster } from "./provenance.js";
+import { type SeriesSummary, buildSeries } from "./series.js";
 
 export const RASTER_TRANSFORM_VERSION = "silo-cells-v2";
 /**
@@ -54,6 +58,7 @@ export interface RasterSummary {
   decoded: number;
   reused: number;
   tiles: number;
+  series: SeriesSummary;
 }
 
 /** A planned item with the decoding of its file, when it has one, already under way. */
@@ -76,9 +81,13 @@ export async function publishRaster(input: RasterInput, store: ObjectStore, prog
     await pool?.close();
   }
   const { tree } = written;
-  const indexRef = await writeIndex(store, tree);
+  // few descriptors: a publish may run under an open-file limit of 256, its decoding threads holding some
+  const archive = new Archive(new LocalStorage(store.root, 32), nodePlatform, { cacheBytes: 64 << 20 });
+  const series = await buildSeries(tree, base?.index.series ?? [], archive, store, (text) => progress.status(text));
+  archive.storage.close?.();
+  const indexRef = await writeIndex(store, tree, series.spans);
   const record = describeVersion(input, tree, indexRef);
-  return { record, coverage: tree.coverage, days: tree.days, decoded: written.decoded, reused: written.reused, tiles: tree.tiles };
+  return { record, coverage: tree.coverage, days: tree.days, decoded: written.decoded, reused: written.reused, tiles: tree.tiles, series };
 }
 
 /** Starts decoding each planned file, at most `ahead` tasks before the consumer, and yields items in order. */
@@ -171,7 +180,7 @@ class DayProgress {
 }
 
 /** The version's index root, checked against its schema and written. */
-async function writeIndex(store: ObjectStore, tree: IndexTree): Promise<Ref> {
+async function writeIndex(store: ObjectStore, tree: IndexTree, series: SeriesSpan[]): Promise<Ref> {
   const index: RasterIndex = {
     format: DIST_FORMAT,
     kind: "raster",
@@ -184,6 +193,7 @@ async function writeIndex(store: ObjectStore, tree: IndexTree): Promise<Ref> {
     tiles: tree.tiles,
     coverage: tree.coverage,
     years: tree.years,
+    series,
   };
   assertValid("dist-raster-index.schema.json", index, "raster index");
   return store.putJson(index);

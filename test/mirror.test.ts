@@ -35,6 +35,7 @@ import {
   request,
   requestFor,
   withServer,
+  findSeriesChunk,
   flipByte,
 } from "./server-fixture.js";
 
@@ -448,9 +449,10 @@ damage("damage - a flipped byte inside a block: queries and tiles of that block 
       assert.match(message, /block \d+ does not match its sha256/);
       await assertRejectsNaming(damaged, { path: `/api/v1/layers/${A}?tile=20040210-r0-c0` }, path);
       await assertRejectsNaming(damaged, { path: `/api/v1/layers/${A}/sample?tile=20040210-r1-c1&row=0&col=0` }, path);
-      // a period holding the damaged day rejects too; asked again it rejects again (failures are not kept)
-      await assertRejectsNaming(damaged, { method: "POST", path: "/api/v1/data/query", body: requestFor(cell(300, 300), "2004-02-01", "2004-03-02") }, path);
+      // asked again it rejects again (failures are not kept)
       await assertRejectsNaming(damaged, { method: "POST", path: "/api/v1/data/query", body: dayQuery("2004-02-10") }, path);
+      // a period of one cell reads the series tier, which holds its own copy of the day: it answers as the server
+      await assertAnswersAsServer(pristine, damaged, queryCase("a period through the damaged day", requestFor(cell(300, 300), "2004-02-01", "2004-03-02")));
       await assertAnswersAsServer(pristine, damaged, queryCase("another day", dayQuery("2004-02-11")));
       await assertAnswersAsServer(pristine, damaged, { name: "another day's tile", path: `/api/v1/layers/${A}?tile=20040211-r1-c1`, status: 200 });
       await assertAnswersAsServer(pristine, damaged, { name: "catalog", path: "/api/v1/datasets", status: 200 });
@@ -458,6 +460,23 @@ damage("damage - a flipped byte inside a block: queries and tiles of that block 
       await assertAnswersAsServer(pristine, damaged, { name: "layers page", path: `/api/v1/layers/${A}?limit=200`, status: 200 });
     }),
   );
+});
+
+damage("damage - a flipped byte in a series chunk or its group directory: the period rejects naming the series piece; one date answers", async () => {
+  for (const part of ["chunk", "group"] as const) {
+    const dist = await copyDist(fixture);
+    const found = await findSeriesChunk(dist, fixture.a, "2004-02-10", 300, 300);
+    await flipByte(found.file, part === "chunk" ? found.chunk.offset + Math.floor(found.chunk.length / 2) : found.entriesAt + 20);
+    await withServer(fixture.dist, async (pristine) =>
+      withMirror(dist, async (m) => {
+        const damaged = clientOf(m, pristine);
+        const period = requestFor(cell(300, 300), "2004-02-01", "2004-03-02");
+        const message = await assertRejectsNaming(damaged, { method: "POST", path: "/api/v1/data/query", body: period }, found.path);
+        assert.match(message, part === "chunk" ? /chunk \d+\/\d+ does not match its sha256/ : /group \d+ does not prove against its root/);
+        await assertAnswersAsServer(pristine, damaged, queryCase("one date reads its day piece", dayQuery("2004-02-10")));
+      }),
+    );
+  }
 });
 
 damage("damage - a truncated day piece: blocks past the end reject naming the piece, blocks before it answer", async () => {
