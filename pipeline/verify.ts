@@ -1,5 +1,6 @@
 // `make verify`: check a dist as a mirror operator would: every file the publish manifests list, then every
-// version's tree down to each block's cells, shared objects checked once and reported per version.
+// version's tree down to each block's cells and its series tier down to each chunk, shared objects checked once
+// and reported per version.
 
 import { readdir } from "node:fs/promises";
 import { join, relative } from "node:path";
@@ -15,6 +16,7 @@ import { type MonthPage, type YearPage, rasterContentText } from "../format/vers
 import { describeError } from "./errors.js";
 import { hashFile } from "./files.js";
 import { isSameSummary, summarizeDays, summarizeNodes } from "./index-tree.js";
+import { verifySeries } from "./verify-series.js";
 
 export interface VersionReport {
   id: string;
@@ -146,6 +148,7 @@ async function verifyVersion(
     return;
   }
   const years = await verifyRaster(view, report, visit);
+  report.problems.push(...(await verifySeries(view, visit)));
   const content = sha256Hex(rasterContentText(record.transform_version, years));
   if (content !== record.content_sha256) report.problems.push(`content_sha256 is ${record.content_sha256}, the cells give ${content}`);
   const id = versionId(record.dataset_key, record.period_start, record.period_end, content);

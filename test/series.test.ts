@@ -3,7 +3,7 @@
 // a query reads.
 
 import { mkdtempSync, rmSync } from "node:fs";
-import { cp } from "node:fs/promises";
+import { cp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
@@ -22,8 +22,9 @@ import { type RasterView, openVersion } from "../format/versions.js";
 import { writeSiloTiff } from "../pipeline/geotiff.js";
 import { type PublishOptions, type PublishSummary, publish } from "../pipeline/publish.js";
 import { binaryRuns } from "../pipeline/series.js";
+import { verifyDist } from "../pipeline/verify.js";
 import { dateToMemberPath } from "../sources/silo.js";
-import { readRecords, requestFor } from "./server-fixture.js";
+import { findSeriesChunk, flipByte, readRecords, requestFor } from "./server-fixture.js";
 
 const WORK = mkdtempSync(join(tmpdir(), "series-test-"));
 process.on("exit", () => rmSync(WORK, { recursive: true, force: true }));
@@ -182,6 +183,18 @@ tiers("series - a place over days reads series chunks, one date reads its day pi
   const oneDate = await ask(requestFor({ col: 255, row: 256, width: 1, height: 1 }, "2004-01-07", "2004-01-07"));
   assert.equal([storage.reads.ser, storage.reads.day], [0, 2]); // its header and its block
   assert.equal(oneDate.data, point.data.filter((r) => r.date === "2004-01-07"));
+});
+
+tiers("series - make verify checks every chunk against the day pieces, and reports a damaged one", async () => {
+  const clean = await verifyDist(dist);
+  assert.equal([clean.problems, clean.versions.map((v) => v.problems)], [[], [[]]]);
+  const copy = freshDir("verify-dist");
+  await cp(dist, copy, { recursive: true });
+  const found = await findSeriesChunk(copy, record, "2004-01-10", 255, 256);
+  await flipByte(found.file, found.chunk.offset + 1);
+  const report = await verifyDist(copy);
+  assert.equal(report.problems, [`${found.path}: sha256 ${sha256Hex(await readFile(found.file))}, its manifest says ${found.span.piece.sha256}`]);
+  assert.equal(report.versions[0].problems, [`series ${found.span.first}..${found.span.last}: ${found.file}: does not match its sha256 ${found.span.piece.sha256} (${found.span.piece.size} bytes)`]);
 });
 
 tiers.run();
