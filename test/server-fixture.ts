@@ -178,7 +178,7 @@ export async function editRecords(dist: string, edit: (records: Dataset[]) => vo
     const view = await openVersion(snapshot.archive, record);
     if (view.kind === "raster") fresh.push({ record, coverage: view.index.coverage });
   }
-  await writeCatalog(store, dist, snapshot, root, updateCandidates([], fresh));
+  await writeCatalog(store, dist, snapshot.pointer.manifest, root, updateCandidates([], fresh));
 }
 
 export interface Served {
