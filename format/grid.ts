@@ -36,6 +36,16 @@ export function rowToLat(row: number): number {
   return round9((GRID.northEdgeMilliDeg - GRID.cellMilliDeg * row - GRID.cellMilliDeg / 2) / 1000);
 }
 
+/**
+ * The global cell whose square holds a point, or null outside the grid. A point on an edge belongs to the cell
+ * east or south of it, as a box's west and south edges include their centres (docs/contract.md §3.2).
+ */
+export function pointToCell(lon: number, lat: number): { col: number; row: number } | null {
+  const col = Math.floor(round9((lon * 1000 - GRID.westEdgeMilliDeg) / GRID.cellMilliDeg));
+  const row = Math.floor(round9((GRID.northEdgeMilliDeg - lat * 1000) / GRID.cellMilliDeg));
+  return col >= 0 && row >= 0 && col < GRID.width && row < GRID.height ? { col, row } : null;
+}
+
 /** Affine [a,b,c,d,e,f] of a block whose top-left cell is (col, row); the contract's order (docs/contract.md §1.2). */
 export function windowTransform(col: number, row: number): [number, number, number, number, number, number] {
   return [CELL_SIZE_DEG, 0, colToEdgeLon(col), 0, -CELL_SIZE_DEG, rowToEdgeLat(row)];

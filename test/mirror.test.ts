@@ -37,7 +37,9 @@ import {
   withServer,
   findSeriesChunk,
   flipByte,
+  post,
 } from "./server-fixture.js";
+import { colToLon, rowToLat } from "../format/grid.js";
 
 const run = promisify(execFile);
 
@@ -588,6 +590,38 @@ catalog.run();
 
 // ---------------------------------------------------------------------------------------------------------------
 
+const series = suite("series");
+series.before(useFixture);
+
+series("series - a cell over 33 days: the server's answers to the consecutive pinned 31-day queries, each series chunk read once", async () => {
+  await withServer(fixture.dist, async (s) =>
+    withMirror(fixture.dist, async (m) => {
+      const ranges: string[] = [];
+      const counting: typeof fetch = (input, init) => {
+        ranges.push(`${String(input)} ${(init?.headers as Record<string, string> | undefined)?.Range ?? ""}`);
+        return fetch(input, init);
+      };
+      const client = clientOf(m, s, { fetch: counting });
+      const { answers, rows } = await client.series([colToLon(300), rowToLat(300)], "2004-02-01", "2004-03-04");
+      assert.is(answers.length, 2);
+      for (const [i, [first, last]] of [["2004-02-01", "2004-03-02"], ["2004-03-03", "2004-03-04"]].entries()) {
+        const server = await post(s, "/api/v1/data/query", requestFor(cell(300, 300), first, last, { dataset_version: A }));
+        assert.ok(Buffer.from(answers[i].body).equals(server.bytes), `${first}..${last}`);
+      }
+      assert.is(rows.length, 33);
+      const seriesReads = ranges.filter((r) => r.includes(".ser "));
+      assert.ok(seriesReads.length > 0);
+      assert.is(new Set(seriesReads).size, seriesReads.length, `a series range read twice: ${seriesReads.join(" | ")}`);
+      assert.not.ok(ranges.some((r) => r.includes(".day ")), "no day piece is read for a place over days");
+      const before = client.stats().requests;
+      await client.series([colToLon(300), rowToLat(300)], "2004-02-01", "2004-03-04");
+      assert.is(client.stats().requests, before, "asked again, nothing is read again");
+    }),
+  );
+});
+
+series.run();
+
 const command = suite("command");
 command.before(useFixture);
 
@@ -651,6 +685,26 @@ command("command - exits 2 naming the piece when a piece fails verification, and
   assert.ok(unreachable.stderr.includes("http://127.0.0.1:9/catalog.json"), unreachable.stderr);
   const usage = await runMirror(["http://127.0.0.1:9/", "GET"]);
   assert.is(usage.code, 64, usage.stderr);
+});
+
+command("command - series streams one CSV of a cell over a period longer than 31 days: the server's answers, one header", async () => {
+  await withServer(fixture.dist, async (s) =>
+    withMirror(fixture.dist, async (m) => {
+      const [lon, lat] = [colToLon(300), rowToLat(300)];
+      const out = await runMirror(["series", m.url, String(lon), String(lat), "2004-02-01", "2004-03-04", "--csv"]);
+      assert.is(out.code, 0, out.stderr);
+      const parts = [];
+      for (const [first, last] of [["2004-02-01", "2004-03-02"], ["2004-03-03", "2004-03-04"]]) {
+        const answer = await post(s, "/api/v1/data/query", requestFor(cell(300, 300), first, last, { format: "csv", dataset_version: A }));
+        assert.is(answer.status, 200, answer.text);
+        parts.push(parts.length === 0 ? answer.text : answer.text.slice(answer.text.indexOf("\r\n") + 2));
+      }
+      assert.is(out.stdout.toString(), parts.join(""));
+      const outside = await runMirror(["series", m.url, "100", "-30", "2004-02-01", "2004-02-02"]);
+      assert.is(outside.code, 1);
+      assert.match(outside.stderr, /outside the SILO grid/);
+    }),
+  );
 });
 
 command.run();
