@@ -17,7 +17,7 @@ TSX := node_modules/.bin/tsx
 SERVER_JS := build/server.js
 SERVER_SOURCES := $(shell find api format server schemas sources -name '*.ts' -o -name '*.json' 2>/dev/null)
 
-.PHONY: help install demo publish fetch verify serve mirror test typecheck bench fixtures clean
+.PHONY: help install demo publish fetch verify prune serve mirror test typecheck bench fixtures clean
 
 help:
 	@grep -E '^[a-z]+:.*## ' Makefile | sed 's/:.*## /\t/' | expand -t 12
@@ -41,6 +41,14 @@ publish: install ## publish SOURCES (default: the demo) into DIST; EXTEND=1 adds
 
 fetch: install ## download SILO max_temp daily files FROM..TO, or annual files YEARS=1889-2025, into SOURCES (default .cache/silo)
 	@$(TSX) pipeline/cli.ts fetch $(if $(YEARS),--years "$(YEARS)",--from "$(FROM)" --to "$(TO)") $(if $(SOURCES),--sources "$(SOURCES)")
+
+KEEP_DAYS ?= 30
+KEEP_FILE ?=
+GRACE_HOURS ?= 24
+DROP_VERSIONS ?= 1
+
+prune: install ## drop versions the rule does not keep (newest, last KEEP_DAYS days, last of each month, KEEP_FILE ids); delete unreachable files after GRACE_HOURS; DRY_RUN=1 reports only
+	@$(TSX) pipeline/cli.ts prune --dist "$(DIST)" --keep-days "$(KEEP_DAYS)" $(if $(KEEP_FILE),--keep-file "$(KEEP_FILE)") --grace-hours "$(GRACE_HOURS)" --drop-versions "$(DROP_VERSIONS)" $(if $(DRY_RUN),--dry-run)
 
 verify: install ## check every file of DIST and every version's tree down to each block
 	@$(TSX) pipeline/cli.ts verify --dist "$(DIST)"

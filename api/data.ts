@@ -9,7 +9,8 @@ import { PENDING_SHA256, buildManifest } from "./manifest.js";
 import { planRequests } from "./plan.js";
 import { type RequestConfig, checkRequest, hashRequest, parseJsonBody } from "./request.js";
 import { type Selection, type UnavailableReason, resolveRequest } from "./selection.js";
-import { ByteSink, type DayCells, writeCsvRows, writeJsonRows } from "./serialize.js";
+import { ByteSink, writeCsvRows, writeJsonRows } from "./serialize.js";
+import { readSelectedCells } from "./tiers.js";
 
 function readDataRequest(ctx: Context): RequestConfig {
   return checkRequest(parseJsonBody(ctx.request.contentType, ctx.body));
@@ -32,9 +33,7 @@ export async function answerValidate(ctx: Context): Promise<Answer> {
 
 /** The answer body of a selection in the request's format, with its provenance headers. */
 async function writeQueryBody(ctx: Context, config: RequestConfig, selection: Selection): Promise<{ body: Uint8Array; headers: Record<string, string> }> {
-  const days: DayCells[] = await Promise.all(
-    selection.days.map(async (day) => ({ day, cells: await selection.view.readCells(day, selection.window) })),
-  );
+  const days = await readSelectedCells(selection.view, selection.window, selection.days, selection.source);
   const requestSha256 = await hashRequest(ctx.platform, config);
   const record = selection.view.record;
   const out = new ByteSink(selection.rowCount * (config.format === "csv" ? 100 : 160) + 16384);

@@ -6,7 +6,7 @@
 import { LIMITS } from "./contract.js";
 import { QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
 import { colToLon, rowToEdgeLat, rowToLat } from "../format/grid.js";
-import type { DayEntry } from "../format/version-index.js";
+import type { SelectedDay as DayEntry } from "./tiers.js";
 import { PENDING_SHA256, buildManifest } from "./manifest.js";
 import type { RequestConfig } from "./request.js";
 import { CSV_HEADER } from "./serialize.js";

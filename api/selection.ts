@@ -1,16 +1,15 @@
 // Version choice and coverage of a data request (docs/contract.md §3.4): which version answers, which cells and dates,
 // or why none can. Decided from catalog.json's candidates and the versions' indexes, never by scanning.
 
-import { LIMITS } from "./contract.js";
-import { isQueryCompatible } from "../format/records.js";
-import { GRID, bboxToWindow, containsWindow, type Window, windowBbox, windowTransform } from "../format/grid.js";
-import { type Coverage, holdsDate, intersectWindows } from "../format/coverage.js";
-import { type Dataset } from "../format/records.js";
-import { type DayEntry } from "../format/version-index.js";
+import type { Coverage } from "../format/coverage.js";
+import { GRID, type Window, bboxToWindow, intersectWindows, windowBbox, windowTransform } from "../format/grid.js";
+import { type Dataset, isQueryCompatible } from "../format/records.js";
 import { type RasterView, openVersion } from "../format/versions.js";
+import type { Context } from "./context.js";
+import { LIMITS } from "./contract.js";
 import { isVisible } from "./records.js";
 import { type RequestConfig, listPeriodDates } from "./request.js";
-import type { Context } from "./context.js";
+import { type CellSource, type SelectedDay, selectDays } from "./tiers.js";
 
 export type UnavailableReason = "coverage_unavailable" | "request_too_large" | "no_cell_centers" | "unsupported_grid";
 
@@ -18,7 +17,9 @@ export interface Selection {
   view: RasterView;
   /** global cells selected on every date */
   window: Window;
-  days: DayEntry[];
+  days: SelectedDay[];
+  /** the tier its cells are read from */
+  source: CellSource;
   rowCount: number;
 }
 
@@ -58,18 +59,6 @@ function describePeriods(candidates: Candidate[]): string {
     return `${c.id} (${c.coverage.first}..${c.coverage.last}${gaps}; box ${w},${s},${e},${n})`;
   });
   return shown.join("; ") + (candidates.length > shown.length ? `; and ${candidates.length - shown.length} more` : "");
-}
-
-/** Whether the version holds every cell of `window` on every date, and the day entries if so. */
-async function findCoveredDays(view: RasterView, coverage: Coverage, window: Window, dates: string[]): Promise<DayEntry[] | null> {
-  if (!dates.every((d) => holdsDate(coverage, d)) || !containsWindow(coverage.windowAny, window)) return null;
-  const days: DayEntry[] = [];
-  for (const date of dates) {
-    const day = await view.findDay(date);
-    if (!day || !containsWindow(day.window, window)) return null;
-    days.push(day);
-  }
-  return days;
 }
 
 const unavailable = (reason: UnavailableReason, message: string): Resolved => ({ available: false, reason, message });
@@ -125,10 +114,10 @@ export async function resolveRequest(ctx: Context, config: RequestConfig): Promi
     // reading a candidate's index is reading that version: a failure there is that version's (docs/contract.md §4.6)
     const view = await openVersion(ctx.archive, c.record!);
     if (view.kind !== "raster") continue;
-    const days = await findCoveredDays(view, c.coverage, window, dates);
-    if (!days) continue;
+    const selected = await selectDays(view, c.coverage, window, dates);
+    if (!selected) continue;
     ctx.assertAvailable(c.id); // the chosen version is 503 when it failed: never a silent fallback
-    return checkRowCount({ view, window, days, rowCount: window[2] * window[3] * dates.length });
+    return checkRowCount({ view, window, ...selected, rowCount: window[2] * window[3] * dates.length });
   }
   return unavailable(
     "coverage_unavailable",

@@ -6,7 +6,6 @@
 
 import { QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
 import { GRID, TILE_SIDE, type TileSlot, clipTile, type Window, colToLon, rowToLat, tileId, windowBbox, windowTransform } from "../format/grid.js";
-import type { DayEntry } from "../format/version-index.js";
 import { float32ToShortest } from "../format/numbers.js";
 
 export const CSV_HEADER = "date,longitude,latitude,variable,value,unit,tile,row,col";
@@ -127,7 +126,9 @@ function valueBytes(v: number, csv: boolean): Uint8Array {
 
 /** One date's cells of a selection: the rows of the answer for that date. */
 export interface DayCells {
-  day: DayEntry;
+  date: string;
+  /** the day's window: tile-local indices count from its clipped tiles */
+  window: Window;
   /** row-major over the selection window */
   cells: Float32Array;
 }
@@ -159,7 +160,7 @@ interface RowParts {
  * The text pieces of one date's rows. Only the day window's origin changes them (tile-local indices), so
  * the dates of one answer, which almost always share it, share one set.
  */
-function rowPartsFor(window: Window): (day: DayEntry) => RowParts {
+function rowPartsFor(window: Window): (day: DayCells) => RowParts {
   const [c0, r0, w, h] = window;
   const lon = Array.from({ length: w }, (_, i) => String(colToLon(c0 + i)));
   const lat = Array.from({ length: h }, (_, i) => String(rowToLat(r0 + i)));
@@ -180,7 +181,8 @@ function writeRows(out: ByteSink, window: Window, days: DayCells[], csv: boolean
   const partsOf = rowPartsFor(window);
   const comma = ascii(",");
   let first = true;
-  for (const { day, cells } of days) {
+  for (const day of days) {
+    const { cells } = day;
     const p = partsOf(day);
     const headLon = p.lon.map((lon) => ascii(csv ? `"${day.date}","${lon}","` : `{"date":"${day.date}","longitude":${lon}`));
     const colEnd = p.cols.local.map((c) => ascii(csv ? `","${c}"\r\n` : `,"col":${c}}`));

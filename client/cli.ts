@@ -1,19 +1,25 @@
-// `npm run --silent mirror -- <mirror-url> <METHOD> <path> [<body-file>]`: the mirror client as a command. The answer
+// `npm run --silent mirror -- <mirror-url> <METHOD> <path> [<body-file>]`, or `-- series <mirror-url> <lon> <lat>
+// <start> <end> [--csv]`: the mirror client as a command. The answer
 // body goes to stdout as it is, `HTTP <status>` and its headers to stderr. Exit 0 for any answer the interface
 // computed (4xx and 5xx included), 2 when the mirror cannot be read or a piece fails verification, 64 on bad usage, 1 otherwise (an unreadable body-file).
 
 import { readFile } from "node:fs/promises";
 import { buffer } from "node:stream/consumers";
-import { CatalogError, IntegrityError, StorageError, createMirrorClient } from "./index.js";
+import { AnswerError, CatalogError, IntegrityError, StorageError, createMirrorClient } from "./index.js";
 
 const USAGE = `usage: npm run --silent mirror -- <mirror-url> <METHOD> <path> [<body-file>|-] [--content-type <type>]
+       npm run --silent mirror -- series <mirror-url> <lon> <lat> <start> <end> [--csv]
 
   mirror-url    where the dist is served (the folder with catalog.json), e.g. http://127.0.0.1:8081/
   METHOD path   a request of the interface, e.g. GET /api/v1/datasets?limit=2
   body-file     the request body (- reads stdin); sent as application/json unless --content-type says otherwise
 
 The answer body goes to stdout, "HTTP <status>" and its headers to stderr. Exit 0 for any answer (4xx and 5xx
-included), 2 when the mirror cannot be read or fails verification, 64 on bad usage.`;
+included), 2 when the mirror cannot be read or fails verification, 64 on bad usage.
+
+series: one cell's values from start to end (any length), as the consecutive 31-day queries a server answers,
+pinned to one version: with --csv one CSV (one header) streamed to stdout, else one JSON answer a line. Exit 1
+when a query is refused (the answer's error on stderr).`;
 
 class UsageError extends Error {}
 
@@ -37,14 +43,37 @@ async function readBodyFile(file: string): Promise<Uint8Array> {
   return file === "-" ? await buffer(process.stdin) : await readFile(file);
 }
 
+async function writeOut(bytes: Uint8Array | string): Promise<void> {
+  await new Promise<void>((done, fail) => process.stdout.write(bytes, (err) => (err ? fail(err) : done())));
+}
+
+async function runSeries(args: string[]): Promise<number> {
+  const csv = args.includes("--csv");
+  const positional = args.filter((a) => a !== "--csv");
+  if (positional.length !== 5) throw new UsageError("series expects <mirror-url> <lon> <lat> <start> <end>");
+  const [url, lon, lat, start, end] = positional;
+  if (!/^https?:\/\//.test(url)) throw new UsageError(`${url} is not an http(s) URL`);
+  if (!Number.isFinite(Number(lon)) || !Number.isFinite(Number(lat))) throw new UsageError(`${lon} ${lat} is not a longitude and latitude`);
+  const client = createMirrorClient({ baseUrl: url, environment: process.env.SERVICE_ENVIRONMENT });
+  let first = true;
+  for await (const answer of client.seriesAnswers([Number(lon), Number(lat)], start, end, { format: csv ? "csv" : "json" })) {
+    const text = answer.text();
+    // one CSV: the header of the first answer only; JSON: each answer as it is, one a line
+    await writeOut(csv ? (first ? text : text.slice(text.indexOf("\r\n") + 2)) : `${text}\n`);
+    first = false;
+  }
+  return 0;
+}
+
 async function main(args: string[]): Promise<number> {
+  if (args[0] === "series") return runSeries(args.slice(1));
   const { url, method, path, bodyFile, contentType } = parseArgs(args);
   const body = bodyFile === undefined ? null : await readBodyFile(bodyFile);
   const client = createMirrorClient({ baseUrl: url, environment: process.env.SERVICE_ENVIRONMENT });
   const answer = await client.answer({ method, path, body, contentType: body ? (contentType ?? "application/json") : contentType });
   const lines = [`HTTP ${answer.status}`, ...Object.entries(answer.headers).map(([name, value]) => `${name}: ${value}`)];
   process.stderr.write(`${lines.join("\n")}\n`);
-  await new Promise<void>((done, fail) => process.stdout.write(answer.body, (err) => (err ? fail(err) : done())));
+  await writeOut(answer.body);
   return 0;
 }
 
@@ -54,6 +83,9 @@ main(process.argv.slice(2)).then(
     if (err instanceof UsageError) {
       process.stderr.write(`${err.message ? `mirror: ${err.message}\n\n` : ""}${USAGE}\n`);
       process.exitCode = 64;
+    } else if (err instanceof AnswerError || err instanceof RangeError) {
+      process.stderr.write(`mirror: ${err.message}\n`);
+      process.exitCode = 1;
     } else if (err instanceof IntegrityError || err instanceof StorageError || err instanceof CatalogError) {
       process.stderr.write(`mirror: ${err.message}\n`);
       process.exitCode = 2;

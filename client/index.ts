@@ -10,10 +10,11 @@ import { CatalogError } from "../format/archive.js";
 import type { Dataset } from "../format/records.js";
 import { IntegrityError, StorageError, fromUtf8, utf8 } from "../format/storage.js";
 import { type Fetch, HttpStorage, type TransferStats } from "./http-storage.js";
+import { type SeriesOptions, planSeries } from "./series.js";
 import { webPlatform } from "./platform.js";
 
 export { CatalogError, IntegrityError, StorageError };
-export type { Fetch, TransferStats };
+export type { Fetch, SeriesOptions, TransferStats };
 
 export interface MirrorClientOptions {
   /** where the dist is served: the folder that holds catalog.json (https://cdn.example/climate/) */
@@ -160,6 +161,35 @@ export class MirrorClient {
     await this.refreshCatalog();
     const first = (await this.service.snapshot()).pointer.candidates[0];
     return first ? (await this.getJson<{ dataset: Dataset }>(`/api/v1/datasets/${first.id}`)).dataset : null;
+  }
+
+  /**
+   * The answers of the consecutive 31-day queries of each point (one cell: [longitude, latitude]) over
+   * start..end, in order, each the very bytes the server answers it with; all pinned to one version (by default
+   * the one the first query resolves to). Every series chunk is read once: later queries find it cached.
+   */
+  async *seriesAnswers(points: [number, number] | [number, number][], start: string, end: string, options: SeriesOptions = {}): AsyncGenerator<MirrorAnswer> {
+    const list = typeof points[0] === "number" ? [points as [number, number]] : (points as [number, number][]);
+    const format = options.format ?? "json";
+    let version = options.datasetVersion;
+    if (!version) {
+      const [first] = planSeries(list.slice(0, 1), start, end, format, undefined);
+      const resolved = await this.answer({ method: "POST", path: "/api/v1/data/resolve", body: first });
+      version = resolved.status === 200 ? resolved.json<{ selection: { datasetVersion: string } | null }>().selection?.datasetVersion : undefined;
+    }
+    for (const body of planSeries(list, start, end, format, version)) {
+      const answer = await this.answer({ method: "POST", path: "/api/v1/data/query", body });
+      if (answer.status !== 200) throw new AnswerError(answer);
+      yield answer;
+    }
+  }
+
+  /** seriesAnswers collected: the answers, and (JSON) the rows of all of them in order. */
+  async series(points: [number, number] | [number, number][], start: string, end: string, options: SeriesOptions = {}): Promise<{ answers: MirrorAnswer[]; rows: unknown[] }> {
+    const answers: MirrorAnswer[] = [];
+    for await (const answer of this.seriesAnswers(points, start, end, options)) answers.push(answer);
+    const rows = options.format === "csv" ? [] : answers.flatMap((a) => a.json<{ data: unknown[] }>().data);
+    return { answers, rows };
   }
 
   /** POST /api/v1/data/query in `format` (json or csv); rejects with AnswerError on any status but 200. */

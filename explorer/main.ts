@@ -20,7 +20,6 @@ const STOPS: [number, [number, number, number]][] = [
   [0.8, [244, 109, 67]],
   [1, [165, 0, 38]],
 ];
-const MAX_SERIES_DAYS = 31;
 
 const client = createMirrorClient({ baseUrl: new URL("../", location.href).href });
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -66,7 +65,14 @@ async function findVersion(): Promise<Version> {
   return { record: newest, window, gaps: (newest.metadata.gaps as [string, string][] | undefined) ?? [] };
 }
 
-function describeProvenance(version: Version, series?: { manifest: Record<string, unknown>; digest: string }): void {
+interface SeriesAnswer {
+  /** first..last date of the query */
+  period: string;
+  manifest: Record<string, unknown>;
+  digest: string;
+}
+
+function describeProvenance(version: Version, series: SeriesAnswer[] = []): void {
   const r = version.record;
   const rows: [string, string][] = [
     ["version", r.id],
@@ -77,8 +83,9 @@ function describeProvenance(version: Version, series?: { manifest: Record<string
     ["data", r.metadata.synthetic ? "GENERATED demo values, not observations" : `SILO (${(r.metadata.provenance as string[] | undefined)?.join(", ") ?? "fetched"})`],
     ["read from", new URL("../", location.href).href],
   ];
-  if (series) {
-    rows.push(["series dataSha256", String(series.manifest.dataSha256)], ["series requestSha256", String(series.manifest.requestSha256)], ["series Content-Digest", series.digest]);
+  // one row per 31-day query of the series shown: its period, dataSha256 and Content-Digest
+  for (const { period, manifest, digest } of series) {
+    rows.push([`series ${period}`, `dataSha256 ${String(manifest.dataSha256)}; requestSha256 ${String(manifest.requestSha256)}; Content-Digest ${digest}`]);
   }
   const list = $("provenance");
   list.replaceChildren(...rows.flatMap(([k, v]) => [Object.assign(document.createElement("dt"), { textContent: k }), Object.assign(document.createElement("dd"), { textContent: v })]));
@@ -183,35 +190,54 @@ function drawSeries(rows: Row[]): void {
   el("path", { d: path, fill: "none", stroke: "#a50026", "stroke-width": 1.5 });
 }
 
-async function showSeries(version: Version, col: number, row: number, date: string): Promise<void> {
+/** The runs of dates the version holds: its period without its gaps. */
+function heldRuns(version: Version): [string, string][] {
+  const runs: [string, string][] = [];
+  let start = version.record.period_start;
+  for (const [s, e] of version.gaps) {
+    if (s > start) runs.push([start, dayNumberToDate(dateToDayNumber(s) - 1)]);
+    start = dayNumberToDate(dateToDayNumber(e) + 1);
+  }
+  if (start <= version.record.period_end) runs.push([start, version.record.period_end]);
+  return runs;
+}
+
+/** The answers of the cell's series over the whole period, drawn as they arrive. */
+async function readWholeSeries(version: Version, col: number, row: number): Promise<{ rows: Row[]; answers: SeriesAnswer[] }> {
+  const rows: Row[] = [];
+  const answers: SeriesAnswer[] = [];
+  for (const [start, end] of heldRuns(version)) {
+    for await (const answer of client.seriesAnswers([colToLon(col), rowToLat(row)], start, end, { datasetVersion: version.record.id })) {
+      const result = answer.json<{ manifest: Record<string, unknown>; data: Row[] }>();
+      rows.push(...result.data);
+      answers.push({ period: `${result.data[0].date}..${result.data[result.data.length - 1].date}`, manifest: result.manifest, digest: answer.headers["Content-Digest"] });
+      drawSeries(rows);
+      setStatus(`Reading the series of column ${col}, row ${row}: ${rows.length} of ${version.record.metadata.days} days…`);
+    }
+  }
+  return { rows, answers };
+}
+
+async function showSeries(version: Version, col: number, row: number): Promise<void> {
   const [wc, wr, ww, wh] = version.window;
   if (col < wc || row < wr || col >= wc + ww || row >= wr + wh) {
     setStatus(`No cell of ${version.record.id} at column ${col}, row ${row}.`);
     return;
   }
-  const first = Math.max(dateToDayNumber(version.record.period_start), dateToDayNumber(date) - (MAX_SERIES_DAYS - 1));
-  const start = dayNumberToDate(first);
-  setStatus(`Reading the series of column ${col}, row ${row}, ${start} .. ${date}…`);
-  const answer = await client.answer({ method: "POST", path: "/api/v1/data/query", body: dataRequest([col, row, 1, 1], start, date, version) });
-  if (answer.status !== 200) {
-    setStatus(`The series cannot be read: ${new AnswerError(answer).message}`);
-    return;
-  }
-  const result = answer.json<{ manifest: Record<string, unknown>; data: Row[] }>();
-  const cell = result.data[0];
   $("series-empty").style.display = "none";
+  const { rows, answers } = await readWholeSeries(version, col, row);
+  const cell = rows[0];
   const info: [string, string][] = [
     ["longitude, latitude", `${colToLon(col)}, ${rowToLat(row)} (cell centre)`],
     ["tile, row, col", `${cell.tile.slice(9)} of each date, row ${cell.row}, col ${cell.col}`],
     ["global column, row", `${col}, ${row}`],
-    ["days", `${result.data.length} (${start} .. ${date})`],
+    ["days", `${rows.length} (${version.record.period_start} .. ${version.record.period_end}, the whole published period)`],
   ];
   $("cell").replaceChildren(...info.flatMap(([k, v]) => [Object.assign(document.createElement("dt"), { textContent: k }), Object.assign(document.createElement("dd"), { textContent: v })]));
-  drawSeries(result.data);
   const table = document.createElement("table");
   table.innerHTML = "<thead><tr><th>date</th><th>value (°C)</th><th>tile</th></tr></thead>";
   const body = document.createElement("tbody");
-  for (const r of result.data) {
+  for (const r of rows) {
     const tr = document.createElement("tr");
     for (const text of [r.date, r.value === null ? "missing" : String(r.value), r.tile]) tr.appendChild(Object.assign(document.createElement("td"), { textContent: text }));
     body.appendChild(tr);
@@ -222,8 +248,9 @@ async function showSeries(version: Version, col: number, row: number, date: stri
   marker.style.left = `${((col + 0.5) / GRID.width) * 100}%`;
   marker.style.top = `${((row + 0.5) / GRID.height) * 100}%`;
   marker.style.display = "block";
-  describeProvenance(version, { manifest: result.manifest, digest: answer.headers["Content-Digest"] });
-  setStatus(`Series of column ${col}, row ${row}: ${result.data.length} days, verified.`);
+  describeProvenance(version, answers);
+  const { requests } = client.stats();
+  setStatus(`Series of column ${col}, row ${row}: ${rows.length} days in ${answers.length} queries, verified (${requests} requests to the mirror so far).`);
 }
 
 /** The box's cells as one CSV: the query's answer, or the answers of its 413 plan concatenated (one header). */
@@ -305,7 +332,7 @@ async function start(): Promise<void> {
     const cells = boxOf();
     from = to = null;
     box.style.display = "none";
-    const action = cells[2] * cells[3] > 1 ? downloadBox(version, cells, picker.value) : showSeries(version, cells[0], cells[1], picker.value);
+    const action = cells[2] * cells[3] > 1 ? downloadBox(version, cells, picker.value) : showSeries(version, cells[0], cells[1]);
     action.catch(showError);
   });
 }

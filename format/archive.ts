@@ -10,10 +10,21 @@ import { formatPath, toIssues, validatorFor } from "../schemas/validate.js";
 import { BlockLayout, type BlockSlot } from "./blocks.js";
 import { LruCache } from "./cache.js";
 import type { CatalogPointer } from "./catalog.js";
-import { BlockCodec, type StoredBlock, rawBlockBytes, readBlockRow, toStoredBlock } from "./cells.js";
+import { BlockCodec, type StoredBlock, rawBlockBytes, readBlockCodes, readBlockRow, toStoredBlock } from "./cells.js";
+import { dateToDayNumber } from "./dates.js";
 import { type DayHeader, decodeDayHeader } from "./day-piece.js";
 import { type Window, containsWindow } from "./grid.js";
 import { CATALOG_FILE, type ObjectKind, type Ref, objectPath } from "./objects.js";
+import {
+  type ChunkEntry,
+  ChunkLayout,
+  GroupLattice,
+  type SeriesSpan,
+  decodeGroupEntries,
+  groupRecordBytes,
+  groupRecordOffset,
+  verifyGroupRecord,
+} from "./series.js";
 import { IntegrityError, type Platform, type Storage, StorageError, fromUtf8 } from "./storage.js";
 import type { DayEntry } from "./version-index.js";
 
@@ -142,21 +153,35 @@ export class Archive {
 
   /** Cells of `area` (inside the day's window), row-major, NaN for missing; reads only the blocks it touches. */
   async readCells(day: DayEntry, area: Window): Promise<Float32Array> {
+    const out = new Float32Array(area[2] * area[3]);
+    await this.readArea(day, area, (block, row, c0, c1, at) => (readBlockRow(block, row, c0, c1, out, at), true));
+    return out;
+  }
+
+  /**
+   * The tenths codes of `area` into `out` (missing -32768), for a writer that re-encodes cells; false when a block
+   * holds values that tenths cannot (then read them with readCells).
+   */
+  readCodes(day: DayEntry, area: Window, out: Int16Array): Promise<boolean> {
+    return this.readArea(day, area, (block, row, c0, c1, at) => readBlockCodes(block, row, c0, c1, out, at));
+  }
+
+  /** Reads the blocks of `area` and hands each row segment to `write` (false from it stops, and is returned). */
+  private async readArea(day: DayEntry, area: Window, write: (block: StoredBlock, row: number, c0: number, c1: number, at: number) => boolean): Promise<boolean> {
     if (!containsWindow(day.window, area)) throw new Error(`area ${area.join(",")} is outside the window of ${day.date}`);
     const header = await this.readHeader(day);
     const slots = this.layoutOf(day.window).select(area);
     const blocks = await this.readBlocks(day, header, slots);
     const [ac, ar, aw, ah] = area;
-    const out = new Float32Array(aw * ah);
-    slots.forEach((slot, i) => {
+    for (const [i, slot] of slots.entries()) {
       const [bc, br, bw, bh] = slot.window;
       const c0 = Math.max(ac, bc);
       const c1 = Math.min(ac + aw, bc + bw);
       for (let r = Math.max(ar, br); r < Math.min(ar + ah, br + bh); r++) {
-        readBlockRow(blocks[i], r - br, c0 - bc, c1 - bc, out, (r - ar) * aw + (c0 - ac));
+        if (!write(blocks[i], r - br, c0 - bc, c1 - bc, (r - ar) * aw + (c0 - ac))) return false;
       }
-    });
-    return out;
+    }
+    return true;
   }
 
   private readBlocks(day: DayEntry, header: DayHeader, slots: BlockSlot[]): Promise<StoredBlock[]> {
@@ -208,5 +233,76 @@ export class Archive {
         w.reject(err instanceof IntegrityError ? err : new IntegrityError(this.storage.describe(path), (err as Error).message));
       }
     }
+  }
+
+  /** A group directory of a series piece: one range read, proved against the span's root by its Merkle path. */
+  private readGroup(span: SeriesSpan, lattice: GroupLattice, group: number): Promise<ChunkEntry[]> {
+    const size = groupRecordBytes(lattice.depth);
+    return this.objects.getOrLoad(`group:${span.piece.sha256}:${group}`, size * 2, async () => {
+      const path = objectPath(span.piece.sha256, "ser");
+      const record = await this.storage.read(path, groupRecordOffset(lattice, group), size);
+      const entries = await verifyGroupRecord(record, group, lattice.depth, span.root, (b) => this.platform.sha256Hex(b));
+      if (!entries) {
+        this.storage.forget?.(path);
+        throw new IntegrityError(this.storage.describe(path), `group ${group} does not prove against its root ${span.root}`);
+      }
+      try {
+        return decodeGroupEntries(entries);
+      } catch (err) {
+        throw new IntegrityError(this.storage.describe(path), (err as Error).message);
+      }
+    }) as Promise<ChunkEntry[]>;
+  }
+
+  /** One chunk of a series piece, verified against its group's entry and inflated; with its layout. */
+  private async readChunk(span: SeriesSpan, lattice: GroupLattice, group: number, slot: number, days: number): Promise<{ block: StoredBlock; entry: ChunkEntry }> {
+    const entry = (await this.readGroup(span, lattice, group))[slot];
+    const [, , cw, ch] = lattice.chunkWindow(group, slot);
+    const cells = cw * ch;
+    const [width, height] = entry.layout === ChunkLayout.Cells ? [days, cells] : [cells, days];
+    if (entry.codec === BlockCodec.Empty) return { block: toStoredBlock(entry.codec, null, width, height), entry };
+    const block = await this.blocks.getOrLoad(`chunk:${span.piece.sha256}:${group}:${slot}`, rawBlockBytes(entry.codec, cells * days) + 64, async () => {
+      const path = objectPath(span.piece.sha256, "ser");
+      const bytes = await this.storage.read(path, entry.offset, entry.length);
+      await this.verify(bytes, { sha256: entry.sha256, size: entry.length }, path, `chunk ${group}/${slot} `);
+      const raw = await this.platform.inflateRaw(bytes, rawBlockBytes(entry.codec, cells * days)).catch((err) => {
+        throw new IntegrityError(this.storage.describe(path), `chunk ${group}/${slot} does not inflate (${(err as Error).message})`);
+      });
+      try {
+        return toStoredBlock(entry.codec, raw.slice(), width, height);
+      } catch (err) {
+        throw new IntegrityError(this.storage.describe(path), `chunk ${group}/${slot}: ${(err as Error).message}`);
+      }
+    });
+    return { block, entry };
+  }
+
+  /**
+   * Cells of `area` (inside the span's window) on the span's days [from, to) (0 = its first date): one row-major
+   * array per day, NaN for missing; reads one group directory and one chunk per chunk the area touches.
+   */
+  async readSeries(span: SeriesSpan, area: Window, from: number, to: number): Promise<Float32Array[]> {
+    if (!containsWindow(span.window, area)) throw new Error(`area ${area.join(",")} is outside the series span ${span.first}..${span.last}`);
+    const days = dateToDayNumber(span.last) - dateToDayNumber(span.first) + 1;
+    const lattice = new GroupLattice(span.window, span.chunkSide);
+    const out = Array.from({ length: to - from }, () => new Float32Array(area[2] * area[3]));
+    const chunks = lattice.select(area);
+    const read = await Promise.all(chunks.map(({ group, slot }) => this.readChunk(span, lattice, group, slot, days)));
+    const values = new Float32Array(to - from);
+    chunks.forEach(({ group, slot }, k) => {
+      const { block, entry } = read[k];
+      const chunk = lattice.chunkWindow(group, slot);
+      const [c0, r0, c1, r1] = [Math.max(chunk[0], area[0]), Math.max(chunk[1], area[1]), Math.min(chunk[0] + chunk[2], area[0] + area[2]), Math.min(chunk[1] + chunk[3], area[1] + area[3])];
+      for (let r = r0; r < r1; r++) {
+        for (let c = c0; c < c1; c++) {
+          const cell = (r - chunk[1]) * chunk[2] + (c - chunk[0]);
+          if (entry.layout === ChunkLayout.Cells) readBlockRow(block, cell, from, to, values, 0);
+          else for (let d = from; d < to; d++) readBlockRow(block, d, cell, cell + 1, values, d - from);
+          const at = (r - area[1]) * area[2] + (c - area[0]);
+          for (let d = 0; d < to - from; d++) out[d][at] = values[d];
+        }
+      }
+    });
+    return out;
   }
 }

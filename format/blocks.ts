@@ -31,6 +31,13 @@ export function listBlocks(window: Window): BlockSlot[] {
   return slots;
 }
 
+/** How many 64-cell lattice blocks `area` touches: the reads of one day's cells of it. */
+export function countBlocks(area: Window): number {
+  const cols = Math.floor((area[0] + area[2] - 1) / BLOCK_SIDE) - Math.floor(area[0] / BLOCK_SIDE) + 1;
+  const rows = Math.floor((area[1] + area[3] - 1) / BLOCK_SIDE) - Math.floor(area[1] / BLOCK_SIDE) + 1;
+  return cols * rows;
+}
+
 /** A day window's blocks with the piece index of each lattice position, so selecting blocks is arithmetic. */
 export class BlockLayout {
   readonly slots: BlockSlot[];

@@ -40,8 +40,14 @@ export function canonicalizeMissing(values: Float32Array): number {
   return missing;
 }
 
-function toTenths(values: Float32Array): Int16Array | null {
-  const out = new Int16Array(values.length);
+/** The missing code of tenths. */
+export const TENTHS_MISSING_CODE = TENTHS_MISSING;
+
+/**
+ * Tenths codes of `values` into `out` (missing -32768); false, leaving `out` partly written, as soon as a value is
+ * not exactly a float32 of tenths.
+ */
+export function valuesToTenths(values: Float32Array, out: Int16Array): boolean {
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
     if (v !== v) {
@@ -49,10 +55,18 @@ function toTenths(values: Float32Array): Int16Array | null {
       continue;
     }
     const k = Math.round(v * 10);
-    if (k < -32767 || k > 32767 || TENTHS[k + 32768] !== v) return null;
+    if (k < -32767 || k > 32767 || TENTHS[k + 32768] !== v) return false;
     out[i] = k;
   }
-  return out;
+  return true;
+}
+
+/** Each row of `width` codes becomes its first code and the differences that follow (wrapping in int16), in place. */
+export function differenceRows(codes: Int16Array, width: number): void {
+  for (let start = 0; start < codes.length; start += width) {
+    // right to left, so each difference uses the original left neighbour
+    for (let i = start + width - 1; i > start; i--) codes[i] = (codes[i] - codes[i - 1]) << 16 >> 16;
+  }
 }
 
 /** The stored bytes of one block before DEFLATE, and its codec; null bytes for an all-missing block. */
@@ -60,12 +74,9 @@ export function encodeBlockCells(values: Float32Array, width: number): { codec: 
   let present = false;
   for (let i = 0; i < values.length && !present; i++) present = values[i] === values[i];
   if (!present) return { codec: BlockCodec.Empty, raw: null };
-  const tenths = toTenths(values);
-  if (!tenths) return { codec: BlockCodec.Float32, raw: new Uint8Array(values.slice().buffer) };
-  for (let start = 0; start < tenths.length; start += width) {
-    // right to left, so each difference uses the original left neighbour
-    for (let i = start + width - 1; i > start; i--) tenths[i] = (tenths[i] - tenths[i - 1]) << 16 >> 16;
-  }
+  const tenths = new Int16Array(values.length);
+  if (!valuesToTenths(values, tenths)) return { codec: BlockCodec.Float32, raw: new Uint8Array(values.slice().buffer) };
+  differenceRows(tenths, width);
   return { codec: BlockCodec.Tenths, raw: new Uint8Array(tenths.buffer) };
 }
 
@@ -114,4 +125,25 @@ export function readBlockRow(block: StoredBlock, row: number, c0: number, c1: nu
     }
   } else if (block.floats) out.set(block.floats.subarray(start + c0, start + c1), at);
   else out.fill(NaN, at, at + (c1 - c0));
+}
+
+/**
+ * Writes the tenths codes of cells [c0, c1) of block row `row` to `out` from `at` (missing -32768), the form a
+ * writer re-encodes without a round trip through float32; false for a float32 block, whose values have no code.
+ */
+export function readBlockCodes(block: StoredBlock, row: number, c0: number, c1: number, out: Int16Array, at: number): boolean {
+  if (block.floats) return false;
+  if (!block.tenths) {
+    out.fill(TENTHS_MISSING, at, at + (c1 - c0));
+    return true;
+  }
+  const start = row * block.width;
+  const d = block.tenths;
+  let k = 0;
+  for (let i = start; i < start + c0; i++) k = (k + d[i]) << 16 >> 16;
+  for (let i = start + c0; i < start + c1; i++) {
+    k = (k + d[i]) << 16 >> 16;
+    out[at++] = k;
+  }
+  return true;
 }

@@ -2,7 +2,7 @@
 // a version without reading its index (docs/format.md §4, docs/contract.md §3.4).
 
 import { dateToDayNumber, dayNumberToDate } from "./dates.js";
-import { type Window, containsWindow } from "./grid.js";
+import { type Window, containsWindow, intersectWindows, unionWindows } from "./grid.js";
 
 export interface Coverage {
   first: string;
@@ -12,26 +12,6 @@ export interface Coverage {
   /** cells every date holds (intersection of the day windows) and cells some date holds (their union) */
   windowAll: Window;
   windowAny: Window;
-}
-
-const EMPTY_WINDOW: Window = [0, 0, 0, 0];
-
-export function intersectWindows(a: Window, b: Window): Window {
-  const c0 = Math.max(a[0], b[0]);
-  const r0 = Math.max(a[1], b[1]);
-  const c1 = Math.min(a[0] + a[2], b[0] + b[2]);
-  const r1 = Math.min(a[1] + a[3], b[1] + b[3]);
-  return c1 > c0 && r1 > r0 ? [c0, r0, c1 - c0, r1 - r0] : EMPTY_WINDOW;
-}
-
-export function unionWindows(a: Window, b: Window): Window {
-  if (a[2] === 0 || a[3] === 0) return b;
-  if (b[2] === 0 || b[3] === 0) return a;
-  const c0 = Math.min(a[0], b[0]);
-  const r0 = Math.min(a[1], b[1]);
-  const c1 = Math.max(a[0] + a[2], b[0] + b[2]);
-  const r1 = Math.max(a[1] + a[3], b[1] + b[3]);
-  return [c0, r0, c1 - c0, r1 - r0];
 }
 
 export function dayCoverage(date: string, window: Window): Coverage {

@@ -36,6 +36,16 @@ export function rowToLat(row: number): number {
   return round9((GRID.northEdgeMilliDeg - GRID.cellMilliDeg * row - GRID.cellMilliDeg / 2) / 1000);
 }
 
+/**
+ * The global cell whose square holds a point, or null outside the grid. A point on an edge belongs to the cell
+ * east or south of it, as a box's west and south edges include their centres (docs/contract.md §3.2).
+ */
+export function pointToCell(lon: number, lat: number): { col: number; row: number } | null {
+  const col = Math.floor(round9((lon * 1000 - GRID.westEdgeMilliDeg) / GRID.cellMilliDeg));
+  const row = Math.floor(round9((GRID.northEdgeMilliDeg - lat * 1000) / GRID.cellMilliDeg));
+  return col >= 0 && row >= 0 && col < GRID.width && row < GRID.height ? { col, row } : null;
+}
+
 /** Affine [a,b,c,d,e,f] of a block whose top-left cell is (col, row); the contract's order (docs/contract.md §1.2). */
 export function windowTransform(col: number, row: number): [number, number, number, number, number, number] {
   return [CELL_SIZE_DEG, 0, colToEdgeLon(col), 0, -CELL_SIZE_DEG, rowToEdgeLat(row)];
@@ -57,6 +67,26 @@ export function containsWindow(outer: Window, inner: Window): boolean {
     inner[0] + inner[2] <= outer[0] + outer[2] &&
     inner[1] + inner[3] <= outer[1] + outer[3]
   );
+}
+
+const EMPTY_WINDOW: Window = [0, 0, 0, 0];
+
+export function intersectWindows(a: Window, b: Window): Window {
+  const c0 = Math.max(a[0], b[0]);
+  const r0 = Math.max(a[1], b[1]);
+  const c1 = Math.min(a[0] + a[2], b[0] + b[2]);
+  const r1 = Math.min(a[1] + a[3], b[1] + b[3]);
+  return c1 > c0 && r1 > r0 ? [c0, r0, c1 - c0, r1 - r0] : EMPTY_WINDOW;
+}
+
+export function unionWindows(a: Window, b: Window): Window {
+  if (a[2] === 0 || a[3] === 0) return b;
+  if (b[2] === 0 || b[3] === 0) return a;
+  const c0 = Math.min(a[0], b[0]);
+  const r0 = Math.min(a[1], b[1]);
+  const c1 = Math.max(a[0] + a[2], b[0] + b[2]);
+  const r1 = Math.max(a[1] + a[3], b[1] + b[3]);
+  return [c0, r0, c1 - c0, r1 - r0];
 }
 
 export interface TileSlot {

@@ -4,12 +4,13 @@
 //   catalog.json                      the one mutable file (CatalogPointer), replaced atomically, last
 //   objects/<aa>/<sha256>.json        immutable JSON objects, named by the sha256 of their bytes
 //   objects/<aa>/<sha256>.day         immutable day pieces: one date's cells as compressed 64 x 64 blocks
+//   objects/<aa>/<sha256>.ser         immutable series pieces: a span of dates, time-major, in chunks
 //   explorer/                         the browser explorer, written by every publish
 
 export const DIST_FORMAT = "climate-dist-2";
 export const CATALOG_FILE = "catalog.json";
 
-export type ObjectKind = "json" | "day";
+export type ObjectKind = "json" | "day" | "ser";
 
 /** Objects are sharded by the first two hex digits so no folder holds more than 1/256 of them. */
 export function objectPath(sha256: string, kind: ObjectKind): string {

@@ -5,6 +5,7 @@ import type { Coverage } from "./coverage.js";
 import type { Window } from "./grid.js";
 import type { DIST_FORMAT, Ref } from "./objects.js";
 import type { Dataset, DatasetMetadata, SourceEntry } from "./records.js";
+import type { SeriesSpan } from "./series.js";
 
 /** Items per observation chunk (= the default page size, so a default page is one stored chunk). */
 export const PAGE_SIZE = 100;
@@ -56,6 +57,8 @@ export interface RasterIndex {
   tiles: number;
   coverage: Coverage;
   years: IndexNode[];
+  /** the series tier over the same days, in date order (absent in versions published before it) */
+  series?: SeriesSpan[];
 }
 
 export interface ObservationIndex {

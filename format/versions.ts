@@ -5,7 +5,8 @@
 import { LruCache } from "./cache.js";
 import type { Archive } from "./archive.js";
 import { type Window, countTiles } from "./grid.js";
-import type { Dataset } from "./records.js";
+import type { Dataset, SourceEntry } from "./records.js";
+import type { SeriesSpan } from "./series.js";
 import { IntegrityError, StorageError } from "./storage.js";
 import { type DayEntry, type MonthPage, type ObservationIndex, type RasterIndex, type VersionIndex, type YearPage, indexRefOf } from "./version-index.js";
 
@@ -77,6 +78,16 @@ export class RasterView {
   /** Cells of `area` on one day of this version (inside the day's window), row-major, NaN for missing. */
   readCells(day: DayEntry, area: Window): Promise<Float32Array> {
     return readOf(this.record.id, () => this.archive.readCells(day, area));
+  }
+
+  /** The source lists of a series span's dates, in date order. */
+  readSpanSources(span: SeriesSpan): Promise<SourceEntry[][]> {
+    return readOf(this.record.id, () => this.archive.readJson<SourceEntry[][]>(span.sources));
+  }
+
+  /** Cells of `area` on the days [from, to) of one of this version's series spans, one array per day. */
+  readSeries(span: SeriesSpan, area: Window, from: number, to: number): Promise<Float32Array[]> {
+    return readOf(this.record.id, () => this.archive.readSeries(span, area, from, to));
   }
 
   /**

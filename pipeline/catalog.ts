@@ -7,10 +7,9 @@ import { Snapshot } from "../format/snapshot.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
 import { CATALOG_LEAF_MAX, type Candidate, type CatalogLeaf, type CatalogPointer, type CatalogRoot, type Manifest } from "../format/catalog.js";
 import { type Coverage, shadows } from "../format/coverage.js";
-import { CATALOG_FILE, DIST_FORMAT, type FileEntry } from "../format/objects.js";
-import { type Dataset } from "../format/records.js";
+import { CATALOG_FILE, DIST_FORMAT, type FileEntry, type Ref } from "../format/objects.js";
+import { type Dataset, isQueryCompatible } from "../format/records.js";
 import { assertValid } from "../schemas/validate.js";
-import { isQueryCompatible } from "../format/records.js";
 import { PublishError } from "./errors.js";
 import { type ObjectStore, writeFileAtomic } from "./files.js";
 
@@ -88,12 +87,13 @@ export function updateCandidates(current: Candidate[], fresh: { record: Dataset;
 
 /**
  * The manifest of this publish (what it added: objects, and other files such as the explorer's), chained to
- * the previous one, then catalog.json swapped in.
+ * the previous one (a prune starts a new chain: its manifest lists every file it keeps), then catalog.json
+ * swapped in.
  */
 export async function writeCatalog(
   store: ObjectStore,
   dist: string,
-  previous: Snapshot | null,
+  previousManifest: Ref | null,
   root: CatalogRoot,
   candidates: Candidate[],
   otherFiles: FileEntry[] = [],
@@ -101,7 +101,7 @@ export async function writeCatalog(
   const catalog = await store.putJson(root);
   const manifest: Manifest = {
     format: DIST_FORMAT,
-    previous: previous?.pointer.manifest ?? null,
+    previous: previousManifest,
     files: [...store.added, ...otherFiles].sort((a, b) => (a.path < b.path ? -1 : 1)),
   };
   assertValid("dist-manifest.schema.json", manifest, "publish manifest");

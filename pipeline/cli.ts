@@ -1,10 +1,12 @@
-// Entry point of the pipeline commands (publish, fetch, verify, demo): parses flags, prints, exits non-zero on error.
+// Entry point of the pipeline commands (publish, fetch, verify, prune, demo): parses flags, prints, exits non-zero on error.
 
+import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { writeDemo } from "./demo.js";
 import { PublishError } from "./errors.js";
 import { fetchSilo } from "./fetch.js";
 import { createProgress, formatBytes, formatSeconds } from "./progress.js";
+import { prune } from "./prune.js";
 import { publish, type PublishOptions } from "./publish.js";
 import { verifyDist } from "./verify.js";
 
@@ -16,6 +18,7 @@ const USAGE = `usage:
   tsx pipeline/cli.ts fetch --from YYYY-MM-DD --to YYYY-MM-DD [--sources DIR]      daily GeoTIFFs
   tsx pipeline/cli.ts fetch --years YYYY[-YYYY][,YYYY...] [--sources DIR]          annual NetCDF files
   tsx pipeline/cli.ts verify [--dist DIR]
+  tsx pipeline/cli.ts prune [--dist DIR] [--keep-days N] [--keep-file FILE] [--grace-hours H] [--drop-versions 0|1] [--dry-run]
   tsx pipeline/cli.ts demo [--sources DIR]`;
 
 type PublishFlags = Pick<PublishOptions, "extend" | "allowGaps" | "prefer" | "rehash">;
@@ -36,7 +39,8 @@ async function runPublish(sources: string | undefined, dist: string, flags: Publ
     ...s.added.map((d) => `  + ${d.id}  ${d.period_start}..${d.period_end}  ${d.access_level}  ${d.title}`),
     ...s.unchanged.map((d) => `  = ${d.id}  (already published)`),
     `  days ${s.days} (decoded ${s.decoded}, reused ${s.reused})  source files read ${s.filesRead}  tiles ${s.tiles}  observations ${s.observations}`,
-    `  objects written ${s.objectsWritten} (${formatBytes(s.bytesWritten)}: day pieces ${formatBytes(s.dayBytesWritten)}, index and catalog ${formatBytes(s.bytesWritten - s.dayBytesWritten)})`,
+    `  series spans built ${s.series.built} (${formatBytes(s.series.bytesWritten)}), reused ${s.series.reused}`,
+    `  objects written ${s.objectsWritten} (${formatBytes(s.bytesWritten)}: day pieces ${formatBytes(s.dayBytesWritten)}, series ${formatBytes(s.series.bytesWritten)}, index and catalog ${formatBytes(s.bytesWritten - s.dayBytesWritten - s.series.bytesWritten)})`,
   ];
   console.log(lines.join("\n"));
 }
@@ -52,6 +56,7 @@ async function runVerify(dist: string): Promise<number> {
     else for (const p of v.problems) console.error(`FAIL ${v.id}: ${p}`);
   }
   for (const u of report.unlisted) console.error(`note ${u}: in no publish manifest (left by an interrupted publish?)`);
+  if (report.pruned.length > 0) console.log(`note ${report.pruned.length} files unreachable since a prune wait for its grace period (make prune deletes them then)`);
   const failed = report.problems.length + report.versions.filter((v) => v.problems.length > 0).length;
   const summary = `${dist}: ${report.files} files (${formatBytes(report.bytes)}) in ${report.manifests} publish manifests, ${report.versions.length} versions`;
   if (failed > 0) {
@@ -59,6 +64,29 @@ async function runVerify(dist: string): Promise<number> {
     return 1;
   }
   console.log(`${summary}: all verified`);
+  return 0;
+}
+
+/** A whole number of at least `min` from a flag, else a usage error naming the flag. */
+function readCount(flag: string, text: string, min: number): number {
+  const n = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || n < min) throw new PublishError(`--${flag}`, "arguments", `${JSON.stringify(text)} is not a number of at least ${min}`);
+  return n;
+}
+
+async function runPrune(dist: string, flags: Record<string, string | boolean | undefined>): Promise<number> {
+  const keepFile = flags["keep-file"] as string | undefined;
+  const keepIds = keepFile
+    ? new Set((await readFile(keepFile, "utf8").catch(() => { throw new PublishError(keepFile, "prune", "cannot read the keep file (one version id a line)"); })).split(/\s+/).filter(Boolean))
+    : new Set<string>();
+  const rule = { keepDays: readCount("keep-days", flags["keep-days"] as string, 0), keepIds, dropVersions: flags["drop-versions"] !== "0" };
+  const graceMs = readCount("grace-hours", flags["grace-hours"] as string, 0) * 3_600_000;
+  const dryRun = flags["dry-run"] === true;
+  const r = await prune({ dist, rule, graceMs, dryRun });
+  const verb = dryRun ? "would " : "";
+  for (const d of r.dropped) console.log(`  - ${d.id}  published ${d.published_at}  (${verb}leave the catalog)`);
+  console.log(`${dist}: ${r.kept.length} versions kept, ${r.dropped.length} ${verb}dropped; ${r.deleted.files} unreachable files (${formatBytes(r.deleted.bytes)}) ${verb}deleted`);
+  if (r.waiting.files > 0) console.log(`  ${r.waiting.files} unreachable files (${formatBytes(r.waiting.bytes)}) wait for the grace period: run make prune again after ${r.waiting.firstDueAt}`);
   return 0;
 }
 
@@ -76,6 +104,11 @@ async function main(argv: string[]): Promise<number> {
       "allow-gaps": { type: "boolean", default: false },
       prefer: { type: "string" },
       rehash: { type: "boolean", default: false },
+      "keep-days": { type: "string", default: "30" },
+      "keep-file": { type: "string" },
+      "grace-hours": { type: "string", default: "24" },
+      "drop-versions": { type: "string", default: "1" },
+      "dry-run": { type: "boolean", default: false },
     },
   });
   const command = positionals[0];
@@ -90,6 +123,8 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case "verify":
       return runVerify(values.dist!);
+    case "prune":
+      return runPrune(values.dist!, values);
     case "demo": {
       const written = await writeDemo(values.sources || DEMO_SOURCES, (l) => console.log(l));
       console.log(`${written.length} demo files in ${values.sources || DEMO_SOURCES}`);

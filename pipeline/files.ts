@@ -46,7 +46,8 @@ const PRECOMPRESS_MIN_BYTES = 1024;
  * The dist's immutable objects, named by the sha256 of their bytes. Writing an object the dist already holds
  * writes nothing once its bytes are checked; `added` lists what this run wrote, for the publish manifest.
  * An object found newer than the last published catalog.json was left by a publish that failed or was
- * killed: it is listed too, so every object a version uses is in some manifest.
+ * killed, and one a prune found unreachable (it waits for deletion) is about to be used again: both are listed
+ * too, so every object a version uses is in some manifest.
  */
 export class ObjectStore {
   readonly added: FileEntry[] = [];
@@ -56,6 +57,8 @@ export class ObjectStore {
     readonly root: string,
     /** mtime (ms) of the catalog.json this publish starts from; 0 for a new dist */
     private readonly publishedAtMs = 0,
+    /** files a prune found unreachable: one this publish uses again is listed again */
+    private readonly unreachable: ReadonlySet<string> = new Set(),
   ) {}
 
   async put(data: string | Uint8Array, kind: ObjectKind, precompress = kind === "json"): Promise<Ref> {
@@ -84,7 +87,8 @@ export class ObjectStore {
     const found = await stat(target).catch(() => null);
     if (!found) return null;
     const ref = { sha256: sha256Hex(await readFile(target)), size: found.size };
-    if (found.mtimeMs > this.publishedAtMs && !this.added.some((f) => f.path === path)) this.added.push({ path, ...ref });
+    const relisted = found.mtimeMs > this.publishedAtMs || this.unreachable.has(path);
+    if (relisted && !this.added.some((f) => f.path === path)) this.added.push({ path, ...ref });
     return ref;
   }
 

@@ -117,7 +117,9 @@ export class WorkerPool<T, R> {
     }
   }
 
+  /** Stops every thread; closing again does nothing. */
   async close(): Promise<void> {
+    if (this.closing) return;
     this.closing = true;
     await Promise.all(this.workers.map((w) => w.terminate()));
   }

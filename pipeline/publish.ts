@@ -1,7 +1,7 @@
 // `make publish`: sources -> day pieces (every core) -> index tree -> record -> catalog tree -> manifest ->
 // catalog.json, in that order. Whatever the dist already holds is reused by content hash.
 
-import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { type Snapshot } from "../format/snapshot.js";
 import { openVersion, type RasterView } from "../format/versions.js";
@@ -13,6 +13,8 @@ import { collectDays, type DayInput, type Prefer } from "./day-sources.js";
 import { findSiloFiles, type SiloFile } from "./discover.js";
 import { writeExplorer } from "./explorer.js";
 import { PublishError } from "./errors.js";
+import { lockDist } from "./lock.js";
+import { readUnreachable } from "./prune.js";
 import { ObjectStore } from "./files.js";
 import { publishObservations } from "./observations.js";
 import { createProgress, type Progress } from "./progress.js";
@@ -58,8 +60,10 @@ export interface PublishSummary {
   objectsWritten: number;
   /** every byte this publish wrote, .br copies included */
   bytesWritten: number;
-  /** bytes of the day pieces among them (the rest is index, catalog and manifest) */
+  /** bytes of the day pieces among them (the rest is series, index, catalog and manifest) */
   dayBytesWritten: number;
+  /** series spans built and reused, and the bytes the built ones took (pieces and source lists) */
+  series: { built: number; reused: number; bytesWritten: number };
   ms: number;
 }
 
@@ -90,38 +94,10 @@ async function findBase(previous: Snapshot | null, labels: RasterLabels): Promis
   return null;
 }
 
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/** One publish at a time per dist: two would race on the manifest and the catalog swap. */
-async function lockDist(dist: string): Promise<() => Promise<void>> {
-  const file = join(dist, ".publish.lock");
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      await writeFile(file, String(process.pid), { flag: "wx" });
-      return () => rm(file, { force: true });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      const holder = Number(await readFile(file, "utf8").catch(() => ""));
-      if (holder && isRunning(holder)) {
-        throw new PublishError(file, "lock", `another publish (pid ${holder}) is writing this dist; wait for it to finish`);
-      }
-      await rm(file, { force: true }); // left by a publish that was killed
-    }
-  }
-  throw new PublishError(file, "lock", "cannot take the publish lock");
-}
-
 export async function publish(options: PublishOptions): Promise<PublishSummary> {
   const started = Date.now();
   await mkdir(options.dist, { recursive: true });
-  const unlock = await lockDist(options.dist);
+  const unlock = await lockDist(options.dist, "publish");
   const progress = options.progress ?? (options.log ? { line: options.log, status: () => {}, done: () => {} } : createProgress());
   try {
     return await publishLocked(options, progress, started);
@@ -134,7 +110,7 @@ export async function publish(options: PublishOptions): Promise<PublishSummary> 
 async function publishLocked(options: PublishOptions, progress: Progress, started: number): Promise<PublishSummary> {
   const previous = await readPublished(options.dist);
   const catalogTime = previous ? (await stat(join(options.dist, CATALOG_FILE))).mtimeMs : 0;
-  const store = new ObjectStore(options.dist, catalogTime);
+  const store = new ObjectStore(options.dist, catalogTime, await readUnreachable(options.dist));
   try {
     return await publishInto(store, previous, options, progress, started);
   } catch (err) {
@@ -146,6 +122,7 @@ async function publishLocked(options: PublishOptions, progress: Progress, starte
 async function publishInto(store: ObjectStore, previous: Snapshot | null, options: PublishOptions, progress: Progress, started: number): Promise<PublishSummary> {
   const summary: PublishSummary = {
     added: [], unchanged: [], days: 0, decoded: 0, reused: 0, tiles: 0, filesRead: 0, observations: 0, objectsWritten: 0, bytesWritten: 0, dayBytesWritten: 0, ms: 0,
+    series: { built: 0, reused: 0, bytesWritten: 0 },
   };
   const fresh: { record: Dataset; coverage: Coverage | null }[] = [];
   const isPublished = async (id: string) => (await previous?.findRecord(id)) ?? null;
@@ -163,7 +140,8 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
   }
   if (base) progress.line(`${options.extend ? "extending" : "reusing days of"} ${base.record.id}`);
   const { raster, filesRead, remember } = await publishFolder(files, labels, base, options, store, progress);
-  Object.assign(summary, { days: raster.days, decoded: raster.decoded, reused: raster.reused, tiles: raster.tiles, filesRead });
+  const { built, reused, bytesWritten } = raster.series;
+  Object.assign(summary, { days: raster.days, decoded: raster.decoded, reused: raster.reused, tiles: raster.tiles, filesRead, series: { built, reused, bytesWritten } });
   const existing = await isPublished(raster.record.id);
   if (existing) summary.unchanged.push(existing);
   else fresh.push({ record: raster.record, coverage: raster.coverage });
@@ -186,7 +164,7 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
       records.flatMap((record, i) => (fresh[i].coverage ? [{ record, coverage: fresh[i].coverage! }] : [])),
     );
     const explorerFiles = options.explorer === false ? [] : await writeExplorer(options.dist);
-    await writeCatalog(store, options.dist, previous, root, candidates, explorerFiles);
+    await writeCatalog(store, options.dist, previous?.pointer.manifest ?? null, root, candidates, explorerFiles);
     summary.added = records;
   }
   await remember();

@@ -8,12 +8,15 @@
 // touch, or whose files did not change, are reused as index nodes, so a publish costs the new days, not the archive.
 
 import { availableParallelism } from "node:os";
+import { Archive } from "../format/archive.js";
 import { BLOCK_SIDE } from "../format/blocks.js";
 import type { Coverage } from "../format/coverage.js";
 import { GRID, TILE_SIDE, windowBbox } from "../format/grid.js";
 import { sha256Hex } from "../format/hash.js";
+import { LocalStorage, nodePlatform } from "../format/local.js";
 import { DIST_FORMAT, type Ref, objectPath } from "../format/objects.js";
 import { type Dataset, versionId } from "../format/records.js";
+import type { SeriesSpan } from "../format/series.js";
 import { type DayEntry, type RasterIndex, rasterContentText } from "../format/version-index.js";
 import type { RasterView } from "../format/versions.js";
 import { assertValid } from "../schemas/validate.js";
@@ -31,6 +34,7 @@ import { NETCDF_LIBRARY } from "./netcdf.js";
 import { WorkerPool } from "./pool.js";
 import { type Progress, formatBytes, formatEta } from "./progress.js";
 import { type Provenance, type RasterLabels, describeRaster } from "./provenance.js";
+import { type SeriesSummary, buildSeries } from "./series.js";
 
 export const RASTER_TRANSFORM_VERSION = "silo-cells-v2";
 /**
@@ -54,7 +58,7 @@ export interface RasterInput {
   isUnchanged?: IsUnchanged;
   /** told each source's sha256 when a decoding thread has read it */
   onRead?: (source: DaySource, sha256: string) => void;
-  /** the decoding threads (startDayPool); the caller closes them */
+  /** the decoding threads (startDayPool), closed once the days are written (the caller closes them on a failure) */
   pool: DayPool;
 }
 
@@ -65,6 +69,7 @@ export interface RasterSummary {
   decoded: number;
   reused: number;
   tiles: number;
+  series: SeriesSummary;
 }
 
 /** A planned item with the decoding of its file, when it has one, already under way. */
@@ -81,11 +86,16 @@ export async function publishRaster(input: RasterInput, store: ObjectStore, prog
   const plan = planDays(days, base, extend, input.isUnchanged);
   const items = decodeAhead(plan, (item) => startDecoding(item, pool, input, progress), pool.size * TASKS_AHEAD_PER_WORKER);
   const written = await writeDays(items, store, input.labels, new DayProgress(progress, days.length, store));
+  await pool.close(); // before the series: its reads want the descriptors the threads hold
   const { tree } = written;
-  const indexRef = await writeIndex(store, tree);
+  // few descriptors: a publish may run under an open-file limit of 256, its decoding threads holding some
+  const archive = new Archive(new LocalStorage(store.root, 32), nodePlatform, { cacheBytes: 64 << 20 });
+  const series = await buildSeries(tree, base?.index.series ?? [], archive, store, (text) => progress.status(text));
+  archive.storage.close?.();
+  const indexRef = await writeIndex(store, tree, series.spans);
   const record = describeVersion(input, tree, indexRef);
   // reused: the folder's days that needed no new piece (same files, same cells, or a whole unchanged month or year)
-  return { record, coverage: tree.coverage, days: tree.days, decoded: written.decoded, reused: days.length - written.decoded, tiles: tree.tiles };
+  return { record, coverage: tree.coverage, days: tree.days, decoded: written.decoded, reused: days.length - written.decoded, tiles: tree.tiles, series };
 }
 
 export type DayPool = WorkerPool<DayTask | InspectTask, DayResult | InspectResult>;
@@ -228,7 +238,7 @@ class DayProgress {
 }
 
 /** The version's index root, checked against its schema and written. */
-async function writeIndex(store: ObjectStore, tree: IndexTree): Promise<Ref> {
+async function writeIndex(store: ObjectStore, tree: IndexTree, series: SeriesSpan[]): Promise<Ref> {
   const index: RasterIndex = {
     format: DIST_FORMAT,
     kind: "raster",
@@ -241,6 +251,7 @@ async function writeIndex(store: ObjectStore, tree: IndexTree): Promise<Ref> {
     tiles: tree.tiles,
     coverage: tree.coverage,
     years: tree.years,
+    series,
   };
   assertValid("dist-raster-index.schema.json", index, "raster index");
   return store.putJson(index);

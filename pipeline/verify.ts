@@ -1,5 +1,6 @@
 // `make verify`: check a dist as a mirror operator would: every file the publish manifests list, then every
-// version's tree down to each block's cells, shared objects checked once and reported per version.
+// version's tree down to each block's cells and its series tier down to each chunk, shared objects checked once
+// and reported per version.
 
 import { readdir } from "node:fs/promises";
 import { join, relative } from "node:path";
@@ -14,7 +15,9 @@ import { type Dataset, versionId } from "../format/records.js";
 import { type MonthPage, type YearPage, rasterContentText } from "../format/version-index.js";
 import { describeError } from "./errors.js";
 import { hashFile } from "./files.js";
+import { PENDING_FILE, readUnreachable } from "./prune.js";
 import { isSameSummary, summarizeDays, summarizeNodes } from "./index-tree.js";
+import { verifySeries } from "./verify-series.js";
 
 export interface VersionReport {
   id: string;
@@ -32,6 +35,7 @@ export interface VerifyReport {
   versions: VersionReport[];
   problems: string[]; // problems of the dist as a whole (catalog.json, manifests, listed files)
   unlisted: string[]; // files no manifest lists (debris of an interrupted publish, or strays)
+  pruned: string[]; // files a prune found unreachable, deleted by a later prune after its grace period
 }
 
 async function listFiles(root: string, dir = root): Promise<string[]> {
@@ -46,7 +50,7 @@ async function listFiles(root: string, dir = root): Promise<string[]> {
 
 export async function verifyDist(dist: string, onProgress: (text: string) => void = () => {}): Promise<VerifyReport> {
   const archive = new Archive(new LocalStorage(dist), nodePlatform, { cacheBytes: 16 << 20 });
-  const report: VerifyReport = { files: 0, bytes: 0, manifests: 0, versions: [], problems: [], unlisted: [] };
+  const report: VerifyReport = { files: 0, bytes: 0, manifests: 0, versions: [], problems: [], unlisted: [], pruned: [] };
   const listed = new Set<string>([CATALOG_FILE]);
   let pointer: CatalogPointer;
   try {
@@ -57,7 +61,10 @@ export async function verifyDist(dist: string, onProgress: (text: string) => voi
   }
   await verifyManifests(archive, dist, pointer.manifest, report, listed, onProgress);
   await verifyVersions(archive, pointer.catalog, report, onProgress);
-  report.unlisted = (await listFiles(dist)).filter((p) => !listed.has(p) && p !== ".publish.lock").sort();
+  const pending = await readUnreachable(dist);
+  const unlisted = (await listFiles(dist)).filter((p) => !listed.has(p) && p !== ".publish.lock" && p !== PENDING_FILE).sort();
+  report.unlisted = unlisted.filter((p) => !pending.has(p));
+  report.pruned = unlisted.filter((p) => pending.has(p));
   return report;
 }
 
@@ -146,6 +153,7 @@ async function verifyVersion(
     return;
   }
   const years = await verifyRaster(view, report, visit);
+  report.problems.push(...(await verifySeries(view, visit)));
   const content = sha256Hex(rasterContentText(record.transform_version, years));
   if (content !== record.content_sha256) report.problems.push(`content_sha256 is ${record.content_sha256}, the cells give ${content}`);
   const id = versionId(record.dataset_key, record.period_start, record.period_end, content);

@@ -32,13 +32,14 @@ import distRasterIndex from "./dist/dist-raster-index.schema.json" with { type: 
 import distYearPage from "./dist/dist-year-page.schema.json" with { type: "json" };
 import distMonthPage from "./dist/dist-month-page.schema.json" with { type: "json" };
 import distObservationIndex from "./dist/dist-observation-index.schema.json" with { type: "json" };
+import distSeriesSources from "./dist/dist-series-sources.schema.json" with { type: "json" };
 
 export type { ErrorObject, ValidateFunction };
 
 /** The schemas of the interface contract: what the OpenAPI document publishes. */
 export const CONTRACT_SCHEMAS: readonly object[] = [acquisitionRequest, capabilities, catalogResponse, common, dataRequest, datasetResponse, dataset, error, health, layersPage, observation, observationsPage, pixelSample, queryResult, resolution, tileDetail, tileMetadata, tileResponse, validation];
 /** The dist format's own schemas: checked by the pipeline before writing and by readers of catalog.json. */
-export const DIST_SCHEMAS: readonly object[] = [distCommon, distCatalogPointer, distCatalogRoot, distCatalogLeaf, distManifest, distRasterIndex, distYearPage, distMonthPage, distObservationIndex];
+export const DIST_SCHEMAS: readonly object[] = [distCommon, distCatalogPointer, distCatalogRoot, distCatalogLeaf, distManifest, distRasterIndex, distYearPage, distMonthPage, distObservationIndex, distSeriesSources];
 
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === "object") {

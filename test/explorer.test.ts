@@ -78,7 +78,7 @@ explorer("explorer - draws the newest version's last date, shows a cell's series
     assert.is(pixels.inside[3], 255);
     assert.equal(pixels.outside, [0, 0, 0, 0]);
 
-    // a click: the series of that cell up to the chosen date, as the server answers it
+    // a click: the series of that cell over the whole published period, as the server answers it
     const point = await cellPoint(page, 303, 204);
     await page.mouse.click(point.x, point.y);
     await page.waitForSelector("#series-table table");

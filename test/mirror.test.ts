@@ -35,8 +35,11 @@ import {
   request,
   requestFor,
   withServer,
+  findSeriesChunk,
   flipByte,
+  post,
 } from "./server-fixture.js";
+import { colToLon, rowToLat } from "../format/grid.js";
 
 const run = promisify(execFile);
 
@@ -448,9 +451,10 @@ damage("damage - a flipped byte inside a block: queries and tiles of that block 
       assert.match(message, /block \d+ does not match its sha256/);
       await assertRejectsNaming(damaged, { path: `/api/v1/layers/${A}?tile=20040210-r0-c0` }, path);
       await assertRejectsNaming(damaged, { path: `/api/v1/layers/${A}/sample?tile=20040210-r1-c1&row=0&col=0` }, path);
-      // a period holding the damaged day rejects too; asked again it rejects again (failures are not kept)
-      await assertRejectsNaming(damaged, { method: "POST", path: "/api/v1/data/query", body: requestFor(cell(300, 300), "2004-02-01", "2004-03-02") }, path);
+      // asked again it rejects again (failures are not kept)
       await assertRejectsNaming(damaged, { method: "POST", path: "/api/v1/data/query", body: dayQuery("2004-02-10") }, path);
+      // a period of one cell reads the series tier, which holds its own copy of the day: it answers as the server
+      await assertAnswersAsServer(pristine, damaged, queryCase("a period through the damaged day", requestFor(cell(300, 300), "2004-02-01", "2004-03-02")));
       await assertAnswersAsServer(pristine, damaged, queryCase("another day", dayQuery("2004-02-11")));
       await assertAnswersAsServer(pristine, damaged, { name: "another day's tile", path: `/api/v1/layers/${A}?tile=20040211-r1-c1`, status: 200 });
       await assertAnswersAsServer(pristine, damaged, { name: "catalog", path: "/api/v1/datasets", status: 200 });
@@ -458,6 +462,23 @@ damage("damage - a flipped byte inside a block: queries and tiles of that block 
       await assertAnswersAsServer(pristine, damaged, { name: "layers page", path: `/api/v1/layers/${A}?limit=200`, status: 200 });
     }),
   );
+});
+
+damage("damage - a flipped byte in a series chunk or its group directory: the period rejects naming the series piece; one date answers", async () => {
+  for (const part of ["chunk", "group"] as const) {
+    const dist = await copyDist(fixture);
+    const found = await findSeriesChunk(dist, fixture.a, "2004-02-10", 300, 300);
+    await flipByte(found.file, part === "chunk" ? found.chunk.offset + Math.floor(found.chunk.length / 2) : found.entriesAt + 20);
+    await withServer(fixture.dist, async (pristine) =>
+      withMirror(dist, async (m) => {
+        const damaged = clientOf(m, pristine);
+        const period = requestFor(cell(300, 300), "2004-02-01", "2004-03-02");
+        const message = await assertRejectsNaming(damaged, { method: "POST", path: "/api/v1/data/query", body: period }, found.path);
+        assert.match(message, part === "chunk" ? /chunk \d+\/\d+ does not match its sha256/ : /group \d+ does not prove against its root/);
+        await assertAnswersAsServer(pristine, damaged, queryCase("one date reads its day piece", dayQuery("2004-02-10")));
+      }),
+    );
+  }
 });
 
 damage("damage - a truncated day piece: blocks past the end reject naming the piece, blocks before it answer", async () => {
@@ -569,6 +590,38 @@ catalog.run();
 
 // ---------------------------------------------------------------------------------------------------------------
 
+const series = suite("series");
+series.before(useFixture);
+
+series("series - a cell over 33 days: the server's answers to the consecutive pinned 31-day queries, each series chunk read once", async () => {
+  await withServer(fixture.dist, async (s) =>
+    withMirror(fixture.dist, async (m) => {
+      const ranges: string[] = [];
+      const counting: typeof fetch = (input, init) => {
+        ranges.push(`${String(input)} ${(init?.headers as Record<string, string> | undefined)?.Range ?? ""}`);
+        return fetch(input, init);
+      };
+      const client = clientOf(m, s, { fetch: counting });
+      const { answers, rows } = await client.series([colToLon(300), rowToLat(300)], "2004-02-01", "2004-03-04");
+      assert.is(answers.length, 2);
+      for (const [i, [first, last]] of [["2004-02-01", "2004-03-02"], ["2004-03-03", "2004-03-04"]].entries()) {
+        const server = await post(s, "/api/v1/data/query", requestFor(cell(300, 300), first, last, { dataset_version: A }));
+        assert.ok(Buffer.from(answers[i].body).equals(server.bytes), `${first}..${last}`);
+      }
+      assert.is(rows.length, 33);
+      const seriesReads = ranges.filter((r) => r.includes(".ser "));
+      assert.ok(seriesReads.length > 0);
+      assert.is(new Set(seriesReads).size, seriesReads.length, `a series range read twice: ${seriesReads.join(" | ")}`);
+      assert.not.ok(ranges.some((r) => r.includes(".day ")), "no day piece is read for a place over days");
+      const before = client.stats().requests;
+      await client.series([colToLon(300), rowToLat(300)], "2004-02-01", "2004-03-04");
+      assert.is(client.stats().requests, before, "asked again, nothing is read again");
+    }),
+  );
+});
+
+series.run();
+
 const command = suite("command");
 command.before(useFixture);
 
@@ -632,6 +685,26 @@ command("command - exits 2 naming the piece when a piece fails verification, and
   assert.ok(unreachable.stderr.includes("http://127.0.0.1:9/catalog.json"), unreachable.stderr);
   const usage = await runMirror(["http://127.0.0.1:9/", "GET"]);
   assert.is(usage.code, 64, usage.stderr);
+});
+
+command("command - series streams one CSV of a cell over a period longer than 31 days: the server's answers, one header", async () => {
+  await withServer(fixture.dist, async (s) =>
+    withMirror(fixture.dist, async (m) => {
+      const [lon, lat] = [colToLon(300), rowToLat(300)];
+      const out = await runMirror(["series", m.url, String(lon), String(lat), "2004-02-01", "2004-03-04", "--csv"]);
+      assert.is(out.code, 0, out.stderr);
+      const parts = [];
+      for (const [first, last] of [["2004-02-01", "2004-03-02"], ["2004-03-03", "2004-03-04"]]) {
+        const answer = await post(s, "/api/v1/data/query", requestFor(cell(300, 300), first, last, { format: "csv", dataset_version: A }));
+        assert.is(answer.status, 200, answer.text);
+        parts.push(parts.length === 0 ? answer.text : answer.text.slice(answer.text.indexOf("\r\n") + 2));
+      }
+      assert.is(out.stdout.toString(), parts.join(""));
+      const outside = await runMirror(["series", m.url, "100", "-30", "2004-02-01", "2004-02-02"]);
+      assert.is(outside.code, 1);
+      assert.match(outside.stderr, /outside the SILO grid/);
+    }),
+  );
 });
 
 command.run();

@@ -1,7 +1,7 @@
 // Server test fixture: a small dist published by the real pipeline from generated SILO-window GeoTIFFs, plus an HTTP client.
 
 import { rmSync } from "node:fs";
-import { cp, mkdtemp, open } from "node:fs/promises";
+import { cp, mkdtemp, open, readFile } from "node:fs/promises";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +12,8 @@ import { Archive } from "../format/archive.js";
 import { Snapshot } from "../format/snapshot.js";
 import { openVersion } from "../format/versions.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
+import { objectPath } from "../format/objects.js";
+import { type ChunkEntry, GroupLattice, type SeriesSpan, decodeGroupEntries, groupRecordBytes, groupRecordOffset } from "../format/series.js";
 import { addToCatalog, updateCandidates, writeCatalog } from "../pipeline/catalog.js";
 import { ObjectStore } from "../pipeline/files.js";
 import { makeDataRequest } from "../api/request.js";
@@ -176,7 +178,7 @@ export async function editRecords(dist: string, edit: (records: Dataset[]) => vo
     const view = await openVersion(snapshot.archive, record);
     if (view.kind === "raster") fresh.push({ record, coverage: view.index.coverage });
   }
-  await writeCatalog(store, dist, snapshot, root, updateCandidates([], fresh));
+  await writeCatalog(store, dist, snapshot.pointer.manifest, root, updateCandidates([], fresh));
 }
 
 export interface Served {
@@ -362,4 +364,34 @@ export function expectCsv(rows: QueryRow[]): string {
 
 export function sha256Base64(data: Uint8Array | string): string {
   return Buffer.from(sha256Hex(data), "hex").toString("base64");
+}
+
+/** Where a cell's data lies in the series tier of a version on a date: the span, its piece, the chunk and its group record. */
+export interface SeriesChunk {
+  span: SeriesSpan;
+  /** the piece's path in the dist, and on disk */
+  path: string;
+  file: string;
+  chunk: ChunkEntry;
+  group: number;
+  slot: number;
+  /** the group record (Merkle path, then entries): where it starts in the piece, and its entries' first byte */
+  groupAt: number;
+  entriesAt: number;
+}
+
+export async function findSeriesChunk(dist: string, record: Dataset, date: string, col: number, row: number): Promise<SeriesChunk> {
+  const view = await openVersion(new Archive(new LocalStorage(dist), nodePlatform), record);
+  if (view.kind !== "raster") throw new Error(`${record.id} is not a raster`);
+  const span = view.index.series?.find((s) => s.first <= date && date <= s.last);
+  if (!span) throw new Error(`${record.id} has no series span holding ${date}`);
+  const lattice = new GroupLattice(span.window, span.chunkSide);
+  const { group, slot } = lattice.locate(col, row);
+  const path = objectPath(span.piece.sha256, "ser");
+  const file = join(dist, path);
+  const groupAt = groupRecordOffset(lattice, group);
+  const entriesAt = groupAt + lattice.depth * 32;
+  const bytes = await readFile(file);
+  const chunk = decodeGroupEntries(bytes.subarray(entriesAt, groupAt + groupRecordBytes(lattice.depth)))[slot];
+  return { span, path, file, chunk, group, slot, groupAt, entriesAt };
 }

@@ -41,6 +41,7 @@ import {
   type Fixture,
   type Served,
   flipByte,
+  findSeriesChunk,
 } from "./server-fixture.js";
 
 const run = promisify(execFile);
@@ -366,7 +367,8 @@ damage("damage - a corrupted block is never served: 503, one warning, then all o
       assert.is(otherBlock.json().value, valueA(256, 256, 9));
       assert.equal(warnings, []);
 
-      assertError(await post(served, "/api/v1/data/query", queryA("2004-02-09", "2004-02-10")), 503, "service_unavailable");
+      // one date reads its day piece (a period of a few cells reads the series tier instead)
+      assertError(await post(served, "/api/v1/data/query", queryA("2004-02-10", "2004-02-10")), 503, "service_unavailable");
       assert.equal(warnings, [unavailable(A, `${file}: block 0 does not match its sha256 ${header.blocks[0].sha256}`)]);
 
       // from now on the version is unavailable for everything, including days and blocks that are intact
@@ -380,6 +382,41 @@ damage("damage - a corrupted block is never served: 503, one warning, then all o
       assert.ok(body.message.includes(A), body.message);
       await assertOthersServe(served);
       assert.is(warnings.length, 1, "one warning per failed version");
+    },
+    { warn: (m) => warnings.push(m) },
+  );
+});
+
+damage("damage - a corrupted series chunk is never served: the period that reads it is 503 and the version is marked", async () => {
+  const dist = await copyDist(fixture);
+  const found = await findSeriesChunk(dist, fixture.a, "2004-02-09", CELLS_A.col, CELLS_A.row);
+  assert.ok(found.chunk.length > 0, "the chunk holds land cells");
+  await flipByte(found.file, found.chunk.offset + Math.floor(found.chunk.length / 2));
+  const warnings: string[] = [];
+  await withServer(
+    dist,
+    async (served) => {
+      // one date reads its day piece, which is whole
+      assert.is((await post(served, "/api/v1/data/query", queryA("2004-02-09", "2004-02-09"))).status, 200);
+      assertError(await post(served, "/api/v1/data/query", queryA("2004-02-09", "2004-02-10")), 503, "service_unavailable");
+      assert.equal(warnings, [unavailable(A, `${found.file}: chunk ${found.group}/${found.slot} does not match its sha256 ${found.chunk.sha256}`)]);
+      assertError(await post(served, "/api/v1/data/query", queryA("2004-02-09", "2004-02-09")), 503, "service_unavailable");
+      await assertOthersServe(served);
+    },
+    { warn: (m) => warnings.push(m) },
+  );
+});
+
+damage("damage - a series group directory that fails its Merkle proof is never used: 503", async () => {
+  const dist = await copyDist(fixture);
+  const found = await findSeriesChunk(dist, fixture.a, "2004-02-09", CELLS_A.col, CELLS_A.row);
+  await flipByte(found.file, found.entriesAt + 4); // the first entry's length: a directory that lies about a chunk
+  const warnings: string[] = [];
+  await withServer(
+    dist,
+    async (served) => {
+      assertError(await post(served, "/api/v1/data/query", queryA("2004-02-09", "2004-02-10")), 503, "service_unavailable");
+      assert.equal(warnings, [unavailable(A, `${found.file}: group ${found.group} does not prove against its root ${found.span.root}`)]);
     },
     { warn: (m) => warnings.push(m) },
   );
