@@ -134,7 +134,7 @@ tiers("series - every cell of every date reads the same from the series tier as 
     for (const [d, date] of dates.entries()) {
       const day = (await view.findDay(date))!;
       const pieces = await view.readCells(day, WINDOW);
-      assert.ok(Buffer.from(series[d].buffer).equals(Buffer.from(pieces.buffer)), date);
+      assert.ok(Buffer.from(series[d].buffer, series[d].byteOffset, series[d].byteLength).equals(Buffer.from(pieces.buffer, pieces.byteOffset, pieces.byteLength)), date);
       for (let i = 0; i < pieces.length; i++) {
         const expected = cellValue(WINDOW[0] + (i % WINDOW[2]), WINDOW[1] + Math.floor(i / WINDOW[2]), date);
         assert.ok(Object.is(series[d][i], expected) || (expected !== expected && series[d][i] !== series[d][i]), `${date} cell ${i}`);
