@@ -9,7 +9,7 @@ import { PENDING_SHA256, buildManifest } from "./manifest.js";
 import { planRequests } from "./plan.js";
 import { type RequestConfig, checkRequest, hashRequest, parseJsonBody } from "./request.js";
 import { type Selection, type UnavailableReason, resolveRequest } from "./selection.js";
-import { ByteSink, writeCsvRows, writeJsonRows } from "./serialize.js";
+import { ByteSink, patchAscii, writeCsvRows, writeJsonRows } from "./serialize.js";
 import { readSelectedCells } from "./tiers.js";
 
 function readDataRequest(ctx: Context): RequestConfig {
@@ -36,24 +36,28 @@ async function writeQueryBody(ctx: Context, config: RequestConfig, selection: Se
   const days = await readSelectedCells(selection.view, selection.window, selection.days, selection.source);
   const requestSha256 = await hashRequest(ctx.platform, config);
   const record = selection.view.record;
-  const out = new ByteSink(selection.rowCount * (config.format === "csv" ? 100 : 160) + 16384);
+  let body: Uint8Array;
   if (config.format === "csv") {
+    const out = new ByteSink();
     writeCsvRows(out, selection.window, days);
+    body = out.finish();
   } else {
     // only the sources of the dates answered, in date order (docs/contract.md §3.5)
     const manifest = buildManifest(record, requestSha256, selection.rowCount, selection.days.flatMap((d) => d.sources));
     // dataSha256 is the last field: its 64 hex digits are patched in once the data bytes exist (one encoding)
     const head = `{"manifest":${JSON.stringify(manifest)}`;
+    const out = new ByteSink();
     out.text(head.slice(0, -2 - 64));
     const shaAt = out.offset;
     out.text(`${PENDING_SHA256}"},"data":`);
     const dataAt = out.offset;
     writeJsonRows(out, selection.window, days);
-    out.patch(shaAt, await ctx.platform.sha256Hex(out.bytes().subarray(dataAt)));
     out.text("}");
+    body = out.finish();
+    patchAscii(body, shaAt, await ctx.platform.sha256Hex(body.subarray(dataAt, body.length - 1)));
   }
   return {
-    body: out.bytes(),
+    body,
     headers: {
       "Service-Dataset-Version": record.id,
       "Service-Request-SHA256": requestSha256,

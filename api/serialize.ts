@@ -12,17 +12,27 @@ export const CSV_HEADER = "date,longitude,latitude,variable,value,unit,tile,row,
 
 const encoder = new TextEncoder();
 
+/** The working buffer answers are written in (synchronously, one at a time), and whether a sink holds it. */
+let scratch = new Uint8Array(1 << 16);
+let scratchInUse = false;
+
 /**
- * UTF-8 bytes written as text arrives: short pieces gather in a string and are encoded into one growing
+ * UTF-8 bytes written as text arrives: short pieces gather in a string and are encoded into one growing working
  * buffer every 16 K characters, so a 1 MB answer is encoded once, in cache-sized runs, never as one huge rope.
+ * The working buffer is shared by every answer (a sink lives from its making to finish(), with no await between;
+ * one made while another holds it gets its own), and finish() copies out exactly the bytes written: one
+ * allocation an answer, whatever its size.
  */
 export class ByteSink {
   private buffer: Uint8Array;
   private length = 0;
   private pending = "";
+  private readonly shared: boolean;
 
-  constructor(capacity = 1 << 16) {
-    this.buffer = new Uint8Array(capacity);
+  constructor() {
+    this.shared = !scratchInUse;
+    scratchInUse = true;
+    this.buffer = this.shared ? scratch : new Uint8Array(1 << 16);
   }
 
   text(piece: string): void {
@@ -45,6 +55,7 @@ export class ByteSink {
     const grown = new Uint8Array(Math.max(need, this.buffer.length * 2));
     grown.set(this.buffer.subarray(0, this.length));
     this.buffer = grown;
+    if (this.shared) scratch = grown;
   }
 
   /** Where the next byte will go (after flushing what is pending). */
@@ -61,18 +72,19 @@ export class ByteSink {
     this.pending = "";
   }
 
-  /** Overwrites ASCII text already written at `at` (a placeholder of the same length). */
-  patch(at: number, ascii: string): void {
+  /** The bytes written, in their own exact buffer; the sink is done (its working buffer serves the next). */
+  finish(): Uint8Array {
     this.flush();
-    for (let i = 0; i < ascii.length; i++) this.buffer[at + i] = ascii.charCodeAt(i);
+    const bytes = this.buffer.slice(0, this.length);
+    this.buffer = new Uint8Array(0);
+    if (this.shared) scratchInUse = false;
+    return bytes;
   }
+}
 
-  /** The bytes written; copied to their own buffer when the spare room would double what an answer holds. */
-  bytes(): Uint8Array {
-    this.flush();
-    const written = this.buffer.subarray(0, this.length);
-    return this.buffer.length > 2 * this.length + 4096 ? written.slice() : written;
-  }
+/** Overwrites ASCII text at `at` of `bytes` (a placeholder of the same length). */
+export function patchAscii(bytes: Uint8Array, at: number, ascii: string): void {
+  for (let i = 0; i < ascii.length; i++) bytes[at + i] = ascii.charCodeAt(i);
 }
 
 const valueText = new Map<number, string>();
@@ -173,34 +185,68 @@ function rowPartsFor(window: Window): (day: DayCells) => RowParts {
 }
 
 /**
- * Rows as bytes, from parts made once per answer (a date, a longitude, a latitude, a tile with its row, a
- * column) and per value (cached): a row is six copies, with no string or object made for it.
+ * The text parts of one answer's rows, written into one working buffer that every answer reuses (rows are
+ * written synchronously): a part is a view, with no buffer of its own to allocate or collect.
+ */
+class PartArena {
+  private buffer = new Uint8Array(1 << 16);
+  private used = 0;
+
+  reset(): void {
+    this.used = 0;
+  }
+
+  part(text: string): Uint8Array {
+    if (this.used + text.length > this.buffer.length) {
+      this.buffer = new Uint8Array(Math.max(this.buffer.length * 2, text.length)); // earlier parts keep the old one
+      this.used = 0;
+    }
+    const at = this.used;
+    for (let i = 0; i < text.length; i++) this.buffer[at + i] = text.charCodeAt(i);
+    this.used += text.length;
+    return this.buffer.subarray(at, this.used);
+  }
+}
+
+const arena = new PartArena();
+
+/**
+ * Rows as bytes, from parts made once per answer (a longitude, a latitude, a column) or per date (a date with a
+ * longitude, a tile with its row) and per value (cached): a row is six copies, with no string or object made
+ * for it.
  */
 function writeRows(out: ByteSink, window: Window, days: DayCells[], csv: boolean): void {
   const [, , w, h] = window;
   const partsOf = rowPartsFor(window);
-  const comma = ascii(",");
+  arena.reset();
+  const comma = arena.part(",");
+  const latParts = (p: RowParts) => p.lat.map((lat) => arena.part(csv ? `${lat}","${QUERY_VARIABLE}",` : `,"latitude":${lat},"variable":"${QUERY_VARIABLE}","value":`));
+  let mid: Uint8Array[] = [];
+  let colEnd: Uint8Array[] = [];
+  let partsSeen: RowParts | null = null;
   let first = true;
   for (const day of days) {
     const { cells } = day;
     const p = partsOf(day);
-    const headLon = p.lon.map((lon) => ascii(csv ? `"${day.date}","${lon}","` : `{"date":"${day.date}","longitude":${lon}`));
-    const colEnd = p.cols.local.map((c) => ascii(csv ? `","${c}"\r\n` : `,"col":${c}}`));
+    if (p !== partsSeen) {
+      partsSeen = p;
+      mid = latParts(p);
+      colEnd = p.cols.local.map((c) => arena.part(csv ? `","${c}"\r\n` : `,"col":${c}}`));
+    }
+    const headLon = p.lon.map((lon) => arena.part(csv ? `"${day.date}","${lon}","` : `{"date":"${day.date}","longitude":${lon}`));
     for (let r = 0; r < h; r++) {
-      const mid = ascii(csv ? `${p.lat[r]}","${QUERY_VARIABLE}",` : `,"latitude":${p.lat[r]},"variable":"${QUERY_VARIABLE}","value":`);
-      const tails = new Map<number, Uint8Array>();
+      const tails: Uint8Array[] = [];
       for (let c = 0; c < w; c++) {
         const tc = p.cols.tile[c];
-        let tail = tails.get(tc);
+        let tail = tails[tc];
         if (tail === undefined) {
           const tile = tileId(day.date, p.rows.tile[r], tc);
-          tail = ascii(csv ? `,"${QUERY_UNIT}","${tile}","${p.rows.local[r]}` : `,"unit":"${QUERY_UNIT}","tile":"${tile}","row":${p.rows.local[r]}`);
-          tails.set(tc, tail);
+          tail = tails[tc] = arena.part(csv ? `,"${QUERY_UNIT}","${tile}","${p.rows.local[r]}` : `,"unit":"${QUERY_UNIT}","tile":"${tile}","row":${p.rows.local[r]}`);
         }
         if (!csv && !first) out.put(comma);
         first = false;
         out.put(headLon[c]);
-        out.put(mid);
+        out.put(mid[r]);
         out.put(valueBytes(cells[r * w + c], csv));
         out.put(tail);
         out.put(colEnd[c]);
@@ -244,7 +290,7 @@ export function describeTile(date: string, slot: TileSlot): Record<string, unkno
 /** GET /api/v1/layers/{id}?tile= (docs/contract.md §4.3): the tile with its cells, row-major. */
 export function writeTile(versionId: string, date: string, slot: TileSlot, cells: Float32Array): Uint8Array {
   const meta = JSON.stringify({ ...describeTile(date, slot), dataset_version_id: versionId, source_window: slot.window });
-  const out = new ByteSink(cells.length * 5 + 1024);
+  const out = new ByteSink();
   out.text(`{"datasetVersion":${JSON.stringify(versionId)},"tile":${meta.slice(0, -1)},"cells":[`);
   const comma = ascii(",");
   for (let i = 0; i < cells.length; i++) {
@@ -252,7 +298,7 @@ export function writeTile(versionId: string, date: string, slot: TileSlot, cells
     out.put(valueBytes(cells[i], false));
   }
   out.text("]}}");
-  return out.bytes();
+  return out.finish();
 }
 
 /**

@@ -41,9 +41,12 @@ export class Service {
   private readonly failures = new Map<string, string>();
   /**
    * Answers already computed, by what makes them (answerKey), bounded in bytes: a repeated request, a
-   * popular tile, costs a lookup. Server errors are never kept.
+   * popular tile, costs a lookup. Server errors are never kept. An answer is kept only when its key was asked
+   * before (`asked`): a stream of distinct requests would otherwise fill the cache with answers nobody asks
+   * again, and keep the collector busy moving them.
    */
   private readonly answers: LruCache<Answer>;
+  private readonly asked = new LruCache<true>(8192);
   private readonly warn: (message: string) => void;
   private readonly throwUnverified: boolean;
   private openApi: string | null = null;
@@ -140,7 +143,8 @@ export class Service {
       if (hit && !this.failures.has(hit.headers["Service-Dataset-Version"] ?? params.id ?? "")) return hit;
       const answer = await route.handle(this.contextFor(request, params, body, snapshot));
       // counted twice: the server keeps an answer's compressed forms with it
-      if (answer.status < 500) this.answers.set(key, answer, answer.body.byteLength * 2 + 512);
+      if (answer.status < 500 && this.asked.get(key)) this.answers.set(key, answer, answer.body.byteLength * 2 + 512);
+      else this.asked.set(key, true, 1);
       return answer;
     } catch (err) {
       return this.errorAnswer(err, request);

@@ -151,16 +151,22 @@ export function postScript(body: string): string {
 
 /**
  * A wrk Lua script sending a different query each time (another place, another date), all of one shape:
- * the computed path, which no answer cache can serve.
+ * the computed path, which no answer cache can serve; `endOnLast`: every period ends on the last date.
  */
-export function variedQueryScript(shape: { width: number; height: number; days: number; format: "json" | "csv" }, dates: string[], cols: [number, number], rows: [number, number]): string {
+export function variedQueryScript(
+  shape: { width: number; height: number; days: number; format: "json" | "csv" },
+  dates: string[],
+  cols: [number, number],
+  rows: [number, number],
+  endOnLast = false,
+): string {
   return `local dates = {${dates.map((d) => JSON.stringify(d)).join(",")}}
 local n = 0
 request = function()
   n = n + 1
   local col = ${cols[0]} + (n * 7919) % ${cols[1] - cols[0]}
   local row = ${rows[0]} + (n * 104729) % ${rows[1] - rows[0]}
-  local i = 1 + (n * 31) % (#dates - ${shape.days})
+  local i = ${endOnLast ? `#dates - ${shape.days - 1}` : `1 + (n * 31) % (#dates - ${shape.days})`}
   local west = (111975 + 50 * col) / 1000
   local north = (-9975 - 50 * row) / 1000
   local body = string.format('{"variables":["air_temperature_max"],"region":{"bbox":[%.3f,%.3f,%.3f,%.3f],"crs":"EPSG:4326"},"period":{"start":"%s","end":"%s"},"temporal_resolution":"daily","spatial_resolution":"native","units":{"air_temperature_max":"degC"},"data_class":"interpolated_observation","missing_policy":"preserve","source_preference":"silo","format":"${shape.format}"}', west, north - ${shape.height * 0.05}, west + ${shape.width * 0.05}, north, dates[i], dates[i + ${shape.days - 1}])

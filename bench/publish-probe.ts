@@ -17,6 +17,8 @@ console.log(
     objectsWritten: summary.objectsWritten,
     bytesWritten: summary.bytesWritten,
     dayBytesWritten: summary.dayBytesWritten,
+    seriesBuilt: summary.series.built,
+    seriesBytesWritten: summary.series.bytesWritten,
     id: summary.added[0]?.id ?? null,
   }),
 );

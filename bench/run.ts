@@ -5,12 +5,14 @@
 //
 // Phases: (1) a year of full-grid SILO-format COGs: decoding alone vs publishing, bytes per day, then adding
 // one day (a grown folder, and EXTEND); (2) the server on that dist vs sirv serving the very same answer bytes
-// as static files, plain and compressed; (3) a long small-window archive: publish time and memory under an
-// open-file limit of 1024, one more day, start-up, memory and the largest answer. The sources rows
+// as static files, plain and compressed; (2b) an append season of daily publishes across a month and a year
+// close, make prune, and what a cold mirror client reads for one place over a month and a year; (3) a long
+// small-window archive: publish time and memory under an open-file limit of 1024, one more day, start-up,
+// memory, the largest answer, and a cold mirror client reading one place over thirty years. The sources rows
 // (bench/sources-bench.ts; alone with BENCH_ONLY=sources) follow phases (1) and (3).
 
 import { execFileSync } from "node:child_process";
-import { cp, mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { brotliCompressSync, constants, gzipSync } from "node:zlib";
@@ -23,13 +25,16 @@ import { PLAUSIBLE_TMAX_DEGC } from "../sources/silo.js";
 import type { Window } from "../format/grid.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { type Proc, type WrkResult, postScript, readRss, runWrk, startBareNode, startServer, startStatic, variedQueryScript, variedTileScript } from "./load.js";
-import { linkFolder, runProbe } from "./probe.js";
 import { benchAnnual, benchGrownArchive, benchSourcesAlone } from "./sources-bench.js";
 import { BENCH_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
+import { addDays, appendSeason, measureMirrorReads, pointQuery, seriesRead } from "./series.js";
+import { linkFolder, runProbe, sizeOfTree } from "./tools.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const YEAR = listDays("2003-01-01", 365);
 const NEXT_DAY = "2004-01-01";
+/** 349 days, then a day at a time through a month close and a year close: 2003-01-01 .. 2004-01-20 */
+const SEASON = listDays("2003-01-01", 385);
 const LONG_DAYS = Number(process.env.BENCH_LONG_DAYS ?? 20_000);
 const LONG = listDays("1950-01-01", LONG_DAYS + 1); // the last one is the day added afterwards
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -39,15 +44,6 @@ const say = (line = "") => {
   console.log(line);
 };
 let failures = 0;
-
-async function sizeOfTree(dir: string): Promise<number> {
-  let total = 0;
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    total += entry.isDirectory() ? await sizeOfTree(path) : (await stat(path)).size;
-  }
-  return total;
-}
 
 const dataRequest = (window: Window, start: string, end: string, format: "json" | "csv") => JSON.stringify(makeDataRequest(window, start, end, { format }));
 
@@ -68,7 +64,7 @@ try {
 
   // (1) A year of full-grid days ----------------------------------------------------------------------------
   const yearCache = join(BENCH_CACHE, "year");
-  await makeFullGridDays(yearCache, [...YEAR, NEXT_DAY], log);
+  await makeFullGridDays(yearCache, SEASON, log);
   const yearFolder = await linkFolder(join(work, "year"), yearCache, YEAR);
   const sample = (await findSiloFiles(yearFolder)).filter((_, i) => i % 18 === 0);
   const decodeMs: number[] = [];
@@ -106,7 +102,7 @@ try {
   await linkFolder(yearFolder, yearCache, [NEXT_DAY]);
   const grown = runProbe(yearFolder, dist);
   const nextOnly = await linkFolder(join(work, "next"), yearCache, [NEXT_DAY]);
-  const extended = runProbe(nextOnly, extendCopy, ["--extend"]);
+  const extended = runProbe(nextOnly, extendCopy, true);
   await rm(extendCopy, { recursive: true, force: true });
   Object.assign(figures, { add_day_s: grown.wallMs / 1000, add_day_bytes: grown.bytesWritten, extend_day_s: extended.wallMs / 1000, extend_day_bytes: extended.bytesWritten });
   say("adding one full-grid day to the 365-day version (a new process each: start-up included)");
@@ -153,6 +149,7 @@ try {
   const LAND: [[number, number], [number, number]] = [[300, 650], [120, 420]];
   await addPost("point series, 1 cell x 31 days, JSON, repeated", "point.json", dataRequest([500, 300, 1, 1], "2003-06-01", "2003-07-01", "json"), "point_series_repeated");
   await addVaried("  ... another cell and period each request", "point.json", "point_series", variedQueryScript({ width: 1, height: 1, days: 31, format: "json" }, YEAR, ...LAND));
+  await addVaried("  ... another cell, period ending on the newest day", "point.json", "point_series_newest", variedQueryScript({ width: 1, height: 1, days: 31, format: "json" }, [...YEAR, NEXT_DAY], ...LAND, true));
   await addPost("50 x 50 cells x 1 day, JSON, repeated", "box50.json", dataRequest([450, 250, 50, 50], "2003-06-15", "2003-06-15", "json"), "small_box_repeated");
   await addVaried("  ... another box and date each request", "box50.json", "small_box", variedQueryScript({ width: 50, height: 50, days: 1, format: "json" }, YEAR, ...LAND));
   await addPost("78 x 78 cells x 1 day, JSON, repeated", "box78.json", dataRequest([450, 250, 78, 78], "2003-06-15", "2003-06-15", "json"), "max_json_repeated");
@@ -198,16 +195,33 @@ try {
   say(`  server memory after the runs: RSS ${fmt(yearRss.rssMb)} MB, peak ${fmt(yearRss.peakMb)} MB (goal <= 150 MB)`);
   await Promise.all(procs.splice(0).map((p) => p.stop()));
 
+  // (2b) An append season, then what a cold mirror client reads -------------------------------------------
+  log("an append season of daily publishes");
+  const seasonDist = await appendSeason(work, yearCache, SEASON, 349, say, figures);
+  say();
+  say("a cold mirror client over a static host (make mirror), HTTP requests and bytes read");
+  const newest = SEASON[SEASON.length - 1];
+  await measureMirrorReads(
+    seasonDist,
+    [
+      { name: "1 cell x 31 days inside a closed year", key: "mirror_point_31", goal: "<= 10 requests", read: pointQuery(500, 300, "2003-06-01", "2003-07-01") },
+      { name: "1 cell x 31 days ending on the newest day", key: "mirror_point_31_newest", goal: "<= 10 requests", read: pointQuery(500, 300, addDays(newest, -30), newest) },
+      { name: `1 cell x ${SEASON.length} days, a year close inside (client.series)`, key: "mirror_point_385", goal: "<= 40 requests", read: seriesRead(500, 300, SEASON[0], newest) },
+    ],
+    say,
+    figures,
+  );
+
   // (3) A long small-window archive -------------------------------------------------------------------
   const longCache = join(BENCH_CACHE, "long");
   await makeSmallDays(longCache, LONG, [400, 300, 8, 8], log);
   const longFolder = await linkFolder(join(work, "long"), longCache, LONG.slice(0, -1));
   const longDist = join(work, "dist-long");
   log(`publishing ${LONG_DAYS} small-window days under ulimit -n 1024`);
-  const longPublish = runProbe(longFolder, longDist, [], 1024);
+  const longPublish = runProbe(longFolder, longDist, false, 1024);
   const longBase = join(work, "dist-long-base");
   await cp(longDist, longBase, { recursive: true });
-  const longOne = runProbe(await linkFolder(join(work, "long-next"), longCache, LONG.slice(-1)), longDist, ["--extend"], 1024);
+  const longOne = runProbe(await linkFolder(join(work, "long-next"), longCache, LONG.slice(-1)), longDist, true, 1024);
   Object.assign(figures, {
     long_days: LONG_DAYS,
     long_publish_s: longPublish.wallMs / 1000,
@@ -257,6 +271,12 @@ try {
   say(`  make serve to first 200 ${fmt(longServer.startMs)} ms; to the first answered 31-day query ${fmt(longFirstQuery)} ms (goal <= 2000 ms)`);
   say(`  RSS ${fmt(longRss.rssMb)} MB (goal <= 200 MB); the catalog lists ${catalog.datasets.length} versions; dataset record ${formatBytes(recordBytes)} (goal <= 64 kB)`);
   say(`  largest answer ${formatBytes(largest.bytes)}: ${largest.what}`);
+  await measureMirrorReads(
+    longDist,
+    [{ name: "cold mirror client: 1 cell x 30 years (client.series)", key: "mirror_point_30y", goal: "<= 120 requests and 3 MB", read: seriesRead(403, 303, addDays(last, -10957), last) }],
+    say,
+    figures,
+  );
 } finally {
   await Promise.all(procs.map((p) => p.stop()));
   await rm(work, { recursive: true, force: true });

@@ -12,7 +12,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { formatBytes } from "../pipeline/progress.js";
 import { dateToMemberPath } from "../sources/silo.js";
-import { linkFolder, runProbe } from "./probe.js";
+import { linkFolder, runProbe } from "./tools.js";
 import { BENCH_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
 
 const run = promisify(execFile);
@@ -91,8 +91,8 @@ export async function benchGrownArchive(ctx: BenchContext, longFolder: string, l
   await cp(longDist, cachedDist, { recursive: true });
   await cp(longDist, rehashDist, { recursive: true });
   await linkFolder(longFolder, longCache, [nextDay]);
-  const cached = runProbe(longFolder, cachedDist, [], openFiles);
-  const rehash = runProbe(longFolder, rehashDist, ["--rehash"], openFiles);
+  const cached = runProbe(longFolder, cachedDist, false, openFiles);
+  const rehash = runProbe(longFolder, rehashDist, false, openFiles, {}, ["--rehash"]);
   await rm(cachedDist, { recursive: true, force: true });
   await rm(rehashDist, { recursive: true, force: true });
   Object.assign(figures, { grown_day_s: cached.wallMs / 1000, grown_day_files_read: cached.filesRead, grown_day_rehash_s: rehash.wallMs / 1000, grown_day_rehash_files_read: rehash.filesRead });
@@ -118,7 +118,7 @@ export async function benchSourcesAlone(): Promise<void> {
     await makeSmallDays(longCache, long, [400, 300, 8, 8], ctx.log);
     const longFolder = await linkFolder(join(work, "long"), longCache, long.slice(0, -1));
     ctx.log(`publishing ${longDays} small-window days`);
-    const first = runProbe(longFolder, join(work, "dist-long"), [], 1024);
+    const first = runProbe(longFolder, join(work, "dist-long"), false, 1024);
     ctx.say(`a long archive: ${fmt(longDays)} small-window days (8 x 8 cells), open files limited to 1024; published in ${fmt(first.wallMs / 1000, 1)} s`);
     await benchGrownArchive(ctx, longFolder, join(work, "dist-long"), longCache, long[long.length - 1], 1024);
     console.log(JSON.stringify(Object.fromEntries(Object.entries(ctx.figures).map(([k, v]) => [k, Math.round(v * 100) / 100]))));

@@ -1,10 +1,11 @@
 // What the mirror client reads: HTTP requests and bytes for a 1-cell x 31-day JSON query, a 100 x 100-cell one-day
-// CSV query and one 256 x 256 tile, for a cold client and a warm one. Boxes and dates come from the mirror's catalog.
+// CSV query, one 256 x 256 tile and one cell over the whole published period (client.series), for a cold client and
+// a warm one. Boxes and dates come from the mirror's catalog.
 //
 //   node_modules/.bin/tsx client/measure.ts <mirror-url>      (a dist served by `make mirror`, or any static host)
 
 import { makeDataRequest } from "../api/request.js";
-import { GRID, type Window, bboxToWindow, tileId, windowToTiles } from "../format/grid.js";
+import { GRID, type Window, bboxToWindow, colToLon, rowToLat, tileId, windowToTiles } from "../format/grid.js";
 import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
 import type { Dataset } from "../format/records.js";
 import { type MirrorAnswer, type MirrorClient, type MirrorRequest, createMirrorClient } from "./index.js";
@@ -79,9 +80,27 @@ async function main(url: string | undefined): Promise<void> {
     rows.push(["", "warm, same request", String(warm.requests), String(warm.bytes), size]);
     rows.push(["", "warm, next blocks east", String(neighbour.requests), String(neighbour.bytes), String(neighbour.answer.body.byteLength)]);
   }
+  rows.push(...(await measureSeries(url, record)));
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   process.stdout.write(`mirror ${url}\nversion ${record.id}\n\n`);
   for (const row of rows) process.stdout.write(`${row.map((cell, i) => (i >= 2 ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join("  ")}\n`);
+}
+
+/** One cell over the whole published period, as the consecutive 31-day queries of client.series. */
+async function measureSeries(url: string, record: Dataset): Promise<string[][]> {
+  const window = bboxToWindow(record.bbox!)!;
+  const centre = (dx: number): [number, number] => [colToLon(window[0] + Math.floor(window[2] / 2) + dx), rowToLat(window[1] + Math.floor(window[3] / 2))];
+  const client = createMirrorClient({ baseUrl: url });
+  const name = `1 cell, ${record.period_start}..${record.period_end} (client.series)`;
+  const rows: string[][] = [];
+  for (const [label, point] of [["cold", centre(0)], ["warm, same cell", centre(0)], ["warm, next chunk east", centre(64)]] as const) {
+    const before = client.stats();
+    const { answers } = await client.series(point, record.period_start, record.period_end, { datasetVersion: record.id });
+    const after = client.stats();
+    const size = answers.reduce((n, a) => n + a.body.byteLength, 0);
+    rows.push([rows.length ? "" : name, label, String(after.requests - before.requests), String(after.bytes - before.bytes), String(size)]);
+  }
+  return rows;
 }
 
 main(process.argv[2]).catch((err) => {

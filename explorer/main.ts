@@ -83,12 +83,22 @@ function describeProvenance(version: Version, series: SeriesAnswer[] = []): void
     ["data", r.metadata.synthetic ? "GENERATED demo values, not observations" : `SILO (${(r.metadata.provenance as string[] | undefined)?.join(", ") ?? "fetched"})`],
     ["read from", new URL("../", location.href).href],
   ];
-  // one row per 31-day query of the series shown: its period, dataSha256 and Content-Digest
-  for (const { period, manifest, digest } of series) {
-    rows.push([`series ${period}`, `dataSha256 ${String(manifest.dataSha256)}; requestSha256 ${String(manifest.requestSha256)}; Content-Digest ${digest}`]);
-  }
   const list = $("provenance");
   list.replaceChildren(...rows.flatMap(([k, v]) => [Object.assign(document.createElement("dt"), { textContent: k }), Object.assign(document.createElement("dd"), { textContent: v })]));
+  if (series.length > 0) list.append(Object.assign(document.createElement("dt"), { textContent: "series" }), describeQueries(series));
+}
+
+/** The series' 31-day queries, folded: each one's period, dataSha256, requestSha256 and Content-Digest. */
+function describeQueries(series: SeriesAnswer[]): HTMLElement {
+  const details = document.createElement("details");
+  details.append(Object.assign(document.createElement("summary"), { textContent: `${series.length} queries of 31 days at most, each verified` }));
+  for (const { period, manifest, digest } of series) {
+    const line = `${period}: dataSha256 ${String(manifest.dataSha256)}; requestSha256 ${String(manifest.requestSha256)}; Content-Digest ${digest}`;
+    details.append(Object.assign(document.createElement("div"), { textContent: line, className: "query" }));
+  }
+  const dd = document.createElement("dd");
+  dd.append(details);
+  return dd;
 }
 
 function drawLegend(): void {
@@ -182,11 +192,15 @@ function drawSeries(rows: Row[]): void {
   el("text", { x: 0, y: 152, "font-size": 11 }, `${lo} °C`);
   // a missing day breaks the line: nothing is drawn where there is no value
   let path = "";
+  // dots only while each day has room for one (about two months); a longer series is its line
+  const dots = rows.length <= 62;
   rows.forEach((r, i) => {
     if (r.value === null) return;
     path += `${path && rows[i - 1]?.value !== null ? "L" : "M"}${x(i).toFixed(1)},${y(r.value).toFixed(1)} `;
-    el("circle", { cx: x(i), cy: y(r.value), r: 2.5, fill: "#a50026" });
+    if (dots) el("circle", { cx: x(i), cy: y(r.value), r: 2.5, fill: "#a50026" });
   });
+  el("text", { x: 40, y: 159, "font-size": 9 }, rows[0].date);
+  el("text", { x: 398, y: 159, "font-size": 9, "text-anchor": "end" }, rows[rows.length - 1].date);
   el("path", { d: path, fill: "none", stroke: "#a50026", "stroke-width": 1.5 });
 }
 

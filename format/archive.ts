@@ -285,7 +285,10 @@ export class Archive {
     if (!containsWindow(span.window, area)) throw new Error(`area ${area.join(",")} is outside the series span ${span.first}..${span.last}`);
     const days = dateToDayNumber(span.last) - dateToDayNumber(span.first) + 1;
     const lattice = new GroupLattice(span.window, span.chunkSide);
-    const out = Array.from({ length: to - from }, () => new Float32Array(area[2] * area[3]));
+    // one buffer for every day's cells: a point over a year is one allocation, not 365
+    const cells = area[2] * area[3];
+    const all = new Float32Array(cells * (to - from));
+    const out = Array.from({ length: to - from }, (_, d) => all.subarray(d * cells, (d + 1) * cells));
     const chunks = lattice.select(area);
     const read = await Promise.all(chunks.map(({ group, slot }) => this.readChunk(span, lattice, group, slot, days)));
     const values = new Float32Array(to - from);

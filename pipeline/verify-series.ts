@@ -66,7 +66,7 @@ async function checkPiece(view: RasterView, span: SeriesSpan): Promise<string[]>
         continue;
       }
       const cells = await view.readCells(day, strip);
-      if (!Buffer.from(cells.buffer).equals(Buffer.from(series[d].buffer))) problems.push(`${date}: the series cells of rows ${strip[1]}..${strip[1] + strip[3] - 1} differ from the day piece`);
+      if (!Buffer.from(cells.buffer, cells.byteOffset, cells.byteLength).equals(Buffer.from(series[d].buffer, series[d].byteOffset, series[d].byteLength))) problems.push(`${date}: the series cells of rows ${strip[1]}..${strip[1] + strip[3] - 1} differ from the day piece`);
     }
   }
   return problems;

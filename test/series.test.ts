@@ -19,6 +19,7 @@ import type { Dataset } from "../format/records.js";
 import { buildMerkle, chooseChunkSide, verifyGroupRecord } from "../format/series.js";
 import type { Storage } from "../format/storage.js";
 import { type RasterView, openVersion } from "../format/versions.js";
+import { writeDemo } from "../pipeline/demo.js";
 import { writeSiloTiff } from "../pipeline/geotiff.js";
 import { type PublishOptions, type PublishSummary, publish } from "../pipeline/publish.js";
 import { binaryRuns } from "../pipeline/series.js";
@@ -134,7 +135,7 @@ tiers("series - every cell of every date reads the same from the series tier as 
     for (const [d, date] of dates.entries()) {
       const day = (await view.findDay(date))!;
       const pieces = await view.readCells(day, WINDOW);
-      assert.ok(Buffer.from(series[d].buffer).equals(Buffer.from(pieces.buffer)), date);
+      assert.ok(Buffer.from(series[d].buffer, series[d].byteOffset, series[d].byteLength).equals(Buffer.from(pieces.buffer, pieces.byteOffset, pieces.byteLength)), date);
       for (let i = 0; i < pieces.length; i++) {
         const expected = cellValue(WINDOW[0] + (i % WINDOW[2]), WINDOW[1] + Math.floor(i / WINDOW[2]), date);
         assert.ok(Object.is(series[d][i], expected) || (expected !== expected && series[d][i] !== series[d][i]), `${date} cell ${i}`);
@@ -246,3 +247,19 @@ appends("series - a revised day gives a new version with new series pieces; the 
 });
 
 appends.run();
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const large = suite("large spans");
+
+large("series - a full-grid month (large enough for the encoding threads) equals its day pieces, every cell (make verify)", async () => {
+  const demo = freshDir("demo-sources");
+  const demoDist = freshDir("demo-dist");
+  await writeDemo(demo);
+  const s = await quietly(demo, demoDist);
+  assert.equal([s.days, s.series.built], [31, 1]);
+  const report = await verifyDist(demoDist);
+  assert.equal([report.problems, report.versions.map((v) => v.problems)], [[], [[]]]);
+});
+
+large.run();

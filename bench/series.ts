@@ -1,0 +1,101 @@
+// Bench phases of the series tier: a season of daily publishes across a month close and a year close (the daily
+// recipe: the grown folder, a new process each), then make prune with its default rule; and what a cold mirror
+// client reads for one place over a month, over a year with its close, and over thirty years.
+
+import { join } from "node:path";
+import { createMirrorClient } from "../client/index.js";
+import { startMirrorServer } from "../client/mirror-server.js";
+import { makeDataRequest } from "../api/request.js";
+import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
+import { colToLon, rowToLat } from "../format/grid.js";
+import { formatBytes } from "../pipeline/progress.js";
+import { prune } from "../pipeline/prune.js";
+import { publish } from "../pipeline/publish.js";
+import { linkFolder, runProbe, sizeOfTree } from "./tools.js";
+
+type Say = (line?: string) => void;
+const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const DAY_MS = 86_400_000;
+
+/**
+ * From the first `base` days, one day at a time through the rest; each publish stamped as published on its own
+ * day (before now), so the retention rule sees a season of daily versions. Returns the dist.
+ */
+export async function appendSeason(work: string, cache: string, dates: string[], base: number, say: Say, figures: Record<string, number>): Promise<string> {
+  const folder = await linkFolder(join(work, "season"), cache, dates.slice(0, base));
+  const dist = join(work, "dist-season");
+  const daily = dates.length - base;
+  const publishedOn = (k: number) => new Date(Date.now() - (daily - k) * DAY_MS);
+  await publish({ sources: folder, dist, observations: false, log: () => {}, publishedAt: publishedOn(-1).toISOString().replace(/\.\d{3}Z$/, "Z") });
+  const runs: { date: string; wallMs: number; bytes: number; series: number }[] = [];
+  for (let k = 0; k < daily; k++) {
+    await linkFolder(folder, cache, [dates[base + k]]);
+    const run = runProbe(folder, dist, false, 0, { SOURCE_DATE_EPOCH: String(Math.floor(publishedOn(k).getTime() / 1000)) });
+    runs.push({ date: dates[base + k], wallMs: run.wallMs, bytes: run.bytesWritten, series: run.seriesBytesWritten });
+  }
+  const worst = runs.reduce((a, b) => (b.wallMs > a.wallMs ? b : a));
+  const meanBytes = runs.reduce((n, r) => n + r.bytes, 0) / runs.length;
+  const before = await sizeOfTree(dist);
+  const pruned = await prune({ dist, rule: { keepDays: 30, keepIds: new Set(), dropVersions: true }, graceMs: 0 });
+  const after = await sizeOfTree(dist);
+  Object.assign(figures, {
+    season_worst_publish_s: worst.wallMs / 1000,
+    season_mean_bytes_per_day: meanBytes,
+    season_dist_bytes_per_day_pruned: after / dates.length,
+  });
+  say();
+  say(`an append season: ${base} full-grid days, then one a day for ${daily} days (${dates[base]} .. ${dates[dates.length - 1]}, a month and a year close), each a new process (start-up included)`);
+  say(`  slowest daily publish                       ${fmt(worst.wallMs / 1000, 2)} s on ${worst.date}  (goal <= 8 s)`);
+  say(`  median daily publish                        ${fmt(median(runs.map((r) => r.wallMs)) / 1000, 2)} s`);
+  say(`  bytes written per day, mean                 ${formatBytes(meanBytes)} (series ${formatBytes(runs.reduce((n, r) => n + r.series, 0) / runs.length)})  (goal <= 2.5 MB)`);
+  say(`  largest day                                 ${formatBytes(Math.max(...runs.map((r) => r.bytes)))} on ${runs.reduce((a, b) => (b.bytes > a.bytes ? b : a)).date}`);
+  say(`  make prune (default rule: KEEP_DAYS=30)     ${pruned.dropped.length} of ${pruned.kept.length + pruned.dropped.length} versions dropped, ${formatBytes(before - after)} deleted`);
+  say(`  dist per full-grid day after the prune      ${formatBytes(after / dates.length)}, everything counted  (goal <= 0.8 MB)`);
+  return dist;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+interface ReadCase {
+  name: string;
+  key: string;
+  goal: string;
+  read: (client: ReturnType<typeof createMirrorClient>) => Promise<unknown>;
+}
+
+/** HTTP requests and bytes a cold mirror client reads (a new client per case), over `make mirror`'s static host. */
+export async function measureMirrorReads(dist: string, cases: ReadCase[], say: Say, figures: Record<string, number>): Promise<void> {
+  const mirror = await startMirrorServer({ dist });
+  try {
+    for (const c of cases) {
+      const client = createMirrorClient({ baseUrl: mirror.url });
+      await c.read(client);
+      const { requests, bytes } = client.stats();
+      figures[`${c.key}_requests`] = requests;
+      figures[`${c.key}_bytes`] = bytes;
+      say(`  ${c.name.padEnd(58)} ${fmt(requests).padStart(6)} requests ${formatBytes(bytes).padStart(9)}  (goal ${c.goal})`);
+    }
+  } finally {
+    await mirror.close();
+  }
+}
+
+/** A point query over first..last at a global cell. */
+export function pointQuery(col: number, row: number, first: string, last: string): ReadCase["read"] {
+  return async (client) => {
+    const answer = await client.answer({ method: "POST", path: "/api/v1/data/query", body: makeDataRequest([col, row, 1, 1], first, last) });
+    if (answer.status !== 200) throw new Error(`${first}..${last}: HTTP ${answer.status} ${answer.text()}`);
+  };
+}
+
+/** client.series of a global cell over first..last (consecutive 31-day queries). */
+export function seriesRead(col: number, row: number, first: string, last: string): ReadCase["read"] {
+  return (client) => client.series([colToLon(col), rowToLat(row)], first, last);
+}
+
+export const addDays = (date: string, days: number) => dayNumberToDate(dateToDayNumber(date) + days);
+
+export type { ReadCase };

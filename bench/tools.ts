@@ -1,0 +1,34 @@
+// Helpers of the bench phases: folders of links to cached sources, a publish in its own process, sizes on disk.
+
+import { execFileSync } from "node:child_process";
+import { mkdir, readdir, stat, symlink } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { dateToMemberPath } from "../sources/silo.js";
+
+export async function sizeOfTree(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    total += entry.isDirectory() ? await sizeOfTree(path) : (await stat(path)).size;
+  }
+  return total;
+}
+
+/** A folder of links to some of the cached source files: a maintainer's folder without copying 250 MB. */
+export async function linkFolder(folder: string, cache: string, dates: string[]): Promise<string> {
+  for (const date of dates) {
+    const target = join(folder, dateToMemberPath(date));
+    await mkdir(join(target, ".."), { recursive: true });
+    await symlink(resolve(cache, dateToMemberPath(date)), target);
+  }
+  return folder;
+}
+
+/** One publish in a new process (start-up included); `flags`: more publish-probe flags (--rehash). */
+export function runProbe(sources: string, dist: string, extend = false, openFiles = 0, env: Record<string, string> = {}, flags: string[] = []): Record<string, number> & { id: string } {
+  const command = `${openFiles ? `ulimit -n ${openFiles} && ` : ""}exec node_modules/.bin/tsx bench/publish-probe.ts "${sources}" "${dist}"${extend ? " --extend" : ""} ${flags.join(" ")}`;
+  const started = performance.now();
+  const out = execFileSync("bash", ["-c", command], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 20, env: { ...process.env, ...env } });
+  return { ...JSON.parse(out.trim().split("\n").pop()!), wallMs: performance.now() - started };
+}
+
