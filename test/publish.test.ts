@@ -422,7 +422,7 @@ failing("publish - one publish at a time per dist; a lock left by a killed publi
   await writeFile(join(dist, ".publish.lock"), String(process.pid));
   const err = await expectPublishError(publishQuietly(goldenSources, dist));
   assert.is(err.stage, "lock");
-  assert.match(err.reason, new RegExp(`another publish or prune \\(pid ${process.pid}\\) is writing this dist`));
+  assert.match(err.reason, new RegExp(`another publish, prune or sync \\(pid ${process.pid}\\) is writing this dist`));
   await writeFile(join(dist, ".publish.lock"), "2147483646");
   const s = await publishQuietly(goldenSources, dist);
   assert.equal(s.unchanged.map((d) => d.id), [GOLDEN_ID]);
