@@ -77,7 +77,7 @@ typecheck: install ## strict TypeScript check
 	@npx tsc --noEmit -p .
 
 bench: install ## benchmarks, every figure beside a baseline of the same run; the last line is JSON
-	@bash test/ensure-gdal.sh >/dev/null && bash test/ensure-command.sh wrk wrk && $(TSX) bench/run.ts
+	@bash test/ensure-gdal.sh >/dev/null && bash test/ensure-command.sh wrk wrk && bash test/ensure-command.sh nginx nginx-light && $(TSX) bench/run.ts
 
 fixtures: ## regenerate the committed GDAL test fixtures (needs gdal-bin)
 	@bash test/ensure-gdal.sh && /usr/bin/python3 test/fixtures/make-fixtures.py
