@@ -7,35 +7,56 @@
 // is written once. A span whose days did not change (the same index pages: equal basis) is taken from the base
 // version as it is.
 
-import { deflateRawSync } from "node:zlib";
+import { availableParallelism } from "node:os";
 import type { Archive } from "../format/archive.js";
-import { BlockCodec, TENTHS_MISSING_CODE, differenceRows, encodeBlockCells } from "../format/cells.js";
 import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
 import { type Window, intersectWindows } from "../format/grid.js";
 import { sha256Hex } from "../format/hash.js";
 import type { Ref } from "../format/objects.js";
-import {
-  type ChunkEntry,
-  ChunkLayout,
-  EMPTY_SHA256,
-  GroupLattice,
-  type SeriesSpan,
-  buildMerkle,
-  chooseChunkSide,
-  encodeGroupEntries,
-  encodeSeriesHeader,
-  groupRecordBytes,
-  seriesHeaderBytes,
-} from "../format/series.js";
+import { GroupLattice, type SeriesSpan, buildMerkle, chooseChunkSide, encodeGroupEntries, encodeSeriesHeader, groupRecordBytes, seriesHeaderBytes } from "../format/series.js";
 import type { DayEntry, IndexNode, MonthPage, YearPage } from "../format/version-index.js";
 import { assertValid } from "../schemas/validate.js";
 import type { ObjectStore } from "./files.js";
 import type { IndexTree } from "./index-tree.js";
+import { WorkerPool } from "./pool.js";
+import type { StripTask } from "./series-worker.js";
+import { type StripResult, encodeStrip } from "./series-strip.js";
+
+/** Encodes one strip of a span: here, or on a worker thread. */
+type StripEncoder = (days: DayEntry[], lattice: GroupLattice, strip: Window) => Promise<StripResult>;
+
+/**
+ * Strips of small spans are encoded on this thread; those of large ones on a pool of threads started for the
+ * first of them, each reading the day pieces itself.
+ */
+class StripEncoders {
+  private pool: WorkerPool<StripTask, StripResult | { error: string }> | null = null;
+
+  constructor(private readonly archive: Archive, private readonly dist: string) {}
+
+  for(days: DayEntry[]): StripEncoder {
+    const window = days[0].window;
+    if (days.length * window[2] * window[3] < PARALLEL_VALUES) return (d, lattice, strip) => encodeStrip(d, lattice, strip, this.archive);
+    this.pool ??= new WorkerPool(new URL(`./series-worker${import.meta.url.slice(-3)}`, import.meta.url), Math.min(availableParallelism(), MAX_THREADS));
+    const pool = this.pool;
+    return async (d, lattice, strip) => {
+      const result = await pool.run({ dist: this.dist, days: d, window: lattice.window, chunkSide: lattice.chunkSide, strip });
+      if ("error" in result) throw new Error(result.error);
+      return result;
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.close();
+  }
+}
 
 /** Bump when the span rule or the piece bytes change: every basis changes with it, so nothing stale is reused. */
 const SERIES_VERSION = "series-1";
-// Same level as the day pieces: within a few percent of the best at a fraction of the time.
-const DEFLATE_LEVEL = Number(process.env.SERIES_LEVEL ?? 6);
+/** Spans of at least this many values (days x cells) are encoded on every core: a full-grid month and up. */
+const PARALLEL_VALUES = 10_000_000;
+/** Encoding threads: one per core, at most 8 (each holds a strip of its span: about 80 MB for a full-grid year). */
+const MAX_THREADS = 8;
 
 /** A period of the span rule: its basis, and how to read its day entries when it must be built. */
 interface Period {
@@ -124,6 +145,15 @@ export interface SeriesSummary {
 
 /** The version's series spans: reused from the base version where their basis is unchanged, else built. */
 export async function buildSeries(tree: IndexTree, base: SeriesSpan[], archive: Archive, store: ObjectStore, onSpan: (text: string) => void): Promise<SeriesSummary> {
+  const encoders = new StripEncoders(archive, store.root);
+  try {
+    return await buildSpans(tree, base, archive, store, encoders, onSpan);
+  } finally {
+    await encoders.close();
+  }
+}
+
+async function buildSpans(tree: IndexTree, base: SeriesSpan[], archive: Archive, store: ObjectStore, encoders: StripEncoders, onSpan: (text: string) => void): Promise<SeriesSummary> {
   const known = new Map<string, SeriesSpan[]>();
   for (const span of base) known.set(span.basis, [...(known.get(span.basis) ?? []), span]);
   const summary: SeriesSummary = { spans: [], built: 0, reused: 0, bytesWritten: 0 };
@@ -137,7 +167,7 @@ export async function buildSeries(tree: IndexTree, base: SeriesSpan[], archive: 
     for (const run of splitRuns(await period.loadDays())) {
       onSpan(`series ${run[0].date}..${run[run.length - 1].date} (${run.length} days)`);
       const before = store.bytesWritten;
-      summary.spans.push(await buildSpan(run, period.basis, archive, store));
+      summary.spans.push(await buildSpan(run, period.basis, encoders.for(run), store));
       summary.built++;
       summary.bytesWritten += store.bytesWritten - before;
     }
@@ -146,7 +176,7 @@ export async function buildSeries(tree: IndexTree, base: SeriesSpan[], archive: 
 }
 
 /** The rows of the window read at once: whole groups, whole 64-row day blocks (each block inflated once). */
-function listStrips(lattice: GroupLattice): Window[] {
+export function listStrips(lattice: GroupLattice): Window[] {
   const height = Math.max(lattice.groupSide, 64);
   const [c0, r0, w, h] = lattice.window;
   const strips: Window[] = [];
@@ -156,28 +186,19 @@ function listStrips(lattice: GroupLattice): Window[] {
   return strips;
 }
 
-/** One span's piece and sources object, written; chunks are built a strip of days' cells at a time. */
-async function buildSpan(days: DayEntry[], basis: string, archive: Archive, store: ObjectStore): Promise<SeriesSpan> {
+/** One span's piece and sources object, written; its strips encoded here or, when large, on every core. */
+async function buildSpan(days: DayEntry[], basis: string, encode: StripEncoder, store: ObjectStore): Promise<SeriesSpan> {
   const window = days[0].window;
   const lattice = new GroupLattice(window, chooseChunkSide(days.length));
   const directories: Uint8Array[] = new Array(lattice.count);
   const chunks: Uint8Array[] = [];
   let offset = seriesHeaderBytes() + lattice.count * groupRecordBytes(lattice.depth);
-  for (const window of listStrips(lattice)) {
-    const strip = await Strip.load(days, window, archive);
-    for (const group of groupsIn(lattice, window)) {
-      const entries: ChunkEntry[] = [];
-      for (let slot = 0; slot < 64; slot++) {
-        const chunk = strip.encodeChunk(lattice.chunkWindow(group, slot));
-        const { codec, layout, length, sha256 } = chunk ?? { codec: BlockCodec.Empty, layout: ChunkLayout.Cells, length: 0, sha256: EMPTY_SHA256 };
-        entries.push({ codec, layout, length, sha256, offset });
-        if (chunk) {
-          chunks.push(chunk.bytes);
-          offset += chunk.length;
-        }
-      }
-      directories[group] = encodeGroupEntries(entries);
-    }
+  const strips = listStrips(lattice);
+  // strips are encoded in parallel when the encoder has threads, and placed in order as they come back
+  for (const result of await Promise.all(strips.map((strip) => encode(days, lattice, strip)))) {
+    result.groups.forEach((group, i) => (directories[group] = encodeGroupEntries(result.entries[i].map((e) => ({ ...e, offset: e.offset + offset })))));
+    chunks.push(result.chunks);
+    offset += result.chunks.byteLength;
   }
   const piece = await writePiece(lattice, dateToDayNumber(days[0].date), days.length, directories, chunks, store);
   const sources = days.map((d) => d.sources);
@@ -192,105 +213,6 @@ async function buildSpan(days: DayEntry[], basis: string, archive: Archive, stor
     sources: await store.putJson(sources),
     basis,
   };
-}
-
-function groupsIn(lattice: GroupLattice, strip: Window): number[] {
-  const g = lattice.groupSide;
-  const first = Math.floor(strip[1] / g) - lattice.row0;
-  const last = Math.floor((strip[1] + strip[3] - 1) / g) - lattice.row0;
-  const out: number[] = [];
-  for (let r = first; r <= last; r++) for (let c = 0; c < lattice.cols; c++) out.push(r * lattice.cols + c);
-  return out;
-}
-
-/** Sum of the absolute coded differences: what DEFLATE will mostly pay for. */
-function spread(codes: Int16Array): number {
-  let total = 0;
-  for (let i = 0; i < codes.length; i++) total += Math.abs(codes[i]);
-  return total;
-}
-
-type EncodedChunk = Omit<ChunkEntry, "offset"> & { bytes: Uint8Array };
-
-/**
- * A chunk is at most a few kB: a window just large enough and a small hash table give the same bytes' worth of
- * compression at half the time of zlib's defaults (a window of 32 kB and memLevel 8 are set up on every call).
- */
-const deflate = (raw: Int16Array | Uint8Array): Uint8Array =>
-  new Uint8Array(deflateRawSync(raw, { level: DEFLATE_LEVEL, windowBits: Math.min(15, Math.max(9, Math.ceil(Math.log2(raw.byteLength)))), memLevel: 4 }));
-
-/**
- * A strip of a span's cells over all its days, as tenths codes, day after day; the days' float values are read
- * instead only when some value is not tenths.
- */
-class Strip {
-  private constructor(
-    readonly window: Window,
-    readonly days: number,
-    private readonly codes: Int16Array | null,
-    private readonly floats: Float32Array[] | null,
-  ) {}
-
-  static async load(days: DayEntry[], window: Window, archive: Archive): Promise<Strip> {
-    const cells = window[2] * window[3];
-    const codes = new Int16Array(cells * days.length);
-    for (const [d, day] of days.entries()) {
-      if (!(await archive.readCodes(day, window, codes.subarray(d * cells, (d + 1) * cells)))) {
-        return new Strip(window, days.length, null, await Promise.all(days.map((each) => archive.readCells(each, window))));
-      }
-    }
-    return new Strip(window, days.length, codes, null);
-  }
-
-  /** The strip indices of a chunk's cells, row-major. */
-  private cellsOf([cc, cr, cw, ch]: Window): number[] {
-    const out: number[] = [];
-    for (let y = 0; y < ch; y++) for (let x = 0; x < cw; x++) out.push((cr - this.window[1] + y) * this.window[2] + (cc - this.window[0] + x));
-    return out;
-  }
-
-  /**
-   * A chunk's stored bytes: its cells with all the span's days, coded like a block in one of two layouts (rows of
-   * cells over days, or rows of days over cells, so the differences run along time or along space), whichever
-   * differs less. Null: nothing held.
-   */
-  encodeChunk(chunk: Window): EncodedChunk | null {
-    if (chunk[2] === 0 || chunk[3] === 0) return null;
-    const cells = this.cellsOf(chunk);
-    if (!this.codes) return this.encodeFloats(cells);
-    const days = this.days;
-    const n = cells.length;
-    const size = this.window[2] * this.window[3];
-    const codes = this.codes;
-    const byCell = new Int16Array(n * days);
-    const byDay = new Int16Array(n * days);
-    let present = false;
-    for (let d = 0; d < days; d++) {
-      const base = d * size;
-      for (let i = 0; i < n; i++) {
-        const v = codes[base + cells[i]];
-        byDay[d * n + i] = v;
-        byCell[i * days + d] = v;
-        present ||= v !== TENTHS_MISSING_CODE;
-      }
-    }
-    if (!present) return null;
-    differenceRows(byCell, days);
-    differenceRows(byDay, n);
-    const useDays = spread(byDay) < spread(byCell);
-    const bytes = deflate(useDays ? byDay : byCell);
-    return { codec: BlockCodec.Tenths, layout: useDays ? ChunkLayout.Days : ChunkLayout.Cells, bytes, length: bytes.byteLength, sha256: sha256Hex(bytes) };
-  }
-
-  /** A chunk of a strip that holds values tenths cannot: each cell's days as float32 (or tenths if they fit). */
-  private encodeFloats(cells: number[]): EncodedChunk | null {
-    const values = new Float32Array(cells.length * this.days);
-    cells.forEach((cell, i) => this.floats!.forEach((day, k) => (values[i * this.days + k] = day[cell])));
-    const { codec, raw } = encodeBlockCells(values, this.days);
-    if (!raw) return null;
-    const bytes = deflate(raw);
-    return { codec, layout: ChunkLayout.Cells, bytes, length: bytes.byteLength, sha256: sha256Hex(bytes) };
-  }
 }
 
 /** Header, group records (each with its Merkle path), chunks: assembled and stored as one content-addressed object. */

@@ -19,6 +19,7 @@ import type { Dataset } from "../format/records.js";
 import { buildMerkle, chooseChunkSide, verifyGroupRecord } from "../format/series.js";
 import type { Storage } from "../format/storage.js";
 import { type RasterView, openVersion } from "../format/versions.js";
+import { writeDemo } from "../pipeline/demo.js";
 import { writeSiloTiff } from "../pipeline/geotiff.js";
 import { type PublishOptions, type PublishSummary, publish } from "../pipeline/publish.js";
 import { binaryRuns } from "../pipeline/series.js";
@@ -246,3 +247,19 @@ appends("series - a revised day gives a new version with new series pieces; the 
 });
 
 appends.run();
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const large = suite("large spans");
+
+large("series - a full-grid month (large enough for the encoding threads) equals its day pieces, every cell (make verify)", async () => {
+  const demo = freshDir("demo-sources");
+  const demoDist = freshDir("demo-dist");
+  await writeDemo(demo);
+  const s = await quietly(demo, demoDist);
+  assert.equal([s.days, s.series.built], [31, 1]);
+  const report = await verifyDist(demoDist);
+  assert.equal([report.problems, report.versions.map((v) => v.problems)], [[], [[]]]);
+});
+
+large.run();
