@@ -17,7 +17,7 @@ TSX := node_modules/.bin/tsx
 SERVER_JS := build/server.js
 SERVER_SOURCES := $(shell find api format server schemas sources -name '*.ts' -o -name '*.json' 2>/dev/null)
 
-.PHONY: help install demo publish fetch verify prune serve mirror test typecheck bench fixtures clean
+.PHONY: help install demo publish fetch verify prune sync serve mirror test typecheck bench fixtures clean
 
 help:
 	@grep -E '^[a-z]+:.*## ' Makefile | sed 's/:.*## /\t/' | expand -t 12
@@ -50,6 +50,14 @@ DROP_VERSIONS ?= 1
 prune: install ## drop versions the rule does not keep (newest, last KEEP_DAYS days, last of each month, KEEP_FILE ids); delete unreachable files after GRACE_HOURS; DRY_RUN=1 reports only
 	@$(TSX) pipeline/cli.ts prune --dist "$(DIST)" --keep-days "$(KEEP_DAYS)" $(if $(KEEP_FILE),--keep-file "$(KEEP_FILE)") --grace-hours "$(GRACE_HOURS)" --drop-versions "$(DROP_VERSIONS)" $(if $(DRY_RUN),--dry-run)
 
+# PRUNE=1 (the default): once the new catalog.json is in place, a sync that brought a pruned catalog (a manifest chain
+# that starts again), or finds files waiting for deletion, runs make prune's collect step (DROP_VERSIONS=0) with
+# GRACE_HOURS; PRUNE=0 leaves deleting to make prune.
+PRUNE ?= 1
+
+sync: install ## make or update the mirror DIST from the dist served at FROM (origin, mirror or CDN): new files verified, catalog.json last
+	@$(TSX) pipeline/cli.ts sync --from "$(FROM)" --dist "$(DIST)" --prune "$(PRUNE)" --grace-hours "$(GRACE_HOURS)"
+
 verify: install ## check every file of DIST and every version's tree down to each block
 	@$(TSX) pipeline/cli.ts verify --dist "$(DIST)"
 
@@ -73,7 +81,7 @@ typecheck: install ## strict TypeScript check
 	@npx tsc --noEmit -p .
 
 bench: install ## benchmarks, every figure beside a baseline of the same run; the last line is JSON
-	@bash test/ensure-gdal.sh >/dev/null && bash test/ensure-python.sh && bash test/ensure-command.sh wrk wrk && $(TSX) bench/run.ts
+	@bash test/ensure-gdal.sh >/dev/null && bash test/ensure-python.sh && bash test/ensure-command.sh wrk wrk && bash test/ensure-command.sh nginx nginx-light && $(TSX) bench/run.ts
 
 fixtures: ## regenerate the committed test fixtures: GeoTIFFs (GDAL) and annual NetCDF files (netCDF4)
 	@bash test/ensure-gdal.sh && bash test/ensure-python.sh && /usr/bin/python3 test/fixtures/make-fixtures.py && /usr/bin/python3 test/fixtures/make-netcdf-fixtures.py

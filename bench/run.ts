@@ -1,12 +1,13 @@
 // `make bench`: every figure beside a baseline measured in the same run, on this machine, now (machines here are
-// shared and noisy, so only ratios travel). Bounded: about 5 minutes (plus about 2 the first time, to make the
+// shared and noisy, so only ratios travel). Bounded: about 7 minutes (plus about 2 the first time, to make the
 // inputs); load only on 127.0.0.1; every dist in a temporary folder, removed at the end. Exits 1 when the
 // server answers any error under load. The last line is one JSON object with the figures.
 //
 // Phases: (1) a year of full-grid SILO-format COGs: decoding alone vs publishing, bytes per day, then adding
 // one day (a grown folder, and EXTEND); (2) the server on that dist vs sirv serving the very same answer bytes
 // as static files, plain and compressed; (2b) an append season of daily publishes across a month and a year
-// close, make prune, and what a cold mirror client reads for one place over a month and a year; (3) a long
+// close, make prune, and what a cold mirror client reads for one place over a month and a year; (2c) make sync of
+// one more full-grid day onto a 365-day mirror (bench/sync.ts); (3) a long
 // small-window archive: publish time and memory under an open-file limit of 1024, one more day, start-up,
 // memory, the largest answer, and a cold mirror client reading one place over thirty years. The sources rows
 // (bench/sources-bench.ts; alone with BENCH_ONLY=sources) follow phases (1) and (3).
@@ -28,6 +29,7 @@ import { type Proc, type WrkResult, postScript, readRss, runWrk, startBareNode, 
 import { benchAnnual, benchGrownArchive, benchSourcesAlone } from "./sources-bench.js";
 import { BENCH_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
 import { addDays, appendSeason, measureMirrorReads, pointQuery, seriesRead } from "./series.js";
+import { benchSync } from "./sync.js";
 import { linkFolder, runProbe, sizeOfTree } from "./tools.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -211,6 +213,10 @@ try {
     say,
     figures,
   );
+
+  // (2c) make sync: a 365-day mirror, then one more day from its origin ------------------------------------
+  log("make sync: a 365-day full-grid mirror, then one more day");
+  await benchSync(work, yearCache, YEAR, NEXT_DAY, say, figures);
 
   // (3) A long small-window archive -------------------------------------------------------------------
   const longCache = join(BENCH_CACHE, "long");

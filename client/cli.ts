@@ -1,14 +1,15 @@
-// `npm run --silent mirror -- <mirror-url> <METHOD> <path> [<body-file>]`, or `-- series <mirror-url> <lon> <lat>
-// <start> <end> [--csv]`: the mirror client as a command. The answer
+// `npm run --silent mirror -- <mirror-url> <METHOD> <path> [<body-file>]`, `-- series <mirror-url> <lon> <lat>
+// <start> <end> [--csv]` or `-- diff <mirror-url> <old-id> <new-id> [--json]`: the mirror client as a command. The answer
 // body goes to stdout as it is, `HTTP <status>` and its headers to stderr. Exit 0 for any answer the interface
 // computed (4xx and 5xx included), 2 when the mirror cannot be read or a piece fails verification, 64 on bad usage, 1 otherwise (an unreadable body-file).
 
 import { readFile } from "node:fs/promises";
 import { buffer } from "node:stream/consumers";
-import { AnswerError, CatalogError, IntegrityError, StorageError, createMirrorClient } from "./index.js";
+import { AnswerError, CatalogError, type DateSide, IntegrityError, StorageError, createMirrorClient } from "./index.js";
 
 const USAGE = `usage: npm run --silent mirror -- <mirror-url> <METHOD> <path> [<body-file>|-] [--content-type <type>]
        npm run --silent mirror -- series <mirror-url> <lon> <lat> <start> <end> [--csv]
+       npm run --silent mirror -- diff <mirror-url> <old-id> <new-id> [--json]
 
   mirror-url    where the dist is served (the folder with catalog.json), e.g. http://127.0.0.1:8081/
   METHOD path   a request of the interface, e.g. GET /api/v1/datasets?limit=2
@@ -19,7 +20,11 @@ included), 2 when the mirror cannot be read or fails verification, 64 on bad usa
 
 series: one cell's values from start to end (any length), as the consecutive 31-day queries a server answers,
 pinned to one version: with --csv one CSV (one header) streamed to stdout, else one JSON answer a line. Exit 1
-when a query is refused (the answer's error on stderr).`;
+when a query is refused (the answer's error on stderr).
+
+diff: the dates whose cells differ between two versions, one a line: date, change (added, removed, revised), the
+sha256 of its source files in the old and in the new version (- when it holds no such date); with --json one
+JSON object a line. A summary (counts, requests and bytes read) goes to stderr. Exit 1 for an unknown version.`;
 
 class UsageError extends Error {}
 
@@ -65,8 +70,29 @@ async function runSeries(args: string[]): Promise<number> {
   return 0;
 }
 
+async function runDiff(args: string[]): Promise<number> {
+  const json = args.includes("--json");
+  const positional = args.filter((a) => a !== "--json");
+  if (positional.length !== 3) throw new UsageError("diff expects <mirror-url> <old-id> <new-id>");
+  const [url, oldId, newId] = positional;
+  if (!/^https?:\/\//.test(url)) throw new UsageError(`${url} is not an http(s) URL`);
+  const client = createMirrorClient({ baseUrl: url, environment: process.env.SERVICE_ENVIRONMENT });
+  const counts = { added: 0, removed: 0, revised: 0 };
+  if (!json) await writeOut("date\tchange\told_source_sha256\tnew_source_sha256\n");
+  for await (const change of client.diffDates(oldId, newId)) {
+    counts[change.kind]++;
+    const sources = (side: DateSide | null) => (side ? side.sources.join(",") : "-");
+    await writeOut(json ? `${JSON.stringify(change)}\n` : `${change.date}\t${change.kind}\t${sources(change.old)}\t${sources(change.new)}\n`);
+  }
+  const { requests, bytes } = client.stats();
+  const total = counts.added + counts.removed + counts.revised;
+  process.stderr.write(`${total} dates differ (${counts.added} added, ${counts.revised} revised, ${counts.removed} removed); ${requests} requests, ${bytes} bytes read from the mirror\n`);
+  return 0;
+}
+
 async function main(args: string[]): Promise<number> {
   if (args[0] === "series") return runSeries(args.slice(1));
+  if (args[0] === "diff") return runDiff(args.slice(1));
   const { url, method, path, bodyFile, contentType } = parseArgs(args);
   const body = bodyFile === undefined ? null : await readBodyFile(bodyFile);
   const client = createMirrorClient({ baseUrl: url, environment: process.env.SERVICE_ENVIRONMENT });

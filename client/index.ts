@@ -9,12 +9,13 @@ import { Service } from "../api/service.js";
 import { CatalogError } from "../format/archive.js";
 import type { Dataset } from "../format/records.js";
 import { IntegrityError, StorageError, fromUtf8, utf8 } from "../format/storage.js";
-import { type Fetch, HttpStorage, type TransferStats } from "./http-storage.js";
+import { type Fetch, HttpStorage, type TransferStats } from "../format/http-storage.js";
+import { type DateDiff, type DateSide, diffVersions } from "./diff.js";
 import { type SeriesOptions, planSeries } from "./series.js";
 import { webPlatform } from "./platform.js";
 
 export { CatalogError, IntegrityError, StorageError };
-export type { Fetch, SeriesOptions, TransferStats };
+export type { DateDiff, DateSide, Fetch, SeriesOptions, TransferStats };
 
 export interface MirrorClientOptions {
   /** where the dist is served: the folder that holds catalog.json (https://cdn.example/climate/) */
@@ -190,6 +191,24 @@ export class MirrorClient {
     for await (const answer of this.seriesAnswers(points, start, end, options)) answers.push(answer);
     const rows = options.format === "csv" ? [] : answers.flatMap((a) => a.json<{ data: unknown[] }>().data);
     return { answers, rows };
+  }
+
+  /**
+   * The dates whose cells differ between two raster versions of the mirror (added, removed or revised), with the
+   * sha256 of their cells and source files on each side, in date order. Reads only the index pages of the years and
+   * months the versions do not share, so the cost grows with the changes, not with the archive. Rejects with a
+   * RangeError for a version the mirror does not publish, and as answer() does when a piece fails its check.
+   */
+  async *diffDates(oldId: string, newId: string): AsyncGenerator<DateDiff> {
+    await this.refreshCatalog();
+    yield* diffVersions(await this.service.snapshot(), oldId, newId);
+  }
+
+  /** diffDates collected. */
+  async diff(oldId: string, newId: string): Promise<DateDiff[]> {
+    const out: DateDiff[] = [];
+    for await (const change of this.diffDates(oldId, newId)) out.push(change);
+    return out;
   }
 
   /** POST /api/v1/data/query in `format` (json or csv); rejects with AnswerError on any status but 200. */

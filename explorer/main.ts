@@ -72,10 +72,28 @@ interface SeriesAnswer {
   digest: string;
 }
 
+/** Date ranges as text: "2004-01-03, 2004-01-05..2004-01-09". */
+const rangesText = (ranges: [string, string][]) => ranges.map(([s, e]) => (s === e ? s : `${s}..${e}`)).join(", ");
+
+/** What the version changed against the one it was built from (metadata.changes), in words. */
+function describeChanges(r: Dataset): [string, string][] {
+  const changes = r.metadata.changes as { added: [string, string][]; revised: [string, string][]; removed: [string, string][]; exact: boolean } | undefined;
+  const base = r.metadata.built_from as string | null | undefined;
+  if (!changes) return [];
+  const parts = (["added", "revised", "removed"] as const).filter((k) => changes[k].length > 0).map((k) => `${k} ${rangesText(changes[k])}`);
+  const said = parts.length > 0 ? parts.join("; ") : "no date's cells changed";
+  return [
+    ["built from", base ?? "no earlier version (the first of its dataset here)"],
+    ["changes", `${said}${changes.exact ? "" : " (ranges merged to stay short: npm run mirror -- diff lists each date)"}`],
+  ];
+}
+
 function describeProvenance(version: Version, series: SeriesAnswer[] = []): void {
   const r = version.record;
   const rows: [string, string][] = [
     ["version", r.id],
+    ...(typeof r.metadata.citation === "string" ? [["cite as", r.metadata.citation] as [string, string]] : []),
+    ...describeChanges(r),
     ["content sha256", r.content_sha256],
     ["period", `${r.period_start} .. ${r.period_end}${version.gaps.length ? ` (${version.gaps.length} gaps)` : ""}`],
     ["license", r.license],

@@ -69,8 +69,8 @@ export class Archive {
     this.coalesceBytes = options.coalesceBytes ?? 32 << 10;
   }
 
-  /** catalog.json, read fresh, schema-checked; its sha256 identifies this state of the dist. */
-  async readPointer(): Promise<{ pointer: CatalogPointer; sha256: string }> {
+  /** catalog.json, read fresh, schema-checked; its sha256 identifies this state of the dist (bytes: as read). */
+  async readPointer(): Promise<{ pointer: CatalogPointer; sha256: string; bytes: Uint8Array }> {
     const where = this.storage.describe(CATALOG_FILE);
     let bytes: Uint8Array;
     try {
@@ -90,7 +90,7 @@ export class Archive {
       const issues = toIssues(check.errors, pointer).slice(0, 3).map((i) => `${formatPath(i.path)} ${i.message}`);
       throw new CatalogError(where, `is not a climate-dist-2 catalog (${issues.join("; ")}); republish with \`make publish\``);
     }
-    return { pointer: pointer as CatalogPointer, sha256: await this.platform.sha256Hex(bytes) };
+    return { pointer: pointer as CatalogPointer, sha256: await this.platform.sha256Hex(bytes), bytes };
   }
 
   /**

@@ -1,4 +1,4 @@
-// Entry point of the pipeline commands (publish, fetch, verify, prune, demo): parses flags, prints, exits non-zero on error.
+// Entry point of the pipeline commands (publish, fetch, verify, prune, sync, demo): parses flags, prints, exits non-zero on error.
 
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
@@ -8,6 +8,7 @@ import { fetchSilo } from "./fetch.js";
 import { createProgress, formatBytes, formatSeconds } from "./progress.js";
 import { prune } from "./prune.js";
 import { publish, type PublishOptions } from "./publish.js";
+import { sync } from "./sync.js";
 import { verifyDist } from "./verify.js";
 
 export const DEMO_SOURCES = ".cache/demo";
@@ -19,6 +20,7 @@ const USAGE = `usage:
   tsx pipeline/cli.ts fetch --years YYYY[-YYYY][,YYYY...] [--sources DIR]          annual NetCDF files
   tsx pipeline/cli.ts verify [--dist DIR]
   tsx pipeline/cli.ts prune [--dist DIR] [--keep-days N] [--keep-file FILE] [--grace-hours H] [--drop-versions 0|1] [--dry-run]
+  tsx pipeline/cli.ts sync --from URL [--dist DIR] [--prune 0|1] [--grace-hours H] [--concurrency N]
   tsx pipeline/cli.ts demo [--sources DIR]`;
 
 type PublishFlags = Pick<PublishOptions, "extend" | "allowGaps" | "prefer" | "rehash">;
@@ -90,6 +92,30 @@ async function runPrune(dist: string, flags: Record<string, string | boolean | u
   return 0;
 }
 
+async function runSync(dist: string, flags: Record<string, string | boolean | undefined>): Promise<number> {
+  const from = flags.from as string | undefined;
+  if (!from) throw new PublishError("make sync", "arguments", "FROM=<url of the folder holding the dist's catalog.json> is required");
+  const progress = createProgress();
+  const r = await sync({
+    from,
+    dist,
+    progress,
+    prune: flags.prune !== "0",
+    graceMs: readCount("grace-hours", flags["grace-hours"] as string, 0) * 3_600_000,
+    concurrency: readCount("concurrency", flags.concurrency as string, 1),
+  });
+  progress.done();
+  const traffic = `${r.requests} requests, ${formatBytes(r.bytes)} received, ${formatSeconds(r.ms)}`;
+  if (!r.changed) {
+    console.log(`${dist} is up to date with ${from}: nothing to download (${traffic})`);
+    return 0;
+  }
+  console.log(`synced ${dist} from ${from}: ${r.downloaded.length} files placed (${formatBytes(r.downloaded.reduce((n, f) => n + f.size, 0))}), ${r.held} already here, ${r.manifests} publish manifests read, catalog.json replaced last (${traffic})`);
+  if (r.newChain) console.log(`  the origin was pruned: its manifest chain starts again`);
+  if (r.pruned) console.log(`  collect step (make prune DROP_VERSIONS=0): ${r.pruned.deleted.files} files deleted, ${r.pruned.waiting.files} unreachable files wait for the grace period${r.pruned.waiting.firstDueAt ? ` (first due ${r.pruned.waiting.firstDueAt})` : ""}`);
+  return 0;
+}
+
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
@@ -109,6 +135,8 @@ async function main(argv: string[]): Promise<number> {
       "grace-hours": { type: "string", default: "24" },
       "drop-versions": { type: "string", default: "1" },
       "dry-run": { type: "boolean", default: false },
+      prune: { type: "string", default: "1" },
+      concurrency: { type: "string", default: "8" },
     },
   });
   const command = positionals[0];
@@ -125,6 +153,8 @@ async function main(argv: string[]): Promise<number> {
       return runVerify(values.dist!);
     case "prune":
       return runPrune(values.dist!, values);
+    case "sync":
+      return runSync(values.dist!, values);
     case "demo": {
       const written = await writeDemo(values.sources || DEMO_SOURCES, (l) => console.log(l));
       console.log(`${written.length} demo files in ${values.sources || DEMO_SOURCES}`);

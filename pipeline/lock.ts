@@ -1,4 +1,4 @@
-// One writer at a time per dist: a publish and a prune both rewrite the manifest and catalog.json, so two would race.
+// One writer at a time per dist: a publish, a prune and a sync all write objects and catalog.json, so two would race.
 
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -14,7 +14,7 @@ function isRunning(pid: number): boolean {
 }
 
 /** Takes the dist's lock (a lock left by a killed process is taken over); returns its release. */
-export async function lockDist(dist: string, what: "publish" | "prune"): Promise<() => Promise<void>> {
+export async function lockDist(dist: string, what: "publish" | "prune" | "sync"): Promise<() => Promise<void>> {
   const file = join(dist, ".publish.lock");
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
@@ -24,7 +24,7 @@ export async function lockDist(dist: string, what: "publish" | "prune"): Promise
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       const holder = Number(await readFile(file, "utf8").catch(() => ""));
       if (holder && isRunning(holder)) {
-        throw new PublishError(file, "lock", `another publish or prune (pid ${holder}) is writing this dist; wait for it to finish, then ${what} again`);
+        throw new PublishError(file, "lock", `another publish, prune or sync (pid ${holder}) is writing this dist; wait for it to finish, then ${what} again`);
       }
       await rm(file, { force: true }); // left by a publish that was killed
     }

@@ -65,3 +65,11 @@ export function formatEta(done: number, total: number, elapsedMs: number): strin
   const perMs = done / elapsedMs;
   return `${(perMs * 1000).toFixed(1)}/s, ${formatDuration((total - done) / perMs)} left`;
 }
+
+/** Bytes moved so far of a total, the rate and the time left: "45.2 MB of 120.0 MB, 12.3 MB/s, 6s left". */
+export function formatTransfer(done: number, total: number, elapsedMs: number): string {
+  const head = `${formatBytes(done)} of ${formatBytes(total)}`;
+  if (done === 0 || elapsedMs <= 0) return head;
+  const perMs = done / elapsedMs;
+  return `${head}, ${formatBytes(Math.round(perMs * 1000))}/s, ${formatDuration((total - done) / perMs)} left`;
+}

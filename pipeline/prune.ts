@@ -113,15 +113,17 @@ async function reachFrom(archive: Archive, records: Dataset[]): Promise<Set<stri
   return reached;
 }
 
-/** Every file each manifest of the chain lists, newest entry of a path first. */
-async function listManifestFiles(archive: Archive, newest: Ref): Promise<Map<string, FileEntry>> {
+/** Every file each manifest of the chain lists, newest entry of a path first, and the chain's manifests themselves. */
+async function listManifestFiles(archive: Archive, newest: Ref): Promise<{ files: Map<string, FileEntry>; manifests: string[] }> {
   const files = new Map<string, FileEntry>();
+  const manifests: string[] = [];
   for (let ref: Ref | null = newest; ref; ) {
+    manifests.push(objectPath(ref.sha256, "json"));
     const manifest: Manifest = await archive.readJson<Manifest>(ref);
     for (const f of manifest.files) if (!files.has(f.path)) files.set(f.path, f);
     ref = manifest.previous;
   }
-  return files;
+  return { files, manifests };
 }
 
 export async function prune(options: PruneOptions): Promise<PruneReport> {
@@ -133,7 +135,8 @@ export async function prune(options: PruneOptions): Promise<PruneReport> {
   }
 }
 
-async function pruneLocked(options: PruneOptions): Promise<PruneReport> {
+/** The prune itself; the caller holds the dist lock (make sync runs the collect step under its own). */
+export async function pruneLocked(options: PruneOptions): Promise<PruneReport> {
   const now = options.now ?? new Date();
   const snapshot = await readPublished(options.dist);
   if (!snapshot) throw new PublishError(join(options.dist, CATALOG_FILE), "prune", "is missing: there is nothing to prune");
@@ -143,8 +146,9 @@ async function pruneLocked(options: PruneOptions): Promise<PruneReport> {
   const dropped = records.filter((r) => !keep.has(r.id));
   const current = dropped.length > 0 && !options.dryRun ? await expire(options.dist, snapshot, kept) : snapshot;
   const reachable = await reachFrom(current.archive, kept);
-  for (const path of (await listManifestFiles(current.archive, current.pointer.manifest)).keys()) reachable.add(path);
-  reachable.add(objectPath(current.pointer.manifest.sha256, "json"));
+  // every manifest of the chain, not only the newest: verify and make sync walk them all
+  const chain = await listManifestFiles(current.archive, current.pointer.manifest);
+  for (const path of [...chain.files.keys(), ...chain.manifests]) reachable.add(path);
   const collected = await collect(options.dist, reachable, now, options.graceMs ?? 24 * HOUR_MS, options.dryRun ?? false);
   return { kept, dropped, ...collected };
 }
@@ -159,7 +163,7 @@ async function expire(dist: string, previous: Snapshot, kept: Dataset[]): Promis
     if (view.kind === "raster") fresh.push({ record, coverage: view.index.coverage });
   }
   const reached = await reachFrom(previous.archive, kept);
-  const listed = await listManifestFiles(previous.archive, previous.pointer.manifest);
+  const listed = (await listManifestFiles(previous.archive, previous.pointer.manifest)).files;
   // other files (the explorer's) as the previous chain recorded them, and every object the kept versions reach
   const files = [...listed.values()].filter((f) => !f.path.startsWith("objects/"));
   for (const path of reached) {

@@ -9,6 +9,7 @@ import { CATALOG_FILE, objectPath, type Ref } from "../format/objects.js";
 import { type Dataset } from "../format/records.js";
 import type { IndexNode, RasterIndex, YearPage } from "../format/version-index.js";
 import { addToCatalog, readPublished, updateCandidates, writeCatalog } from "./catalog.js";
+import { citeVersion } from "./changes.js";
 import { collectDays, type DayInput, type Prefer } from "./day-sources.js";
 import { findSiloFiles, type SiloFile } from "./discover.js";
 import { writeExplorer } from "./explorer.js";
@@ -65,6 +66,12 @@ export interface PublishSummary {
   /** series spans built and reused, and the bytes the built ones took (pieces and source lists) */
   series: { built: number; reused: number; bytesWritten: number };
   ms: number;
+}
+
+/** A record as published: its status, publish time, and the citation that names them (docs/format.md §7, step 8). */
+function stampPublished(record: Dataset, publishedAt: string): Dataset {
+  const stamped: Dataset = { ...record, status: "published", published_at: publishedAt };
+  return { ...stamped, metadata: { ...stamped.metadata, citation: citeVersion(stamped) } };
 }
 
 function choosePublishTime(given?: string): string {
@@ -157,7 +164,7 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
 
   if (fresh.length > 0) {
     const publishedAt = choosePublishTime(options.publishedAt);
-    const records = fresh.map(({ record }): Dataset => ({ ...record, status: "published", published_at: publishedAt }));
+    const records = fresh.map(({ record }) => stampPublished(record, publishedAt));
     const root = await addToCatalog(store, previous, records);
     const candidates = updateCandidates(
       previous?.pointer.candidates ?? [],

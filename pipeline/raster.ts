@@ -24,6 +24,7 @@ import { SILO_TMAX } from "../sources/silo.js";
 import type { DaySource, DayInput, Prefer } from "./day-sources.js";
 import type { SiloFile, YearFile } from "./discover.js";
 import type { KnownFile } from "./source-cache.js";
+import { type VersionNotes, describeChanges } from "./changes.js";
 import type { DayResult, DayTask, InspectResult, InspectTask, SourceTask } from "./day-worker.js";
 import { type IsUnchanged, type PlanItem, type PlannedDay, planDays } from "./day-plan.js";
 import { PublishError } from "./errors.js";
@@ -91,9 +92,10 @@ export async function publishRaster(input: RasterInput, store: ObjectStore, prog
   // few descriptors: a publish may run under an open-file limit of 256, its decoding threads holding some
   const archive = new Archive(new LocalStorage(store.root, 32), nodePlatform, { cacheBytes: 64 << 20 });
   const series = await buildSeries(tree, base?.index.series ?? [], archive, store, (text) => progress.status(text));
+  const notes = await describeChanges(base, archive, tree);
   archive.storage.close?.();
   const indexRef = await writeIndex(store, tree, series.spans);
-  const record = describeVersion(input, tree, indexRef);
+  const record = describeVersion(input, tree, indexRef, notes);
   // reused: the folder's days that needed no new piece (same files, same cells, or a whole unchanged month or year)
   return { record, coverage: tree.coverage, days: tree.days, decoded: written.decoded, reused: days.length - written.decoded, tiles: tree.tiles, series };
 }
@@ -257,8 +259,11 @@ async function writeIndex(store: ObjectStore, tree: IndexTree, series: SeriesSpa
   return store.putJson(index);
 }
 
-/** The version's catalog record: its id and content hash from the cells, its labels from where the days came from. */
-function describeVersion(input: RasterInput, tree: IndexTree, indexRef: Ref): Dataset {
+/**
+ * The version's catalog record: its id and content hash from the cells, its labels from where the days came from,
+ * what it changed relative to its base (the notes enter neither the hash nor the id).
+ */
+function describeVersion(input: RasterInput, tree: IndexTree, indexRef: Ref, notes: VersionNotes): Dataset {
   const { labels, base, extend } = input;
   const contentSha256 = sha256Hex(rasterContentText(RASTER_TRANSFORM_VERSION, tree.years));
   const indexPath = objectPath(indexRef.sha256, "json");
@@ -296,6 +301,8 @@ function describeVersion(input: RasterInput, tree: IndexTree, indexRef: Ref): Da
       days: tree.days,
       tiles: tree.tiles,
       gaps,
+      built_from: notes.built_from,
+      changes: notes.changes,
       tile_side: TILE_SIDE,
       block_side: BLOCK_SIDE,
       index: { path: indexPath, sha256: indexRef.sha256, size: indexRef.size, kind: "raster" },

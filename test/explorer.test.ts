@@ -1,7 +1,7 @@
 // The browser explorer in headless Chromium, loaded from a static mirror (make mirror's server): it draws the
 // map, shows a cell's series, downloads a box's CSV equal to the server's answer, and logs no console error.
 
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, type Page, chromium } from "playwright-core";
@@ -10,7 +10,8 @@ import * as assert from "uvu/assert";
 import { startMirrorServer } from "../client/mirror-server.js";
 import { makeDataRequest } from "../api/request.js";
 import type { Window } from "../format/grid.js";
-import { buildFixture, copyDist, type Fixture, post, withServer } from "./server-fixture.js";
+import { publish } from "../pipeline/publish.js";
+import { buildFixture, copyDist, type Fixture, post, withServer, writeSources } from "./server-fixture.js";
 
 const CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 
@@ -109,6 +110,39 @@ explorer("explorer - draws the newest version's last date, shows a cell's series
     assert.equal(opened.problems, [], "no console error");
   } finally {
     await opened.close();
+  }
+});
+
+explorer("explorer - the provenance panel cites the version and says what it changed against the version it was built from", async () => {
+  const root = await mkdtemp(join(tmpdir(), "explorer-changes-"));
+  try {
+    const dist = join(root, "dist");
+    const first = join(root, "first");
+    const next = join(root, "next");
+    const window: Window = [300, 200, 5, 5];
+    await writeSources(first, ["2004-02-01", "2004-02-02", "2004-02-03"], window, () => 20);
+    await writeSources(next, ["2004-02-02", "2004-02-03", "2004-02-04", "2004-02-05"], window, (_col, _row, day) => (day === 0 ? 21.5 : 20));
+    const base = await publish({ sources: first, dist, observations: false, log: () => {}, publishedAt: "2026-02-01T00:00:00Z" });
+    // extend: 2 February revised (other cells), 3 February the same cells again, 4 and 5 February new
+    const newer = await publish({ sources: next, dist, extend: true, observations: false, log: () => {}, publishedAt: "2026-02-06T00:00:00Z" });
+    const opened = await openExplorer(dist);
+    try {
+      assert.is(await opened.page.getAttribute("body", "data-status"), "ready", (await opened.page.textContent("#status")) ?? "");
+      const rows = await opened.page.$$eval("#provenance dt", (dts) => dts.map((dt) => [dt.textContent, dt.nextElementSibling?.textContent]));
+      const record = newer.added[0];
+      assert.equal(rows.slice(0, 4), [
+        ["version", record.id],
+        ["cite as", record.metadata.citation],
+        ["built from", base.added[0].id],
+        ["changes", "added 2004-02-04..2004-02-05; revised 2004-02-02"],
+      ]);
+      assert.match(String(record.metadata.citation), new RegExp(`Version ${record.id}, content SHA-256 ${record.content_sha256}, published 2026-02-06T00:00:00Z\\.`));
+      assert.equal(opened.problems, [], "no console error");
+    } finally {
+      await opened.close();
+    }
+  } finally {
+    await rm(root, { recursive: true, force: true });
   }
 });
 

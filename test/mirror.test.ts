@@ -786,7 +786,7 @@ bundle("browser bundle - client/index.ts bundles for the browser with no node: i
     assert.not.ok(input.startsWith("node:"), `${input} is a Node built-in`);
     assert.not.ok(/(^|\/)(api\/local|schemas\/hash|server\/|pipeline\/)/.test(input), `${input} is Node-only`);
   }
-  for (const file of ["client/index.ts", "client/http-storage.ts", "client/platform.ts", "api/service.ts", "schemas/validate.ts"]) {
+  for (const file of ["client/index.ts", "format/http-storage.ts", "client/platform.ts", "api/service.ts", "schemas/validate.ts"]) {
     assert.ok(inputs.includes(file), `the bundle holds ${file}`);
   }
   const text = result.outputFiles[0].text;

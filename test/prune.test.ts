@@ -130,6 +130,15 @@ lifecycle("prune - a dropped version published again before the grace period end
   assert.equal([report.problems, report.unlisted, report.versions.map((v) => v.problems)], [[], [], [[], [], [], []]]);
 });
 
+lifecycle("prune - keeps every manifest of the current chain, not only the newest: make verify still walks the whole chain", async () => {
+  const { dist } = await publishFive();
+  // nothing dropped: the catalog keeps its chain of five manifests, and nothing is unreachable
+  const report = await prune({ dist, rule: rule(0, [], false), now: NOW, graceMs: 0 });
+  assert.equal([report.dropped.length, report.deleted.files, report.waiting.files], [0, 0, 0]);
+  const verified = await verifyDist(dist);
+  assert.equal([verified.manifests, verified.problems, verified.unlisted], [5, [], []]);
+});
+
 lifecycle("prune - a mirror that copied its origin's new catalog drops nothing itself and collects what that catalog no longer reaches", async () => {
   const { dist } = await publishFive();
   const mirror = freshDir("mirror");

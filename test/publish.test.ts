@@ -183,10 +183,13 @@ const GOLDEN_ID = "silo-tmax-20040228-20040301-15d6dbd5138cf1d8";
 // and the first of March: each a piece and a source list), the index root, 1 catalog leaf (with its brotli copy:
 // it passes 1 kB), the catalog root and the publish manifest. Day-piece and series-piece bytes come from Node's
 // bundled zlib (DEFLATE level 6): a Node whose zlib compresses differently changes these (never the version id,
-// which hashes cells).
+// which hashes cells). Records carry metadata.built_from, changes and citation: those changed the catalog leaf, the
+// catalog root and the manifest, and nothing of the version (index root, pages, pieces, spans, id).
 const GOLDEN_FILES = [
   "catalog.json",
-  "objects/04/048350a355b11bbd9cb2fa158dcb2c85a176d4c45712031d1c21ce651dfb46db.json",
+  "objects/0e/0ea6dea42c3e3431958f48747b98bccf69598ef32e6363586baed7d54dcae94e.json",
+  "objects/11/11b7e93306346374efea652fb49c8978de6d20f0030d5d031f0e2b0e5708e32d.json",
+  "objects/11/11b7e93306346374efea652fb49c8978de6d20f0030d5d031f0e2b0e5708e32d.json.br",
   "objects/14/14d9cce16bab77b239372c1093e7cd6f529ac48e57a7805f0d44d2a94a283cb8.json",
   "objects/17/172b53c961bc83078fb1623063f51ff948f40972b8717be8e03bdfb19756bf43.json",
   "objects/17/172b53c961bc83078fb1623063f51ff948f40972b8717be8e03bdfb19756bf43.json.br",
@@ -194,17 +197,21 @@ const GOLDEN_FILES = [
   "objects/24/24a5327d182723091c8ba38cd1049e71989a48c1dda622b003e5c1de27d8cba8.json",
   "objects/25/25feeb26ddf6cef845357a341bbb6171cd43ee4715f5b093d8684debe1a5baed.day",
   "objects/52/52ae0ee3f5f47414e32125d50321712a0077ba593487933e0cb105ba79602f23.ser",
-  "objects/54/54283c0a909af694ff67bcf67310a5c7488ad68ae88793237ed103ae465daeb5.json",
-  "objects/54/54283c0a909af694ff67bcf67310a5c7488ad68ae88793237ed103ae465daeb5.json.br",
   "objects/64/6474b05b62f016a5bf6549a8e97a726212089d4ec7800a064cc1c00fed06bc53.json",
   "objects/65/65ec1ff5dc883da2de32af53a1c47ec3143e16777770be810f4f6163aedd03ae.json",
   "objects/69/6979216f43bb36f589f4b4e59a70b4c657c4a383eb55a2f75a29c53080690794.day",
-  "objects/6f/6f6caadf400f9c4a3f003376eb3856b3944e3c7de26885454d489b9656555dd0.json",
+  "objects/af/afb8b79877c0bf4df49adb0a0037488f2f3170dd1495b614eba23162639fe356.json",
   "objects/c4/c480f0426d39202d4b4cb3a391e2f61f00ea47958cd100bd8335f8f4c0150a67.ser",
   "objects/ea/ea293904acdb097286abd45fdefcfcd48e2c0c4e0495c4864f509502151b4704.day",
 ];
-const GOLDEN_MANIFEST_SHA256 = "6f6caadf400f9c4a3f003376eb3856b3944e3c7de26885454d489b9656555dd0";
-const GOLDEN_CATALOG_SHA256 = "e280baf34dd70c0eae635854b1979d2c85da06a8e164e16ec52596e74d8a95b9";
+const GOLDEN_MANIFEST_SHA256 = "afb8b79877c0bf4df49adb0a0037488f2f3170dd1495b614eba23162639fe356";
+const GOLDEN_CATALOG_SHA256 = "5a2d76abf8d9a3104d289ee404c8c0fec10e8df5f4506674eca96875b39c45e4";
+
+const GOLDEN_CITATION =
+  "SILO daily maximum temperature (files supplied by the maintainer). Version silo-tmax-20040228-20040301-15d6dbd5138cf1d8, " +
+  "content SHA-256 15d6dbd5138cf1d89c99422e6a7e1ddf9dc112af639315abb5ae5d1209ad79d5, published 2026-01-01T00:00:00Z. " +
+  "Queensland Government SILO; interpolated Bureau of Meteorology and other observations. Files supplied by the maintainer: " +
+  "the pipeline did not fetch them and cannot vouch for their origin; each source entry carries the sha256 of the file published. License: CC-BY-4.0.";
 
 const golden = suite("golden dist");
 let goldenSources = "";
@@ -226,7 +233,12 @@ golden("publish - three small days give exactly these files, this publish manife
   assert.equal(files, GOLDEN_FILES);
   assert.is(pointer.manifest.sha256, GOLDEN_MANIFEST_SHA256);
   assert.is(sha256Hex(await readFile(join(goldenDist, CATALOG_FILE))), GOLDEN_CATALOG_SHA256);
-  assert.equal((await readRecords(goldenDist)).map((d) => d.id), [GOLDEN_ID]);
+  const records = await readRecords(goldenDist);
+  assert.equal(records.map((d) => d.id), [GOLDEN_ID]);
+  const { built_from, changes, citation } = records[0].metadata;
+  assert.equal({ built_from, changes }, { built_from: null, changes: { added: [[GOLDEN_DATES[0], GOLDEN_DATES[2]]], revised: [], removed: [], exact: true } });
+  if (process.env.PRINT_GOLDEN) console.log(JSON.stringify(citation));
+  assert.is(citation, GOLDEN_CITATION);
   // the manifest lists every file the publish wrote but itself and catalog.json, with sizes and hashes
   const manifest = await readObject<Manifest>(goldenDist, pointer.manifest);
   assert.is(manifest.previous, null);
@@ -410,7 +422,7 @@ failing("publish - one publish at a time per dist; a lock left by a killed publi
   await writeFile(join(dist, ".publish.lock"), String(process.pid));
   const err = await expectPublishError(publishQuietly(goldenSources, dist));
   assert.is(err.stage, "lock");
-  assert.match(err.reason, new RegExp(`another publish or prune \\(pid ${process.pid}\\) is writing this dist`));
+  assert.match(err.reason, new RegExp(`another publish, prune or sync \\(pid ${process.pid}\\) is writing this dist`));
   await writeFile(join(dist, ".publish.lock"), "2147483646");
   const s = await publishQuietly(goldenSources, dist);
   assert.equal(s.unchanged.map((d) => d.id), [GOLDEN_ID]);
@@ -582,6 +594,22 @@ archive("publish - extending with a revised day 3 makes a new version with the n
   assert.is(v4.months.get("2004-02"), v3.months.get("2004-02"), "February is untouched by the revision");
   // only the newest version is a query candidate: it shadows the other three
   assert.equal((await readPointer(A.dist)).candidates.map((c) => c.id), [A.ids[3]]);
+});
+
+archive("publish - each record names the version it was built from and the dates it added and revised, as ranges", async () => {
+  const notes = async (id: string) => {
+    const { built_from, changes } = (await findRecord(A.dist, id)).metadata;
+    return { built_from, changes };
+  };
+  const none: [string, string][] = [];
+  const day = (i: number): [string, string][] => [[ARCHIVE_DATES[i], ARCHIVE_DATES[i]]];
+  assert.equal(await notes(A.ids[0]), { built_from: null, changes: { added: [[ARCHIVE_DATES[0], ARCHIVE_DATES[4]]], revised: none, removed: none, exact: true } });
+  assert.equal(await notes(A.ids[1]), { built_from: A.ids[0], changes: { added: day(5), revised: none, removed: none, exact: true } });
+  assert.equal(await notes(A.ids[2]), { built_from: A.ids[1], changes: { added: day(6), revised: none, removed: none, exact: true } });
+  assert.equal(await notes(A.ids[3]), { built_from: A.ids[2], changes: { added: none, revised: day(2), removed: none, exact: true } });
+  // the citation names the version, its content hash and when it was published
+  const record = await findRecord(A.dist, A.ids[3]);
+  assert.ok(String(record.metadata.citation).includes(`Version ${A.ids[3]}, content SHA-256 ${record.content_sha256}, published ${published(4)}.`));
 });
 
 archive("verify - every version checks out, shared objects counted once and reported as shared", async () => {

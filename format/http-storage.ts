@@ -1,7 +1,8 @@
 // The interface's Storage over HTTP: a mirror's dist files by URL, day pieces by range requests (any static host or CDN).
+// Only fetch (browsers, Node >= 20): the mirror client reads a mirror through it, and make sync reads its origin.
 
-import { type Storage, StorageError } from "../format/storage.js";
-import { CATALOG_FILE } from "../format/objects.js";
+import { type Storage, StorageError } from "./storage.js";
+import { CATALOG_FILE } from "./objects.js";
 
 export interface TransferStats {
   /** HTTP requests sent */
