@@ -16,7 +16,7 @@ export interface Nginx {
 }
 
 export interface NginxOptions {
-  /** nginx's limit_rate for every response (e.g. "64k": 64 kB/s per connection), to catch a download mid-way */
+  /** nginx's limit_rate for every response (e.g. "64k": 64 kB/s per connection, sent 1 kB at a time so small files are slow too), to catch a download mid-way */
   limitRate?: string;
 }
 
@@ -49,7 +49,7 @@ ${temp}
   server {
     listen 127.0.0.1:${port};
     root ${resolve(root)};
-    ${options.limitRate ? `limit_rate ${options.limitRate};` : ""}
+    ${options.limitRate ? `limit_rate ${options.limitRate}; sendfile off; output_buffers 1 1k;` : ""}
   }
 }
 `;
