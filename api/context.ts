@@ -32,6 +32,8 @@ export interface Context {
   readonly platform: Platform;
   /** health `environment` (docs/contract.md §4.5) */
   readonly environment: string;
+  /** the bound of a 413's body, plan included (docs/contract.md §3.3: 1,000,000 bytes; tests scale it down) */
+  readonly planBytes: number;
   openApiText(): string;
   /** Throws 503 service_unavailable when version `id` failed verification in this catalog (docs/contract.md §4.6). */
   assertAvailable(id: string): void;

@@ -128,6 +128,11 @@ const errorSchema = (kinds: string[], plan = false) => ({
                 minItems: 1,
                 items: schemaRef("data-request.schema.json"),
               },
+              planRest: {
+                description:
+                  "Present when `plan` would not fit this answer's 1,000,000 bytes: `plan` then holds the parts of the first dates (whole dates), and `planRest` is the original request, pinned, with its period starting at the first date `plan` does not cover. Asking it answers 413 with the next parts (and perhaps the next `planRest`): following `plan`, then `planRest` until it is absent, gives exactly the rows asked for, in order.",
+                ...schemaRef("data-request.schema.json"),
+              },
             }
           : {}),
       },

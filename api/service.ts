@@ -13,6 +13,7 @@ import { HttpError, INTERNAL_ERROR_BODY, errorToBody } from "./errors.js";
 import { buildOpenApi } from "./openapi.js";
 import { payloadTooLarge } from "./request.js";
 import { type RouteSpec, findRoute } from "./routes.js";
+import { ByteSink } from "./serialize.js";
 
 export type { ApiRequest };
 
@@ -30,6 +31,8 @@ export interface ServiceOptions extends ArchiveOptions {
   onUnverified?: "answer-503" | "throw";
   /** bytes of computed answers kept for repeated requests (default 8 MiB) */
   answerCacheBytes?: number;
+  /** the bound of a 413's body, plan included (default the contract's 1,000,000 bytes; tests scale it down) */
+  planBytes?: number;
 }
 
 export class Service {
@@ -47,6 +50,7 @@ export class Service {
   private readonly warn: (message: string) => void;
   private readonly throwUnverified: boolean;
   private openApi: string | null = null;
+  private readonly planBytes: number;
 
   constructor(options: ServiceOptions) {
     this.archive = new Archive(options.storage, options.platform, options);
@@ -54,6 +58,7 @@ export class Service {
     this.warn = options.warn ?? ((m) => console.error(m));
     this.throwUnverified = options.onUnverified === "throw";
     this.answers = new LruCache(options.answerCacheBytes ?? 8 << 20);
+    this.planBytes = options.planBytes ?? LIMITS.maxResponseBytes;
   }
 
   get platform(): Platform {
@@ -158,6 +163,7 @@ export class Service {
       archive: this.archive,
       platform,
       environment: this.environment,
+      planBytes: this.planBytes,
       openApiText: () => (this.openApi ??= JSON.stringify(buildOpenApi())),
       assertAvailable: (id) => {
         if (this.failures.has(id)) throw unavailable(`Dataset version ${id}`);
@@ -179,7 +185,7 @@ export class Service {
   private async errorAnswer(err: unknown, request: ApiRequest): Promise<Answer> {
     const failure = this.toHttpError(err);
     if (failure) {
-      return makeAnswer(this.platform, JSON.stringify(errorToBody(failure)), { status: failure.status, cache: "no-store", headers: failure.headers });
+      return makeAnswer(this.platform, errorToBytes(failure), { status: failure.status, cache: "no-store", headers: failure.headers });
     }
     // Unexpected: reported with its stack, answered with a generic 500 that leaks nothing (docs/contract.md §4.2).
     this.warn(`${request.method} ${request.path}: unexpected error: ${(err as Error)?.stack ?? String(err)}`);
@@ -204,6 +210,17 @@ export class Service {
     }
     return null;
   }
+}
+
+/** The section 7 body of a typed error as bytes, its members written as text pieces appended (a 413's plan). */
+function errorToBytes(err: HttpError): string | Uint8Array {
+  const text = JSON.stringify(errorToBody(err));
+  if (!err.members) return text;
+  const out = new ByteSink(err.members.reduce((n, piece) => n + piece.length, text.length + 2));
+  out.text(text.slice(0, -1));
+  for (const piece of err.members) out.text(piece);
+  out.text("}");
+  return out.bytes();
 }
 
 function unavailable(what: string): HttpError {

@@ -27,6 +27,8 @@ export interface AppOptions {
   /** bytes of verified objects and decoded blocks kept in memory, and of computed answers */
   cacheBytes?: number;
   answerCacheBytes?: number;
+  /** the bound of a 413's body (default the contract's 1,000,000 bytes; tests scale it down) */
+  planBytes?: number;
 }
 
 export interface App {
@@ -107,6 +109,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     warn: options.warn,
     cacheBytes: options.cacheBytes,
     answerCacheBytes: options.answerCacheBytes,
+    planBytes: options.planBytes,
   });
   await service.snapshot();
 
