@@ -19,6 +19,11 @@ export interface ApiRequest {
    * size bound on what it returns). A reader may reject early with 413 payload_too_large.
    */
   readBody?: () => Promise<Uint8Array | null>;
+  /**
+   * Runs the work of a computed answer (never a cached or cheap one) when the transport gives it a turn; it may
+   * refuse with a 503 service_unavailable HttpError instead (the server's load shedding). Absent: runs at once.
+   */
+  admit?: <T>(work: () => Promise<T>) => Promise<T>;
 }
 
 export interface Context {

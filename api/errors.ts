@@ -6,6 +6,7 @@ export type { Issue };
 
 // The only place a kind meets its status: handlers name the kind, never the number (titiler keeps one such table).
 const STATUS_BY_KIND = {
+  bad_request: 400,
   invalid_parameters: 400,
   malformed_json: 400,
   not_found: 404,

@@ -37,6 +37,11 @@ export interface RouteSpec {
   errors: ErrorKind[];
   /** immutable GET answers carry an ETag and answer If-None-Match with 304 */
   etag?: "immutable" | "short";
+  /**
+   * the answer is computed from the dist (read, decoded, written): the transport may bound how many run at once
+   * and shed the rest (ApiRequest.admit); cheap answers (health, capabilities, the document, validate) never wait
+   */
+  computed?: boolean;
   handle: (ctx: Context) => Promise<Answer>;
 }
 
@@ -87,6 +92,7 @@ export const ROUTES: RouteSpec[] = [
     method: "GET",
     path: "/api/v1/datasets",
     operationId: "listDatasets",
+    computed: true,
     summary: "Published catalog metadata in stable id order (restricted datasets omitted); follow nextCursor until null.",
     query: [limit, after],
     answers: ["catalog-response.schema.json"],
@@ -98,6 +104,7 @@ export const ROUTES: RouteSpec[] = [
     method: "GET",
     path: "/api/v1/datasets/:id",
     operationId: "getDataset",
+    computed: true,
     summary: "One immutable dataset version: units, coverage, source hashes, license, attribution, spatial support.",
     answers: ["dataset-response.schema.json"],
     errors: ["invalid_parameters", "not_found", "response_too_large"],
@@ -108,6 +115,7 @@ export const ROUTES: RouteSpec[] = [
     method: "GET",
     path: "/api/v1/datasets/:id/observations",
     operationId: "listObservations",
+    computed: true,
     summary: "Observations of a public demo version in stable id order; follow nextCursor until null.",
     query: [limit, after],
     answers: ["observations-page.schema.json"],
@@ -119,6 +127,7 @@ export const ROUTES: RouteSpec[] = [
     method: "GET",
     path: "/api/v1/layers/:id",
     operationId: "getLayers",
+    computed: true,
     summary: "Without `tile`: a page of tile metadata. With `tile`: that tile with its cells.",
     query: [
       limit,
@@ -134,6 +143,7 @@ export const ROUTES: RouteSpec[] = [
     method: "GET",
     path: "/api/v1/layers/:id/sample",
     operationId: "getSample",
+    computed: true,
     summary: "One raster cell by tile id and zero-based row and column within the tile.",
     query: [
       { name: "tile", required: true, description: "Tile id from the layer index.", schema: { type: "string", maxLength: 128 } },
@@ -160,6 +170,7 @@ export const ROUTES: RouteSpec[] = [
     method: "POST",
     path: "/api/v1/data/resolve",
     operationId: "resolveDataRequest",
+    computed: true,
     readsBody: true,
     summary: "Complete published demo coverage check: the selected version and row count, or an unavailable reason.",
     body: "data-request.schema.json",
@@ -171,6 +182,7 @@ export const ROUTES: RouteSpec[] = [
     method: "POST",
     path: "/api/v1/data/query",
     operationId: "queryData",
+    computed: true,
     readsBody: true,
     summary: "The complete bounded result inline: native cells whose centres fall in the box, dates inclusive.",
     body: "data-request.schema.json",

@@ -84,20 +84,24 @@ async function encodeAnswer(answer: Answer, coding: Coding | null): Promise<{ pa
   return hit;
 }
 
+/** What became of a request's body: read to its end, never read (the route takes none), or cut off (413, stalled). */
+export type BodyState = "read" | "unread" | "failed";
+
 /**
- * A request whose body was not read to its end and may be long (streamed, or declared over the bound): close
- * the connection after the answer rather than drain what may follow.
+ * A request whose body was not read to its end and may be long (streamed, or declared over the bound), or whose
+ * reading failed: close the connection after the answer rather than drain what may follow.
  */
-function leavesBodyUnread(req: IncomingMessage, bodyRead: boolean): boolean {
-  return !bodyRead && (req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > LIMITS.maxRequestBytes);
+function leavesBodyUnread(req: IncomingMessage, body: BodyState): boolean {
+  if (body === "failed") return true;
+  return body === "unread" && (req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > LIMITS.maxRequestBytes);
 }
 
 /** Sends an Answer: every response of the server goes through here. */
-export async function sendAnswer(req: IncomingMessage, res: ServerResponse, answer: Answer, bodyRead: boolean): Promise<void> {
+export async function sendAnswer(req: IncomingMessage, res: ServerResponse, answer: Answer, body: BodyState): Promise<void> {
   const compressible = answer.body.byteLength > MIN_COMPRESS_BYTES;
   const coding = compressible ? selectCoding(req.headers["accept-encoding"]) : null;
   const transport: Record<string, string | number> = compressible ? { Vary: "Accept-Encoding" } : {};
-  if (leavesBodyUnread(req, bodyRead)) transport.Connection = "close";
+  if (leavesBodyUnread(req, body)) transport.Connection = "close";
   if (answer.etag && answer.sha256 && answer.status === 200 && isNotModified(req.headers["if-none-match"], answer.sha256)) {
     const { "Content-Type": _type, "Content-Digest": _digest, "Content-Encoding": _coding, ...headers } = answerHeaders(answer, answer.sha256, coding, false);
     res.writeHead(304, { ...headers, ...transport });
@@ -112,15 +116,22 @@ export async function sendAnswer(req: IncomingMessage, res: ServerResponse, answ
 
 /**
  * A request body of at most LIMITS.maxRequestBytes: 413 before reading when Content-Length is over the bound,
- * and as soon as the count passes it (the rest is never read); 400 when the body ends early.
+ * and as soon as the count passes it (the rest is never read); 400 when the body ends early, or has not all
+ * arrived within `timeoutMs` (a client that stalls never holds the request open).
  */
-export async function readBody(req: IncomingMessage): Promise<Uint8Array> {
+export async function readBody(req: IncomingMessage, timeoutMs: number): Promise<Uint8Array> {
   const declared = req.headers["content-length"];
   if (declared !== undefined && Number(declared) > LIMITS.maxRequestBytes) throw payloadTooLarge();
   const chunks: Buffer[] = [];
   let total = 0;
   await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      cleanup();
+      req.pause();
+      reject(new HttpError("malformed_json", `The request body did not arrive within ${timeoutMs / 1000} s (${total} bytes came); the connection is closed.`));
+    }, timeoutMs);
     const cleanup = () => {
+      clearTimeout(timer);
       req.off("data", onData);
       req.off("end", onEnd);
       req.off("error", onError);
