@@ -3,6 +3,7 @@
 
 import { unwatchFile, watchFile } from "node:fs";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import { join } from "node:path";
 import polka, { type NextHandler, type Request } from "polka";
 import { JSON_TYPE } from "../api/answer.js";
@@ -170,7 +171,26 @@ function answerWith(service: Service, admission: Admission, limits: ServeLimits)
       console.error(`${req.method} ${req.url}: could not send the answer`, err);
       res.destroy();
     });
+    if (answer.status === 503 && answer.headers["Retry-After"]) pauseConnection(req.socket, limits.shedPauseMs);
   };
+}
+
+/**
+ * After a 503 for load, the connection's next request waits in the kernel for `ms` before it is read: the
+ * client was told to come back later, and one that ignores it gets its next answer later instead of keeping
+ * the event loop busy with refusals (short event-loop turns are what keep health answers and new
+ * connections prompt).
+ */
+function pauseConnection(socket: Socket, ms: number): void {
+  if (ms <= 0 || socket.destroyed) return;
+  socket.pause();
+  const timer = setTimeout(() => {
+    socket.off("close", stop);
+    socket.resume();
+  }, ms);
+  const stop = () => clearTimeout(timer);
+  timer.unref();
+  socket.once("close", stop);
 }
 
 /** Polka around the handler: CORS and the log line on every answer, preflights, everything else to `handle`. */
