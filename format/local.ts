@@ -74,19 +74,31 @@ interface RangeRead {
   resolve: (bytes: Uint8Array | string) => void;
 }
 
-/** One read thread and the batches it has not answered yet; referenced (keeping the process alive) only while busy. */
+/** A read thread idle this long ends (its descriptors closed); the next read starts another. */
+const IDLE_THREAD_MS = 10_000;
+
+/**
+ * One read thread and the batches it has not answered yet; referenced (keeping the process alive) only while
+ * busy, and ended after IDLE_THREAD_MS without work.
+ */
 class ReadThread {
   private readonly worker: Worker;
   private readonly batches = new Map<number, RangeRead[]>();
   private nextId = 0;
+  private idle: ReturnType<typeof setTimeout> | null = null;
 
-  constructor(maxOpenFiles: number) {
+  constructor(maxOpenFiles: number, onEnd: () => void) {
     this.worker = new Worker(READ_THREAD, { eval: true, workerData: { maxOpenFiles } });
     this.worker.unref();
+    this.worker.on("exit", onEnd);
     this.worker.on("message", ({ id, buffer, results }: { id: number; buffer: Uint8Array; results: ([number, number] | string)[] }) => {
       const batch = this.batches.get(id)!;
       this.batches.delete(id);
-      if (this.batches.size === 0) this.worker.unref();
+      if (this.batches.size === 0) {
+        this.worker.unref();
+        this.idle = setTimeout(() => void this.close(), IDLE_THREAD_MS);
+        this.idle.unref();
+      }
       batch.forEach((read, i) => {
         const result = results[i];
         read.resolve(typeof result === "string" ? result : buffer.subarray(result[0], result[0] + result[1]));
@@ -96,6 +108,7 @@ class ReadThread {
   }
 
   send(batch: RangeRead[], forgotten: string[] = []): void {
+    if (this.idle) clearTimeout(this.idle);
     const id = this.nextId++;
     if (this.batches.size === 0) this.worker.ref();
     this.batches.set(id, batch);
@@ -111,7 +124,12 @@ class ReadThread {
     this.batches.clear();
   }
 
+  /** ended or ending: takes no more batches */
+  closed = false;
+
   close(): Promise<number> {
+    this.closed = true;
+    if (this.idle) clearTimeout(this.idle);
     this.failAll("the storage is closed");
     return this.worker.terminate();
   }
@@ -181,7 +199,11 @@ export class LocalStorage implements Storage {
   }
 
   private thread(at: number): ReadThread {
-    return (this.threads[at] ??= new ReadThread(Math.max(8, Math.floor(this.maxOpenFiles / this.threadCount))));
+    if (this.threads[at] && !this.threads[at].closed) return this.threads[at];
+    const thread = new ReadThread(Math.max(8, Math.floor(this.maxOpenFiles / this.threadCount)), () => {
+      if (this.threads[at] === thread) delete this.threads[at];
+    });
+    return (this.threads[at] = thread);
   }
 
   /** Closes the descriptor of `path`: after a failed check, a restored file is opened afresh. */

@@ -9,10 +9,12 @@ import { CATALOG_FILE } from "../format/objects.js";
 import { type Dataset } from "../format/records.js";
 import { addToCatalog, readPublished, updateCandidates, writeCatalog } from "./catalog.js";
 import { findSiloFiles } from "./discover.js";
-import { writeExplorer } from "./explorer.js";
+import { type ExplorerFiles, makeExplorer, writeExplorer } from "./explorer.js";
 import { PublishError } from "./errors.js";
 import { ObjectStore } from "./files.js";
+import { JOURNAL_FILE, PublishJournal, isNoSpace, noSpaceError, recoverJournal } from "./journal.js";
 import { publishObservations } from "./observations.js";
+import { NOAA_WEATHER } from "../sources/noaa-weather.js";
 import { createProgress, type Progress } from "./progress.js";
 import { labelRaster, type RasterLabels } from "./provenance.js";
 import { publishRaster, RASTER_TRANSFORM_VERSION } from "./raster.js";
@@ -30,8 +32,13 @@ export interface PublishOptions {
   allowGaps?: boolean;
   /** decoding threads (default: one per core) */
   workers?: number;
-  /** write the browser explorer into the dist (default true; a golden test pins the data format alone) */
-  explorer?: boolean;
+  /**
+   * write the browser explorer into the dist (default true; a golden test pins the data format alone; tests
+   * give other files to see an explorer replaced)
+   */
+  explorer?: boolean | (() => Promise<ExplorerFiles>);
+  /** told when writes of a new stage begin (tests fill a disk up to a stage) */
+  onStage?: (stage: string) => void;
   progress?: Progress;
   log?: (line: string) => void; // plain lines instead of a Progress
   publishedAt?: string; // default: SOURCE_DATE_EPOCH if set, else now
@@ -53,6 +60,9 @@ export interface PublishSummary {
   dayBytesWritten: number;
   ms: number;
 }
+
+/** The bundled NOAA table as published, brotli copies included (measured: 3.9 MB), for a full disk's message. */
+const OBSERVATION_TABLE_BYTES = 4 << 20;
 
 function choosePublishTime(given?: string): string {
   if (given) return given;
@@ -98,6 +108,10 @@ async function lockDist(dist: string): Promise<() => Promise<void>> {
       await writeFile(file, String(process.pid), { flag: "wx" });
       return () => rm(file, { force: true });
     } catch (err) {
+      if (isNoSpace(err)) {
+        await rm(file, { force: true }); // created, but its pid could not be written
+        throw await noSpaceError(dist, file, "lock", { written: 0, failing: 16, remaining: 0 });
+      }
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       const holder = Number(await readFile(file, "utf8").catch(() => ""));
       if (holder && isRunning(holder)) {
@@ -109,9 +123,25 @@ async function lockDist(dist: string): Promise<() => Promise<void>> {
   throw new PublishError(file, "lock", "cannot take the publish lock");
 }
 
+/**
+ * What the first step of every publish does, alone: under the publish lock (a killed publisher's lock is taken
+ * over), a killed publish's journal is undone or finished. Returns what was done, or null when nothing was left.
+ */
+export async function recoverDist(dist: string): Promise<string | null> {
+  const unlock = await lockDist(dist);
+  try {
+    const previous = await readPublished(dist);
+    previous?.archive.storage.close?.();
+    return await recoverJournal(dist, previous?.sha256 ?? null);
+  } finally {
+    await unlock();
+  }
+}
+
 export async function publish(options: PublishOptions): Promise<PublishSummary> {
   const started = Date.now();
   await mkdir(options.dist, { recursive: true });
+  options.onStage?.("lock");
   const unlock = await lockDist(options.dist);
   const progress = options.progress ?? (options.log ? { line: options.log, status: () => {}, done: () => {} } : createProgress());
   try {
@@ -122,15 +152,35 @@ export async function publish(options: PublishOptions): Promise<PublishSummary> 
   }
 }
 
+/**
+ * Under the lock: what a killed publish left is cleaned up first, then this publish runs with a journal. On
+ * success the journal is closed; on any failure everything it wrote is taken back (catalog.json is swapped
+ * last, so nothing refers to it), and the dist is exactly as it was.
+ */
 async function publishLocked(options: PublishOptions, progress: Progress, started: number): Promise<PublishSummary> {
   const previous = await readPublished(options.dist);
-  const catalogTime = previous ? (await stat(join(options.dist, CATALOG_FILE))).mtimeMs : 0;
-  const store = new ObjectStore(options.dist, catalogTime);
   try {
-    return await publishInto(store, previous, options, progress, started);
-  } catch (err) {
-    await store.discard(); // nothing refers to what a failed publish wrote (catalog.json is swapped last)
-    throw err;
+    const recovered = await recoverJournal(options.dist, previous?.sha256 ?? null);
+    if (recovered) progress.line(recovered);
+    const catalogTime = previous ? (await stat(join(options.dist, CATALOG_FILE))).mtimeMs : 0;
+    options.onStage?.("journal");
+    const journal = await PublishJournal.open(options.dist, previous?.sha256 ?? null).catch(async (err) => {
+      if (!isNoSpace(err)) throw err;
+      await rm(join(options.dist, JOURNAL_FILE), { force: true });
+      throw await noSpaceError(options.dist, join(options.dist, JOURNAL_FILE), "journal", { written: 0, failing: 64, remaining: 0 });
+    });
+    const store = new ObjectStore(options.dist, catalogTime, journal);
+    store.onStage = options.onStage ?? null;
+    try {
+      const summary = await publishInto(store, previous, options, progress, started);
+      await journal.commit();
+      return summary;
+    } catch (err) {
+      await journal.rollback();
+      throw err;
+    }
+  } finally {
+    previous?.archive.storage.close?.();
   }
 }
 
@@ -153,6 +203,10 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
     );
   }
   if (base) progress.line(`${options.extend ? "extending" : "reusing days of"} ${base.record.id}`);
+  store.expect("day pieces", files.length);
+  // the observation table, when this dist has none yet, comes after the days (for a full disk's message)
+  const tableBytes = options.observations !== false && !(await previous?.listRecords(null, 1, (d) => d.dataset_key === NOAA_WEATHER.datasetKey))?.records.length;
+  store.laterBytes = tableBytes ? OBSERVATION_TABLE_BYTES : 0;
   const raster = await publishRaster({ files, labels, base, extend: options.extend ?? false, allowGaps: options.allowGaps ?? false, workers: options.workers }, store, progress);
   Object.assign(summary, { days: raster.days, decoded: raster.decoded, reused: raster.reused, tiles: raster.tiles });
   const existing = await isPublished(raster.record.id);
@@ -160,6 +214,7 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
   else fresh.push({ record: raster.record, coverage: raster.coverage });
 
   if (options.observations !== false) {
+    store.stage = "observations";
     let sameTable: Dataset | null = null;
     const table = await publishObservations(store, async (id) => (sameTable = await isPublished(id)) !== null);
     if (table) {
@@ -171,12 +226,14 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
   if (fresh.length > 0) {
     const publishedAt = choosePublishTime(options.publishedAt);
     const records = fresh.map(({ record }): Dataset => ({ ...record, status: "published", published_at: publishedAt }));
+    store.stage = "catalog";
     const root = await addToCatalog(store, previous, records);
     const candidates = updateCandidates(
       previous?.pointer.candidates ?? [],
       records.flatMap((record, i) => (fresh[i].coverage ? [{ record, coverage: fresh[i].coverage! }] : [])),
     );
-    const explorerFiles = options.explorer === false ? [] : await writeExplorer(options.dist);
+    const explorer = options.explorer === false ? [] : await (options.explorer === true || options.explorer === undefined ? makeExplorer : options.explorer)();
+    const explorerFiles = await writeExplorer(store, explorer);
     await writeCatalog(store, options.dist, previous, root, candidates, explorerFiles);
     summary.added = records;
   }

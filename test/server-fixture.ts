@@ -176,7 +176,12 @@ async function openSnapshot(dist: string): Promise<Snapshot> {
 
 /** Every record of a dist's catalog tree, in id order. */
 export async function readRecords(dist: string): Promise<Dataset[]> {
-  return (await (await openSnapshot(dist)).listRecords(null, 1e9, () => true)).records;
+  const snapshot = await openSnapshot(dist);
+  try {
+    return (await snapshot.listRecords(null, 1e9, () => true)).records;
+  } finally {
+    snapshot.archive.storage.close?.();
+  }
 }
 
 /** Rewrites the catalog of a dist copy with edited records, as a publish would write it (a new tree and pointer). */
