@@ -6,16 +6,16 @@ import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { join } from "node:path";
 import polka, { type NextHandler, type Request } from "polka";
-import { JSON_TYPE } from "../api/answer.js";
+import { type Answer, JSON_TYPE, makeAnswer } from "../api/answer.js";
 import type { ApiRequest } from "../api/context.js";
-import { INTERNAL_ERROR_BODY } from "../api/errors.js";
+import { INTERNAL_ERROR_BODY, statusOf } from "../api/errors.js";
 import { findRoute } from "../api/routes.js";
 import { Service } from "../api/service.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
 import { CATALOG_FILE } from "../format/objects.js";
 import { Admission, type AdmissionStats } from "./admission.js";
 import { Connections, type DrainResult, answerClientError } from "./connections.js";
-import { type BodyState, EXPOSED_HEADERS, readBody, sendAnswer } from "./http.js";
+import { type BodyState, EXPOSED_HEADERS, discardBody, readBody, sendAnswer } from "./http.js";
 import { DEFAULT_LIMITS, type ServeLimits } from "./settings.js";
 
 export interface AppOptions {
@@ -143,6 +143,8 @@ function createHttpServer(limits: ServeLimits, handler: http.RequestListener, co
       keepAliveTimeout: limits.idleMs,
       // timeouts are checked this often (Node's default, 30 s, would let a stalled client wait that long)
       connectionsCheckingInterval: Math.min(1000, limits.headersMs),
+      // answered by the app instead, with the contract's error body (Node's own 400 has none)
+      requireHostHeader: false,
     },
     handler,
   );
@@ -162,17 +164,24 @@ function answerWith(service: Service, admission: Admission, limits: ServeLimits)
     const readRequestBody = () =>
       readBody(req, limits.bodyMs).then(
         (bytes) => ((body = "read"), bytes),
-        (err) => ((body = "failed"), Promise.reject(err)),
+        (err) => ((body = err.stalled ? "stalled" : "failed"), Promise.reject(err)),
       );
     const request = toApiRequest(req, readRequestBody);
     request.admit = (work) => admission.run(clientOf(req, limits.clientHeader), work);
-    const answer = await service.handle(request);
+    const answer = req.httpVersion === "1.1" && req.headers.host === undefined ? await refuseHostless() : await service.handle(request);
+    discardBody(req, body, limits.bodyMs);
     await sendAnswer(req, res, answer, body).catch((err) => {
       console.error(`${req.method} ${req.url}: could not send the answer`, err);
       res.destroy();
     });
     if (answer.status === 503 && answer.headers["Retry-After"]) pauseConnection(req.socket, limits.shedPauseMs);
   };
+}
+
+/** HTTP/1.1 without Host (RFC 9112 §3.2): 400 bad_request with the contract's body, and the connection closed. */
+function refuseHostless(): Promise<Answer> {
+  const body = { error: "bad_request", message: "The request is not HTTP/1.1 this server can read: it has no Host header. The connection is closed." };
+  return makeAnswer(nodePlatform, JSON.stringify(body), { status: statusOf("bad_request"), cache: "no-store", headers: { Connection: "close" } });
 }
 
 /**
