@@ -9,6 +9,7 @@ import type { ErrorKind } from "./errors.js";
 import { answerLayers, answerSample } from "./layers.js";
 import { answerCapabilities, answerHealth, answerOpenApi } from "./meta.js";
 import type { Context } from "./context.js";
+import { checkRequest, parseJsonBody } from "./request.js";
 
 export interface ParameterSpec {
   name: string;
@@ -42,7 +43,17 @@ export interface RouteSpec {
    * and shed the rest (ApiRequest.admit); cheap answers (health, capabilities, the document, validate) never wait
    */
   computed?: boolean;
+  /**
+   * cheap checks a computed route runs before it waits for a turn (the contract check of a data request): a
+   * request that fails them is answered at once, never queued nor shed
+   */
+  precheck?: (ctx: Context) => void;
   handle: (ctx: Context) => Promise<Answer>;
+}
+
+/** The contract check of a data request's body (docs/contract.md §3.1, §4.1): cheap, and what most bad requests fail. */
+function checkDataRequest(ctx: Context): void {
+  checkRequest(parseJsonBody(ctx.request.contentType, ctx.body));
 }
 
 const limit: ParameterSpec = {
@@ -176,6 +187,7 @@ export const ROUTES: RouteSpec[] = [
     body: "data-request.schema.json",
     answers: ["resolution.schema.json"],
     errors: POST_ERRORS,
+    precheck: checkDataRequest,
     handle: answerResolve,
   },
   {
@@ -192,6 +204,7 @@ export const ROUTES: RouteSpec[] = [
     csv: true,
     provenance: true,
     errors: [...POST_ERRORS, "request_too_large", "response_too_large", "coverage_unavailable", "no_cell_centers", "unsupported_grid"],
+    precheck: checkDataRequest,
     handle: answerQuery,
   },
   {

@@ -143,7 +143,9 @@ export class Service {
       const hit = this.answers.get(key);
       // an answer computed before its version failed verification is not served after (docs/contract.md §4.6)
       if (hit && !this.failures.has(hit.headers["Service-Dataset-Version"] ?? params.id ?? "")) return hit;
-      const work = () => route.handle(this.contextFor(request, params, body, snapshot));
+      const ctx = this.contextFor(request, params, body, snapshot);
+      route.precheck?.(ctx);
+      const work = () => route.handle(ctx);
       const answer = await (route.computed && request.admit ? request.admit(work) : work());
       // counted twice: the server keeps an answer's compressed forms with it
       if (answer.status < 500) this.answers.set(key, answer, answer.body.byteLength * 2 + 512);

@@ -6,7 +6,10 @@
 // Phases: (1) a year of full-grid SILO-format COGs: decoding alone vs publishing, bytes per day, then adding
 // one day (a grown folder, and EXTEND); (2) the server on that dist vs sirv serving the very same answer bytes
 // as static files, plain and compressed; (3) a long small-window archive: publish time and memory under an
-// open-file limit of 1024, one more day, start-up, memory and the largest answer.
+// open-file limit of 1024, one more day, start-up, memory and the largest answer; (4) operations (bench/
+// operations.ts): the whole grid's 413, an overload from a cold page cache, SIGTERM during load, a soak with a
+// live publish. BENCH_ONLY=operations (or plans, overload, stop, soak, comma-separated) runs those alone, on
+// BENCH_DIST when it names a published year (2003) of full-grid days, else on one published here.
 
 import { execFileSync } from "node:child_process";
 import { cp, mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from "node:fs/promises";
@@ -23,6 +26,7 @@ import type { Window } from "../format/grid.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { type Proc, type WrkResult, postScript, readRss, runWrk, startBareNode, startServer, startStatic, variedQueryScript, variedTileScript } from "./load.js";
 import { BENCH_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
+import { type OperationsContext, runOperations } from "./operations.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const YEAR = listDays("2003-01-01", 365);
@@ -36,6 +40,7 @@ const say = (line = "") => {
   console.log(line);
 };
 let failures = 0;
+const ONLY = process.env.BENCH_ONLY ?? "";
 
 async function sizeOfTree(dir: string): Promise<number> {
   let total = 0;
@@ -72,6 +77,39 @@ const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFracti
 const work = await mkdtemp(join(tmpdir(), "bench-"));
 const procs: Proc[] = [];
 const figures: Record<string, number> = {};
+const operations = (dist: string, nextDay: string): OperationsContext => ({
+  dist,
+  nextDay,
+  year: YEAR,
+  work,
+  say,
+  log,
+  figures,
+  fail: (why) => {
+    failures++;
+    say(`  !! ${why}: a goal is not met`);
+  },
+});
+if (ONLY) {
+  // the operations phases alone, on a year of full-grid days
+  try {
+    const yearCache = join(BENCH_CACHE, "year");
+    await makeFullGridDays(yearCache, [...YEAR, NEXT_DAY], log);
+    let dist = process.env.BENCH_DIST ?? "";
+    if (!dist) {
+      dist = join(work, "dist-year");
+      log("publishing a year of full-grid days (set BENCH_DIST to a published one to skip this)");
+      await publish({ sources: await linkFolder(join(work, "year"), yearCache, YEAR), dist, observations: false, log: () => {} });
+    }
+    say(`bench ${ONLY} on ${new Date().toISOString().slice(0, 16)}Z, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, node ${process.version}`);
+    await runOperations(operations(dist, await linkFolder(join(work, "next"), yearCache, [NEXT_DAY])), ONLY);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  const rounded = Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, Math.round(v * 100) / 100]));
+  console.log(JSON.stringify({ ...rounded, failures }));
+  process.exit(failures > 0 ? 1 : 0);
+}
 try {
   say(`make bench on ${new Date().toISOString().slice(0, 16)}Z, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, node ${process.version}, ${SECONDS} s per load run`);
 
@@ -94,6 +132,9 @@ try {
   const year = await publish({ sources: yearFolder, dist, observations: false, log: () => {} });
   const yearMs = performance.now() - t0;
   const yearBytes = await sizeOfTree(dist);
+  // the operations phases start from the year alone (the days added below would leave their live publish nothing to add)
+  const opsDist = join(work, "dist-ops");
+  await cp(dist, opsDist, { recursive: true });
   const perDay = yearMs / year.days;
   Object.assign(figures, {
     decode_ms_per_day: decodeDay,
@@ -261,6 +302,10 @@ try {
   say(`  make serve to first 200 ${fmt(longServer.startMs)} ms; to the first answered 31-day query ${fmt(longFirstQuery)} ms (goal <= 2000 ms)`);
   say(`  RSS ${fmt(longRss.rssMb)} MB (goal <= 200 MB); the catalog lists ${catalog.datasets.length} versions; dataset record ${formatBytes(recordBytes)} (goal <= 64 kB)`);
   say(`  largest answer ${formatBytes(largest.bytes)}: ${largest.what}`);
+  await Promise.all(procs.splice(0).map((p) => p.stop()));
+
+  // (4) Operations ------------------------------------------------------------------------------------------
+  await runOperations(operations(opsDist, nextOnly), "operations");
 } finally {
   await Promise.all(procs.map((p) => p.stop()));
   await rm(work, { recursive: true, force: true });

@@ -58,10 +58,8 @@ export class Admission {
 
   private wait(client: string): Promise<void> {
     const line = this.lines.get(client) ?? [];
-    if (this.queued >= this.limits.queue || line.length >= this.limits.queuePerClient) {
-      const why = this.queued >= this.limits.queue ? `${this.queued} wait for a turn` : `this client already has ${line.length} waiting`;
-      return Promise.reject(this.refusal(why));
-    }
+    if (this.queued >= this.limits.queue) return Promise.reject(this.refusal("full"));
+    if (line.length >= this.limits.queuePerClient) return Promise.reject(this.refusal("client"));
     if (line.length === 0) this.lines.set(client, line);
     this.queued++;
     return new Promise<void>((start, refuse) => {
@@ -72,7 +70,7 @@ export class Admission {
           line.splice(line.indexOf(waiting), 1);
           if (line.length === 0 && this.lines.get(client) === line) this.lines.delete(client);
           this.queued--;
-          refuse(this.refusal(`no turn came within ${this.limits.queueMs} ms`));
+          refuse(this.refusal("late"));
         }, this.limits.queueMs),
       };
       line.push(waiting);
@@ -93,13 +91,29 @@ export class Admission {
     this.active--;
   }
 
-  private refusal(why: string): HttpError {
+  /**
+   * The 503 of each reason, made once: under overload most answers are these, so they cost no more than the
+   * cheapest answer (no message or stack to build each time).
+   */
+  private readonly refusals = new Map<Refusal, HttpError>();
+
+  private refusal(reason: Refusal): HttpError {
     this.shed++;
-    return new HttpError(
-      "service_unavailable",
-      `The server is busy: ${this.active} answers are being computed and ${why}. Retry after ${this.limits.retryAfterS} s, with exponential backoff.`,
-      undefined,
-      { "Retry-After": String(this.limits.retryAfterS) },
-    );
+    let err = this.refusals.get(reason);
+    if (!err) {
+      const { active, queue, queuePerClient, queueMs, retryAfterS } = this.limits;
+      const why = {
+        full: `its ${active} turns for computed answers are taken and ${queue} requests wait already`,
+        client: `this client already has ${queuePerClient} requests waiting for a turn`,
+        late: `no turn for this computed answer came within ${queueMs} ms`,
+      }[reason];
+      err = new HttpError("service_unavailable", `The server is busy: ${why}. Retry after ${retryAfterS} s, with exponential backoff.`, undefined, {
+        "Retry-After": String(retryAfterS),
+      });
+      this.refusals.set(reason, err);
+    }
+    return err;
   }
 }
+
+type Refusal = "full" | "client" | "late";

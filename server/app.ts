@@ -3,7 +3,6 @@
 
 import { unwatchFile, watchFile } from "node:fs";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
-import type { Socket } from "node:net";
 import { join } from "node:path";
 import polka, { type NextHandler, type Request } from "polka";
 import { type Answer, JSON_TYPE, makeAnswer } from "../api/answer.js";
@@ -158,7 +157,7 @@ function createHttpServer(limits: ServeLimits, handler: http.RequestListener, co
  * The handler of every request the app routes: the service's answer, computed answers in a turn of the
  * client's (load shedding), bodies read within the body timeout.
  */
-function answerWith(service: Service, admission: Admission, limits: ServeLimits) {
+function answerWith(service: Service, admission: Admission, limits: ServeLimits, connections: Connections) {
   return async (req: Request, res: ServerResponse): Promise<void> => {
     let body: BodyState = "unread";
     const readRequestBody = () =>
@@ -174,7 +173,7 @@ function answerWith(service: Service, admission: Admission, limits: ServeLimits)
       console.error(`${req.method} ${req.url}: could not send the answer`, err);
       res.destroy();
     });
-    if (answer.status === 503 && answer.headers["Retry-After"]) pauseConnection(req.socket, limits.shedPauseMs);
+    if (answer.status === 503 && answer.headers["Retry-After"]) connections.pause(req.socket, limits.shedPauseMs);
   };
 }
 
@@ -184,23 +183,6 @@ function refuseHostless(): Promise<Answer> {
   return makeAnswer(nodePlatform, JSON.stringify(body), { status: statusOf("bad_request"), cache: "no-store", headers: { Connection: "close" } });
 }
 
-/**
- * After a 503 for load, the connection's next request waits in the kernel for `ms` before it is read: the
- * client was told to come back later, and one that ignores it gets its next answer later instead of keeping
- * the event loop busy with refusals (short event-loop turns are what keep health answers and new
- * connections prompt).
- */
-function pauseConnection(socket: Socket, ms: number): void {
-  if (ms <= 0 || socket.destroyed) return;
-  socket.pause();
-  const timer = setTimeout(() => {
-    socket.off("close", stop);
-    socket.resume();
-  }, ms);
-  const stop = () => clearTimeout(timer);
-  timer.unref();
-  socket.once("close", stop);
-}
 
 /** Polka around the handler: CORS and the log line on every answer, preflights, everything else to `handle`. */
 function routeWith(handle: (req: Request, res: ServerResponse) => Promise<void>, log: boolean) {
@@ -232,7 +214,6 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   await service.snapshot();
   const admission = new Admission(limits);
-  const app = routeWith(answerWith(service, admission, limits), options.log ?? true);
 
   // A publish swaps catalog.json in one rename; polling its stat sees that within watchMs on any filesystem.
   const catalogFile = join(options.dist, CATALOG_FILE);
@@ -240,16 +221,18 @@ export async function createApp(options: AppOptions): Promise<App> {
   watchFile(catalogFile, { interval: options.watchMs ?? 500, persistent: false }, onCatalogChange);
   const shedding = watchShedding(admission, (line) => process.stderr.write(`${line}\n`));
 
-  // polka supplies its own error-routing `next` only when none is passed in.
+  // requests come only once the caller listens, after `connections` and `app` exist
   const server = createHttpServer(
     limits,
     (req, res) => {
       connections.begin(res);
+      // polka supplies its own error-routing `next` only when none is passed in
       app.handler(req as Request, res, undefined as unknown as NextHandler);
     },
     () => connections,
   );
   const connections = new Connections(server);
+  const app = routeWith(answerWith(service, admission, limits, connections), options.log ?? true);
   const release = () => {
     unwatchFile(catalogFile, onCatalogChange);
     clearInterval(shedding);

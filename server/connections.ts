@@ -4,6 +4,7 @@
 
 import { STATUS_CODES } from "node:http";
 import type http from "node:http";
+import net from "node:net";
 import type { ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { JSON_TYPE } from "../api/answer.js";
@@ -46,6 +47,33 @@ export class Connections {
     });
   }
 
+  /** Connections not read for now (a 503 for load), and what reads them again. */
+  private readonly paused = new Map<Duplex, () => void>();
+
+  /**
+   * After a 503 for load, the connection's next request waits in the kernel for `ms` before it is read: the
+   * client was told to come back later, and one that ignores it gets its next answer later instead of keeping
+   * the event loop busy with refusals (short event-loop turns keep health answers and new connections prompt).
+   */
+  pause(socket: Duplex, ms: number): void {
+    if (ms <= 0 || socket.destroyed || this.stopping) return;
+    socket.pause();
+    const resume = () => {
+      clearTimeout(timer);
+      socket.off("close", forget);
+      this.paused.delete(socket);
+      socket.resume();
+    };
+    const forget = () => {
+      clearTimeout(timer);
+      this.paused.delete(socket);
+    };
+    const timer = setTimeout(resume, ms);
+    timer.unref();
+    socket.once("close", forget);
+    this.paused.set(socket, resume);
+  }
+
   /** Whether a response is under way on this connection (nothing else may be written to it). */
   isBusy(socket: Duplex): boolean {
     return this.busy.has(socket);
@@ -59,8 +87,11 @@ export class Connections {
     const started = performance.now();
     this.stopping = true;
     for (const res of this.open) if (!res.headersSent) res.setHeader("Connection", "close");
-    this.server.close();
-    this.server.closeIdleConnections();
+    // stop accepting, leaving the connections to us: http.Server.close would also close idle ones at once, and a
+    // paused connection (idle to Node) may hold a request in the kernel that would be reset unread; resumed, it is
+    // read, answered and closed. Idle connections are closed from the first sweep, 50 ms on.
+    net.Server.prototype.close.call(this.server);
+    for (const resume of [...this.paused.values()]) resume();
     // a keep-alive connection whose answer was already under way falls idle after it: closed within 50 ms
     const sweep = setInterval(() => this.server.closeIdleConnections(), 50);
     try {

@@ -211,7 +211,9 @@ export async function withServer<T>(
   fn: (served: Served) => Promise<T>,
   options: Partial<AppOptions> = {},
 ): Promise<T> {
-  const app = await createApp({ ...options, dist, log: options.log ?? false, warn: options.warn ?? (() => {}) });
+  // functional tests are not about load shedding: no wait for a turn gives up (a test of shedding sets its limits)
+  const limits = { queue: 10_000, queuePerClient: 10_000, queueMs: 600_000, ...options.limits };
+  const app = await createApp({ ...options, dist, limits, log: options.log ?? false, warn: options.warn ?? (() => {}) });
   await new Promise<void>((resolve) => app.server.listen(0, "127.0.0.1", resolve));
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : 0;

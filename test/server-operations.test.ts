@@ -176,7 +176,7 @@ turns("admission - at most `active` at work, at most `queue` waiting, the rest r
   const refused = await runs[4];
   assert.is(refused.kind, "service_unavailable");
   assert.equal(refused.headers, { "Retry-After": "3" });
-  assert.match(refused.message, /2 answers are being computed and 2 wait for a turn/);
+  assert.match(refused.message, /^The server is busy: its 2 turns for computed answers are taken and 2 requests wait already\. Retry after 3 s/);
   jobs.forEach((j, i) => j.end(`done ${i}`));
   assert.equal(await Promise.all(runs.slice(0, 4)), ["done 0", "done 1", "done 2", "done 3"]);
   assert.equal(admission.stats(), { active: 0, queued: 0, shed: 1 });
@@ -200,10 +200,10 @@ turns("admission - one client's line is bounded; a wait longer than queueMs is r
   const running = admission.run("a", first.work);
   const waits = [admission.run("a", async () => 1), admission.run("a", async () => 2)].map((p) => p.catch((err) => err));
   const third = await admission.run("a", async () => 3).catch((err) => err);
-  assert.match(third.message, /this client already has 2 waiting/);
+  assert.match(third.message, /this client already has 2 requests waiting for a turn/);
   const other = admission.run("b", async () => 4).catch((err) => err);
   const [w1, w2, w3] = await Promise.all([...waits, other]);
-  for (const w of [w1, w2, w3]) assert.match(w.message, /no turn came within 50 ms/);
+  for (const w of [w1, w2, w3]) assert.match(w.message, /no turn for this computed answer came within 50 ms/);
   first.end("x");
   assert.is(await running, "x");
   assert.equal(admission.stats(), { active: 0, queued: 0, shed: 4 });
@@ -249,7 +249,7 @@ shedding("shedding - one turn held: the next query waits, the one after is 503 w
       const refused = await post(served, "/api/v1/data/query", queryA(DATES_A[2]));
       const body = assertError(refused, 503, "service_unavailable");
       assert.is(refused.headers["retry-after"], "1");
-      assert.match(body.message, /busy: 1 answers are being computed and 1 wait for a turn/);
+      assert.match(body.message, /busy: its 1 turns for computed answers are taken and 1 requests wait already/);
       assert.is(refused.headers["cache-control"], "no-store");
       // what costs nothing does not wait for a turn
       assert.is((await request(served, "/api/health")).status, 200);
@@ -278,7 +278,7 @@ shedding("shedding - behind a trusted proxy, each X-Forwarded-For client has its
       const a1 = post(served, "/api/v1/data/query", queryA(DATES_A[1]), from("10.0.0.1"));
       await until("a1 waiting", () => served.app.stats().queued === 1);
       const a2 = await post(served, "/api/v1/data/query", queryA(DATES_A[2]), from("10.0.0.1"));
-      assert.match(assertError(a2, 503, "service_unavailable").message, /this client already has 1 waiting/);
+      assert.match(assertError(a2, 503, "service_unavailable").message, /this client already has 1 requests waiting/);
       const b1 = post(served, "/api/v1/data/query", queryA(DATES_A[3]), from("10.0.0.2"));
       await until("b1 waiting", () => served.app.stats().queued === 2);
       await release();
