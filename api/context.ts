@@ -19,6 +19,11 @@ export interface ApiRequest {
    * size bound on what it returns). A reader may reject early with 413 payload_too_large.
    */
   readBody?: () => Promise<Uint8Array | null>;
+  /**
+   * Runs the work of a computed answer (never a cached or cheap one) when the transport gives it a turn; it may
+   * refuse with a 503 service_unavailable HttpError instead (the server's load shedding). Absent: runs at once.
+   */
+  admit?: <T>(work: () => Promise<T>) => Promise<T>;
 }
 
 export interface Context {
@@ -32,6 +37,8 @@ export interface Context {
   readonly platform: Platform;
   /** health `environment` (docs/contract.md §4.5) */
   readonly environment: string;
+  /** the bound of a 413's body, plan included (docs/contract.md §3.3: 1,000,000 bytes; tests scale it down) */
+  readonly planBytes: number;
   openApiText(): string;
   /** Throws 503 service_unavailable when version `id` failed verification in this catalog (docs/contract.md §4.6). */
   assertAvailable(id: string): void;

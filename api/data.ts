@@ -101,8 +101,8 @@ export async function answerQuery(ctx: Context): Promise<Answer> {
   const resolved = await resolveRequest(ctx, config);
   if (!resolved.available) {
     if (resolved.reason === "request_too_large" && resolved.selection) {
-      const plan = planRequests(config, resolved.selection);
-      throw new HttpError("request_too_large", `${resolved.message} The plan holds ${plan.length} smaller requests whose answers, in order, are exactly these rows.`, undefined, {}, { plan });
+      const { summary, members } = planRequests(config, resolved.selection, ctx.planBytes);
+      throw new HttpError("request_too_large", `${resolved.message} ${summary}`, undefined, {}, {}, members);
     }
     throw new HttpError(resolved.reason, resolved.message);
   }
@@ -112,8 +112,8 @@ export async function answerQuery(ctx: Context): Promise<Answer> {
       ? "narrow the box or shorten the period (a JSON row is about 150 bytes; a CSV row about 95), or follow the plan"
       : "narrow the box or shorten the period, or follow the plan";
   if (body.byteLength > LIMITS.maxResponseBytes) {
-    const plan = planRequests(config, resolved.selection);
-    assertResponseSize(body.byteLength, `${advice}: it holds ${plan.length} smaller requests whose answers, in order, are exactly these rows`, { plan });
+    const { summary, members } = planRequests(config, resolved.selection, ctx.planBytes);
+    assertResponseSize(body.byteLength, `${advice}. ${summary.replace(/\.$/, "")}`, members);
   }
   return ctx.answer(body, { cache: "no-store", type: config.format === "csv" ? CSV_TYPE : undefined, headers });
 }

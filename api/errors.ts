@@ -6,6 +6,7 @@ export type { Issue };
 
 // The only place a kind meets its status: handlers name the kind, never the number (titiler keeps one such table).
 const STATUS_BY_KIND = {
+  bad_request: 400,
   invalid_parameters: 400,
   malformed_json: 400,
   not_found: 404,
@@ -34,6 +35,8 @@ export interface ErrorBody {
   issues?: Issue[];
   /** 413 from a POST route: smaller requests whose answers, in order, hold exactly the rows asked for */
   plan?: unknown[];
+  /** with a plan of the first dates only: the original request from the first date not planned */
+  planRest?: unknown;
 }
 
 export class HttpError extends Error {
@@ -45,8 +48,13 @@ export class HttpError extends Error {
     readonly issues?: Issue[],
     /** extra response headers, e.g. Allow on a 405 */
     readonly headers: Record<string, string> = {},
-    /** extra body fields (a 413's plan) */
+    /** extra body fields */
     readonly extra: Partial<ErrorBody> = {},
+    /**
+     * extra body members already written as pieces of JSON text, in order (`"plan":[...]` of a 413, which may be
+     * most of a megabyte: written once into the answer's bytes, never parsed or joined into one string)
+     */
+    readonly members?: string[],
   ) {
     super(message);
     this.name = "HttpError";
@@ -58,6 +66,7 @@ export class HttpError extends Error {
 export function errorToBody(err: HttpError): ErrorBody {
   return { error: err.kind, message: err.message, ...(err.issues ? { issues: err.issues } : {}), ...err.extra };
 }
+
 
 /** What an unexpected failure answers: a generic 500 that says nothing about the cause (docs/contract.md §4.2). */
 export const INTERNAL_ERROR_BODY: ErrorBody = {

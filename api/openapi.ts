@@ -70,6 +70,7 @@ export const DATA_REQUEST_EXAMPLE = {
 
 /** What each error kind means, as the error responses of the document say it (docs/contract.md §4). */
 const KIND_MEANINGS: Record<ErrorKind, string> = {
+  bad_request: "`bad_request`: the request is not HTTP/1.1 the server can read (answered before any route; the connection is closed)",
   invalid_parameters: "`invalid_parameters`: a query parameter or the path id breaks its rule (`issues` names it)",
   malformed_json: "`malformed_json`: the body is empty, not UTF-8, not JSON, or ended early",
   not_found: "`not_found`: the version, tile or cell is unknown, unpublished, or not public demo data",
@@ -82,7 +83,7 @@ const KIND_MEANINGS: Record<ErrorKind, string> = {
   coverage_unavailable: "`coverage_unavailable`: no compatible published version covers every selected cell on every date",
   no_cell_centers: "`no_cell_centers`: the box overlaps the grid but holds none of its cell centres",
   unsupported_grid: "`unsupported_grid`: the candidate grid is not a north-up regular EPSG:4326 grid",
-  service_unavailable: "`service_unavailable`: the catalog or this version's files cannot be read or verified; retry with exponential backoff",
+  service_unavailable: "`service_unavailable`: the server is busy (with `Retry-After`), or the catalog or this version's files cannot be read or verified; retry with exponential backoff",
   acquisition_not_ready: "`acquisition_not_ready`: acquisition is not enabled; POST the data request to /api/v1/data/query",
 };
 
@@ -102,6 +103,11 @@ const HEADERS: Json = {
   ETag: { description: "Strong validator of this representation; send it back as If-None-Match for a 304.", required: true, schema: { type: "string", pattern: '^"[0-9a-f]{32}(-br|-gzip)?"$' } },
   "Service-Dataset-Version": { description: "The immutable version that answered.", required: true, schema: refSchema("common.version-id") },
   "Service-Request-SHA256": { description: "SHA-256 of the canonical JSON of the validated request, defaults applied.", required: true, schema: refSchema("common.sha256") },
+  "Retry-After": {
+    description: "On a 503 `service_unavailable` from a busy server: the seconds to wait before asking again (then back off exponentially).",
+    required: false,
+    schema: { type: "string", pattern: "^[0-9]+$" },
+  },
   Link: { description: '`</api/v1/datasets/{id}>; rel="describedby"`: the dataset record, with source references, license and attribution.', required: true, schema: { type: "string", pattern: '^</api/v1/datasets/[a-zA-Z0-9_-]{1,128}>; rel="describedby"$' } },
 };
 
@@ -128,6 +134,11 @@ const errorSchema = (kinds: string[], plan = false) => ({
                 minItems: 1,
                 items: schemaRef("data-request.schema.json"),
               },
+              planRest: {
+                description:
+                  "Present when `plan` would not fit this answer's 1,000,000 bytes: `plan` then holds the parts of the first dates (whole dates), and `planRest` is the original request, pinned, with its period starting at the first date `plan` does not cover. Asking it answers 413 with the next parts (and perhaps the next `planRest`): following `plan`, then `planRest` until it is absent, gives exactly the rows asked for, in order.",
+                ...schemaRef("data-request.schema.json"),
+              },
             }
           : {}),
       },
@@ -143,7 +154,6 @@ function describeResponses(route: RouteSpec, method: Method): Json {
   const body = (content: Json) => (head ? {} : { content });
   const bodyHeaders: HeaderName[] = [head ? "Repr-Digest" : "Content-Digest", "Access-Control-Allow-Origin", "Cache-Control"];
   const responses: Json = {};
-
   if (route.answers.length > 0 || route.method === "GET") {
     // a GET route without a contract schema is this document's own route
     const schema =
@@ -189,7 +199,8 @@ function describeResponses(route: RouteSpec, method: Method): Json {
   for (const [status, kinds] of [...byStatus].sort(([a], [b]) => a - b)) {
     const plan = status === 413 && kinds.includes("request_too_large");
     const description = kinds.map((k) => KIND_MEANINGS[k]).join("; ") + (plan ? "; `plan` splits a too large request into requests that fit." : ".");
-    responses[String(status)] = { description, headers: headersOf(bodyHeaders), ...body({ "application/json": { schema: errorSchema(kinds, plan) } }) };
+    const headers = headersOf(status === 503 ? [...bodyHeaders, "Retry-After"] : bodyHeaders); // Retry-After: a busy server
+    responses[String(status)] = { description, headers, ...body({ "application/json": { schema: errorSchema(kinds, plan) } }) };
   }
   responses["500"] = {
     description: `\`${INTERNAL_ERROR_BODY.error}\`: an unexpected failure, logged by the server; the body says nothing of its cause.`,

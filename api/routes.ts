@@ -9,6 +9,7 @@ import type { ErrorKind } from "./errors.js";
 import { answerLayers, answerSample } from "./layers.js";
 import { answerCapabilities, answerHealth, answerOpenApi } from "./meta.js";
 import type { Context } from "./context.js";
+import { checkRequest, parseJsonBody } from "./request.js";
 
 export interface ParameterSpec {
   name: string;
@@ -37,7 +38,22 @@ export interface RouteSpec {
   errors: ErrorKind[];
   /** immutable GET answers carry an ETag and answer If-None-Match with 304 */
   etag?: "immutable" | "short";
+  /**
+   * the answer is computed from the dist (read, decoded, written): the transport may bound how many run at once
+   * and shed the rest (ApiRequest.admit); cheap answers (health, capabilities, the document, validate) never wait
+   */
+  computed?: boolean;
+  /**
+   * cheap checks a computed route runs before it waits for a turn (the contract check of a data request): a
+   * request that fails them is answered at once, never queued nor shed
+   */
+  precheck?: (ctx: Context) => void;
   handle: (ctx: Context) => Promise<Answer>;
+}
+
+/** The contract check of a data request's body (docs/contract.md §3.1, §4.1): cheap, and what most bad requests fail. */
+function checkDataRequest(ctx: Context): void {
+  checkRequest(parseJsonBody(ctx.request.contentType, ctx.body));
 }
 
 const limit: ParameterSpec = {
@@ -87,6 +103,7 @@ export const ROUTES: RouteSpec[] = [
     method: "GET",
     path: "/api/v1/datasets",
     operationId: "listDatasets",
+    computed: true,
     summary: "Published catalog metadata in stable id order (restricted datasets omitted); follow nextCursor until null.",
     query: [limit, after],
     answers: ["catalog-response.schema.json"],
@@ -98,6 +115,7 @@ export const ROUTES: RouteSpec[] = [
     method: "GET",
     path: "/api/v1/datasets/:id",
     operationId: "getDataset",
+    computed: true,
     summary: "One immutable dataset version: units, coverage, source hashes, license, attribution, spatial support.",
     answers: ["dataset-response.schema.json"],
     errors: ["invalid_parameters", "not_found", "response_too_large"],
@@ -108,6 +126,7 @@ export const ROUTES: RouteSpec[] = [
     method: "GET",
     path: "/api/v1/datasets/:id/observations",
     operationId: "listObservations",
+    computed: true,
     summary: "Observations of a public demo version in stable id order; follow nextCursor until null.",
     query: [limit, after],
     answers: ["observations-page.schema.json"],
@@ -119,6 +138,7 @@ export const ROUTES: RouteSpec[] = [
     method: "GET",
     path: "/api/v1/layers/:id",
     operationId: "getLayers",
+    computed: true,
     summary: "Without `tile`: a page of tile metadata. With `tile`: that tile with its cells.",
     query: [
       limit,
@@ -134,6 +154,7 @@ export const ROUTES: RouteSpec[] = [
     method: "GET",
     path: "/api/v1/layers/:id/sample",
     operationId: "getSample",
+    computed: true,
     summary: "One raster cell by tile id and zero-based row and column within the tile.",
     query: [
       { name: "tile", required: true, description: "Tile id from the layer index.", schema: { type: "string", maxLength: 128 } },
@@ -160,17 +181,20 @@ export const ROUTES: RouteSpec[] = [
     method: "POST",
     path: "/api/v1/data/resolve",
     operationId: "resolveDataRequest",
+    computed: true,
     readsBody: true,
     summary: "Complete published demo coverage check: the selected version and row count, or an unavailable reason.",
     body: "data-request.schema.json",
     answers: ["resolution.schema.json"],
     errors: POST_ERRORS,
+    precheck: checkDataRequest,
     handle: answerResolve,
   },
   {
     method: "POST",
     path: "/api/v1/data/query",
     operationId: "queryData",
+    computed: true,
     readsBody: true,
     summary: "The complete bounded result inline: native cells whose centres fall in the box, dates inclusive.",
     body: "data-request.schema.json",
@@ -180,6 +204,7 @@ export const ROUTES: RouteSpec[] = [
     csv: true,
     provenance: true,
     errors: [...POST_ERRORS, "request_too_large", "response_too_large", "coverage_unavailable", "no_cell_centers", "unsupported_grid"],
+    precheck: checkDataRequest,
     handle: answerQuery,
   },
   {
@@ -222,7 +247,8 @@ function matchPath(pattern: string, path: string): Record<string, string> | null
       try {
         params[want[i].slice(1)] = decodeURIComponent(got[i]);
       } catch {
-        return null;
+        // not UTF-8 once decoded: still this route, with an id that breaks its pattern (400, docs/contract.md §1.2)
+        params[want[i].slice(1)] = got[i];
       }
     } else if (want[i] !== got[i]) return null;
   }

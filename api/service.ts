@@ -13,6 +13,7 @@ import { HttpError, INTERNAL_ERROR_BODY, errorToBody } from "./errors.js";
 import { buildOpenApi } from "./openapi.js";
 import { payloadTooLarge } from "./request.js";
 import { type RouteSpec, findRoute } from "./routes.js";
+import { ByteSink } from "./serialize.js";
 
 export type { ApiRequest };
 
@@ -30,6 +31,8 @@ export interface ServiceOptions extends ArchiveOptions {
   onUnverified?: "answer-503" | "throw";
   /** bytes of computed answers kept for repeated requests (default 8 MiB) */
   answerCacheBytes?: number;
+  /** the bound of a 413's body, plan included (default the contract's 1,000,000 bytes; tests scale it down) */
+  planBytes?: number;
 }
 
 export class Service {
@@ -50,6 +53,7 @@ export class Service {
   private readonly warn: (message: string) => void;
   private readonly throwUnverified: boolean;
   private openApi: string | null = null;
+  private readonly planBytes: number;
 
   constructor(options: ServiceOptions) {
     this.archive = new Archive(options.storage, options.platform, options);
@@ -57,6 +61,7 @@ export class Service {
     this.warn = options.warn ?? ((m) => console.error(m));
     this.throwUnverified = options.onUnverified === "throw";
     this.answers = new LruCache(options.answerCacheBytes ?? 8 << 20);
+    this.planBytes = options.planBytes ?? LIMITS.maxResponseBytes;
   }
 
   get platform(): Platform {
@@ -141,7 +146,10 @@ export class Service {
       const hit = this.answers.get(key);
       // an answer computed before its version failed verification is not served after (docs/contract.md §4.6)
       if (hit && !this.failures.has(hit.headers["Service-Dataset-Version"] ?? params.id ?? "")) return hit;
-      const answer = await route.handle(this.contextFor(request, params, body, snapshot));
+      const ctx = this.contextFor(request, params, body, snapshot);
+      route.precheck?.(ctx);
+      const work = () => route.handle(ctx);
+      const answer = await (route.computed && request.admit ? request.admit(work) : work());
       // counted twice: the server keeps an answer's compressed forms with it
       if (answer.status < 500 && this.asked.get(key)) this.answers.set(key, answer, answer.body.byteLength * 2 + 512);
       else this.asked.set(key, true, 1);
@@ -162,6 +170,7 @@ export class Service {
       archive: this.archive,
       platform,
       environment: this.environment,
+      planBytes: this.planBytes,
       openApiText: () => (this.openApi ??= JSON.stringify(buildOpenApi())),
       assertAvailable: (id) => {
         if (this.failures.has(id)) throw unavailable(`Dataset version ${id}`);
@@ -183,7 +192,7 @@ export class Service {
   private async errorAnswer(err: unknown, request: ApiRequest): Promise<Answer> {
     const failure = this.toHttpError(err);
     if (failure) {
-      return makeAnswer(this.platform, JSON.stringify(errorToBody(failure)), { status: failure.status, cache: "no-store", headers: failure.headers });
+      return makeAnswer(this.platform, errorToBytes(failure), { status: failure.status, cache: "no-store", headers: failure.headers });
     }
     // Unexpected: reported with its stack, answered with a generic 500 that leaks nothing (docs/contract.md §4.2).
     this.warn(`${request.method} ${request.path}: unexpected error: ${(err as Error)?.stack ?? String(err)}`);
@@ -208,6 +217,17 @@ export class Service {
     }
     return null;
   }
+}
+
+/** The section 7 body of a typed error as bytes, its members written as text pieces appended (a 413's plan). */
+function errorToBytes(err: HttpError): string | Uint8Array {
+  const text = JSON.stringify(errorToBody(err));
+  if (!err.members) return text;
+  const out = new ByteSink();
+  out.text(text.slice(0, -1));
+  for (const piece of err.members) out.text(piece);
+  out.text("}");
+  return out.finish();
 }
 
 function unavailable(what: string): HttpError {

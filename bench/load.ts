@@ -57,11 +57,12 @@ function leafOf(pid: number): number {
   }
 }
 
-async function startProcess(command: string, args: string[], env: Record<string, string>, probePath: string): Promise<Proc> {
+async function startProcess(command: string, args: string[], env: Record<string, string>, probePath: string, stderr?: (text: string) => void): Promise<Proc> {
   const port = await freePort();
   const t0 = performance.now();
   // its own process group, so stopping it stops whatever it started
-  const child = spawn(command, args, { env: { ...process.env, ...env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit"], detached: true });
+  const child = spawn(command, args, { env: { ...process.env, ...env, PORT: String(port) }, stdio: ["ignore", "ignore", stderr ? "pipe" : "inherit"], detached: true });
+  if (stderr) child.stderr!.on("data", (chunk: Buffer) => stderr(chunk.toString()));
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}${probePath}`, 30_000);
   const startMs = performance.now() - t0;
@@ -88,9 +89,9 @@ async function startProcess(command: string, args: string[], env: Record<string,
   };
 }
 
-/** The server exactly as a maintainer starts it: `make serve` (the built bundle, its flags). */
-export function startServer(dist: string): Promise<Proc> {
-  return startProcess("make", ["--no-print-directory", "-s", "serve", `DIST=${dist}`], { LOG: "0" }, "/api/health");
+/** The server exactly as a maintainer starts it: `make serve` (the built bundle, its flags); `env` adds settings. */
+export function startServer(dist: string, env: Record<string, string> = {}, stderr?: (text: string) => void): Promise<Proc> {
+  return startProcess("make", ["--no-print-directory", "-s", "serve", `DIST=${dist}`], { LOG: "0", ...env }, "/api/health", stderr);
 }
 
 /** The floor of any start: node starting a bare HTTP server that answers 200 (on this machine, now). */
@@ -186,4 +187,70 @@ request = function()
   return wrk.format("GET", path)
 end
 `;
+}
+
+export interface CountedRun {
+  /** answers by status */
+  statuses: Record<number, number>;
+  /** 503 answers without Retry-After */
+  noRetryAfter: number;
+  requests: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** requests not answered within the timeout */
+  timeouts: number;
+  /** connections refused, reset or broken while reading or writing */
+  socketErrors: { connect: number; read: number; write: number };
+}
+
+/** Lua appended to a request script: counts answers by status and 503s without Retry-After, printed at the end. */
+const COUNTING_LUA = `
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function init(args) statuses = {} noretry = 0 end
+function response(status, headers, body)
+  statuses[status] = (statuses[status] or 0) + 1
+  if status == 503 and headers["Retry-After"] == nil then noretry = noretry + 1 end
+end
+function done(summary, latency, requests)
+  local total = {}
+  local nr = 0
+  for _, t in ipairs(threads) do
+    for k, v in pairs(t:get("statuses")) do total[k] = (total[k] or 0) + v end
+    nr = nr + t:get("noretry")
+  end
+  for k, v in pairs(total) do io.write(string.format("STATUS %d %d\\n", k, v)) end
+  io.write(string.format("NORETRY %d\\nMAXUS %d\\n", nr, latency.max))
+end
+`;
+
+/**
+ * wrk with `connections` connections for `seconds`, a request timeout, and every answer counted by status; the
+ * script `base` makes the requests (it must not define setup, init, response or done).
+ */
+export async function runWrkCounting(url: string, seconds: number, connections: number, timeoutS: number, base: string, scriptPath: string): Promise<CountedRun> {
+  await writeFile(scriptPath, base + COUNTING_LUA);
+  const args = ["-t1", `-c${connections}`, `-d${seconds}s`, "--timeout", `${timeoutS}s`, "--latency", "-s", scriptPath, url];
+  const { stdout } = await run("wrk", args, { timeout: (seconds + 60) * 1000, maxBuffer: 1 << 20 });
+  const statuses: Record<number, number> = {};
+  for (const m of stdout.matchAll(/^STATUS (\d+) (\d+)$/gm)) statuses[Number(m[1])] = Number(m[2]);
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
+  return {
+    statuses,
+    noRetryAfter: Number(/^NORETRY (\d+)$/m.exec(stdout)?.[1] ?? 0),
+    requests: Number(/(\d+) requests in/.exec(stdout)?.[1] ?? 0),
+    rps: Number(/Requests\/sec:\s+([0-9.]+)/.exec(stdout)?.[1] ?? 0),
+    p50Ms: toMs(/\n\s+50%\s+(\S+)/.exec(stdout)?.[1] ?? ""),
+    p99Ms: toMs(/\n\s+99%\s+(\S+)/.exec(stdout)?.[1] ?? ""),
+    maxMs: Number(/^MAXUS (\d+)$/m.exec(stdout)?.[1] ?? 0) / 1000,
+    timeouts: Number(socket?.[4] ?? 0),
+    socketErrors: { connect: Number(socket?.[1] ?? 0), read: Number(socket?.[2] ?? 0), write: Number(socket?.[3] ?? 0) },
+  };
+}
+
+/** A wrk script asking GET `path` every `delayMs` on each connection (a paced probe: health as a checker asks it). */
+export function pacedScript(path: string, delayMs: number, close = false): string {
+  return `wrk.path = ${JSON.stringify(path)}\n${close ? 'wrk.headers["Connection"] = "close"\n' : ""}function delay() return ${delayMs} end\n`;
 }

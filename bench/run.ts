@@ -10,7 +10,10 @@
 // one more full-grid day onto a 365-day mirror (bench/sync.ts); (3) a long
 // small-window archive: publish time and memory under an open-file limit of 1024, one more day, start-up,
 // memory, the largest answer, and a cold mirror client reading one place over thirty years. The sources rows
-// (bench/sources-bench.ts; alone with BENCH_ONLY=sources) follow phases (1) and (3).
+// (bench/sources-bench.ts; alone with BENCH_ONLY=sources) follow phases (1) and (3). (4) operations (bench/
+// operations.ts): the whole grid's 413, an overload from a cold page cache, SIGTERM during load, a soak with a
+// live publish. BENCH_ONLY=operations (or plans, overload, stop, soak, comma-separated) runs those alone, on
+// BENCH_DIST when it names a published year (2003) of full-grid days, else on one published here.
 
 import { execFileSync } from "node:child_process";
 import { cp, mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
@@ -31,6 +34,7 @@ import { BENCH_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./source
 import { addDays, appendSeason, measureMirrorReads, pointQuery, seriesRead } from "./series.js";
 import { benchSync } from "./sync.js";
 import { linkFolder, runProbe, sizeOfTree } from "./tools.js";
+import { type OperationsContext, runOperations } from "./operations.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const YEAR = listDays("2003-01-01", 365);
@@ -46,6 +50,7 @@ const say = (line = "") => {
   console.log(line);
 };
 let failures = 0;
+const ONLY = process.env.BENCH_ONLY ?? "";
 
 const dataRequest = (window: Window, start: string, end: string, format: "json" | "csv") => JSON.stringify(makeDataRequest(window, start, end, { format }));
 
@@ -61,6 +66,39 @@ if (process.env.BENCH_ONLY === "sources") {
 const work = await mkdtemp(join(tmpdir(), "bench-"));
 const procs: Proc[] = [];
 const figures: Record<string, number> = {};
+const operations = (dist: string, nextDay: string): OperationsContext => ({
+  dist,
+  nextDay,
+  year: YEAR,
+  work,
+  say,
+  log,
+  figures,
+  fail: (why) => {
+    failures++;
+    say(`  !! ${why}: a goal is not met`);
+  },
+});
+if (ONLY) {
+  // the operations phases alone, on a year of full-grid days
+  try {
+    const yearCache = join(BENCH_CACHE, "year");
+    await makeFullGridDays(yearCache, [...YEAR, NEXT_DAY], log);
+    let dist = process.env.BENCH_DIST ?? "";
+    if (!dist) {
+      dist = join(work, "dist-year");
+      log("publishing a year of full-grid days (set BENCH_DIST to a published one to skip this)");
+      await publish({ sources: await linkFolder(join(work, "year"), yearCache, YEAR), dist, observations: false, log: () => {} });
+    }
+    say(`bench ${ONLY} on ${new Date().toISOString().slice(0, 16)}Z, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, node ${process.version}`);
+    await runOperations(operations(dist, await linkFolder(join(work, "next"), yearCache, [NEXT_DAY])), ONLY);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  const rounded = Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, Math.round(v * 100) / 100]));
+  console.log(JSON.stringify({ ...rounded, failures }));
+  process.exit(failures > 0 ? 1 : 0);
+}
 try {
   say(`make bench on ${new Date().toISOString().slice(0, 16)}Z, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, node ${process.version}, ${SECONDS} s per load run`);
 
@@ -83,6 +121,9 @@ try {
   const year = await publish({ sources: yearFolder, dist, observations: false, log: () => {} });
   const yearMs = performance.now() - t0;
   const yearBytes = await sizeOfTree(dist);
+  // the operations phases start from the year alone (the days added below would leave their live publish nothing to add)
+  const opsDist = join(work, "dist-ops");
+  await cp(dist, opsDist, { recursive: true });
   const perDay = yearMs / year.days;
   Object.assign(figures, {
     decode_ms_per_day: decodeDay,
@@ -283,6 +324,10 @@ try {
     say,
     figures,
   );
+  await Promise.all(procs.splice(0).map((p) => p.stop()));
+
+  // (4) Operations ------------------------------------------------------------------------------------------
+  await runOperations(operations(opsDist, nextOnly), "operations");
 } finally {
   await Promise.all(procs.map((p) => p.stop()));
   await rm(work, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 // The browser explorer of a mirror: a map of one date, a cell's series, a box's CSV, and where it all comes from.
 // It talks to nothing but the mirror it was loaded from, through the client library (every piece verified).
 
-import { AnswerError, createMirrorClient } from "../client/index.js";
+import { AnswerError, type MirrorAnswer, createMirrorClient } from "../client/index.js";
 import { makeDataRequest } from "../api/request.js";
 import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
 import { GRID, type Window, bboxToWindow, colToLon, rowToLat, tileId, windowToTiles } from "../format/grid.js";
@@ -285,22 +285,39 @@ async function showSeries(version: Version, col: number, row: number): Promise<v
   setStatus(`Series of column ${col}, row ${row}: ${rows.length} days in ${answers.length} queries, verified (${requests} requests to the mirror so far).`);
 }
 
+/**
+ * The CSV answers of a 413's plan, in order, then of its `planRest` (the dates after the plan's, answered by the
+ * next 413), until a 413 has no planRest (docs/contract.md §3.3).
+ */
+async function followPlan(refused: MirrorAnswer): Promise<string[]> {
+  const texts: string[] = [];
+  const ask = (body: object) => client.answer({ method: "POST", path: "/api/v1/data/query", body });
+  for (let step: MirrorAnswer | null = refused; step; ) {
+    const { plan, planRest }: { plan: object[]; planRest?: object } = step.json();
+    for (const part of plan) {
+      const answer = await ask(part);
+      if (answer.status !== 200) throw new AnswerError(answer);
+      texts.push(answer.text());
+    }
+    step = planRest ? await ask(planRest) : null;
+    if (step && step.status !== 413) {
+      if (step.status !== 200) throw new AnswerError(step);
+      texts.push(step.text());
+      step = null;
+    }
+  }
+  return texts;
+}
+
 /** The box's cells as one CSV: the query's answer, or the answers of its 413 plan concatenated (one header). */
 async function downloadBox(version: Version, cells: Window, date: string): Promise<void> {
   setStatus(`Reading ${cells[2]} x ${cells[3]} cells of ${date} as CSV…`);
   const request = { ...dataRequest(cells, date, date, version), format: "csv" };
-  let answer = await client.answer({ method: "POST", path: "/api/v1/data/query", body: request });
+  const answer = await client.answer({ method: "POST", path: "/api/v1/data/query", body: request });
   let csv: string;
   if (answer.status === 413 && answer.json<{ plan?: object[] }>().plan) {
-    const plan = answer.json<{ plan: object[] }>().plan;
-    const parts: string[] = [];
-    for (const part of plan) {
-      answer = await client.answer({ method: "POST", path: "/api/v1/data/query", body: part });
-      if (answer.status !== 200) throw new AnswerError(answer);
-      const text = answer.text();
-      parts.push(parts.length === 0 ? text : text.slice(text.indexOf("\r\n") + 2));
-    }
-    csv = parts.join("");
+    const texts = await followPlan(answer);
+    csv = texts.map((text, i) => (i === 0 ? text : text.slice(text.indexOf("\r\n") + 2))).join("");
   } else {
     if (answer.status !== 200) {
       setStatus(`That box cannot be downloaded: ${new AnswerError(answer).message}`);

@@ -11,7 +11,7 @@ import { CATALOG_FILE, DIST_FORMAT, type FileEntry, type Ref } from "../format/o
 import { type Dataset, isQueryCompatible } from "../format/records.js";
 import { assertValid } from "../schemas/validate.js";
 import { PublishError } from "./errors.js";
-import { type ObjectStore, writeFileAtomic } from "./files.js";
+import type { ObjectStore } from "./files.js";
 
 /** The dist as last published (null for an empty folder); a damaged catalog.json stops the publish. */
 export async function readPublished(dist: string): Promise<Snapshot | null> {
@@ -98,7 +98,9 @@ export async function writeCatalog(
   candidates: Candidate[],
   otherFiles: FileEntry[] = [],
 ): Promise<CatalogPointer> {
+  store.stage = "catalog";
   const catalog = await store.putJson(root);
+  store.stage = "manifest";
   const manifest: Manifest = {
     format: DIST_FORMAT,
     previous: previousManifest,
@@ -109,6 +111,6 @@ export async function writeCatalog(
   const pointer: CatalogPointer = { format: DIST_FORMAT, catalog, manifest: await store.putJson(manifest, false), candidates };
   assertValid("dist-catalog-pointer.schema.json", pointer, CATALOG_FILE);
   // durable: every object it names is written; the new catalog must be on disk before it replaces the old
-  await writeFileAtomic(join(dist, CATALOG_FILE), JSON.stringify(pointer), true);
+  await store.swapCatalog(JSON.stringify(pointer));
   return pointer;
 }

@@ -9,7 +9,7 @@ import { build } from "esbuild";
 import { sha256Hex } from "../format/hash.js";
 import type { FileEntry } from "../format/objects.js";
 import { PublishError } from "./errors.js";
-import { writeFileAtomic } from "./files.js";
+import type { ObjectStore } from "./files.js";
 
 const SOURCES = fileURLToPath(new URL("../explorer/", import.meta.url));
 export const EXPLORER_DIR = "explorer";
@@ -33,18 +33,27 @@ async function bundleApp(): Promise<Uint8Array> {
   }
 }
 
-/** Writes the explorer's files that differ from what the dist holds; returns them for the publish manifest. */
-export async function writeExplorer(dist: string): Promise<FileEntry[]> {
-  const files: [string, Uint8Array][] = [
+export type ExplorerFiles = [path: string, bytes: Uint8Array][];
+
+/** The explorer's files as this checkout makes them. */
+export async function makeExplorer(): Promise<ExplorerFiles> {
+  return [
     [`${EXPLORER_DIR}/index.html`, await readFile(join(SOURCES, "index.html"))],
     [`${EXPLORER_DIR}/app.js`, await bundleApp()],
   ];
+}
+
+/**
+ * Writes the explorer's files that differ from what the dist holds (replaced in place, the old bytes kept by the
+ * publish journal until the commit); returns them for the publish manifest.
+ */
+export async function writeExplorer(store: ObjectStore, files: ExplorerFiles): Promise<FileEntry[]> {
   const written: FileEntry[] = [];
   for (const [path, bytes] of files) {
     const sha256 = sha256Hex(bytes);
-    const current = await readFile(join(dist, path)).catch(() => null);
+    const current = await readFile(join(store.root, path)).catch(() => null);
     if (current && sha256Hex(current) === sha256) continue;
-    await writeFileAtomic(join(dist, path), bytes);
+    await store.writeFile(path, bytes, "explorer");
     written.push({ path, size: bytes.byteLength, sha256 });
   }
   return written;

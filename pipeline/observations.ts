@@ -122,6 +122,7 @@ export async function publishObservations(store: ObjectStore, isPublished: (id: 
   if (await isPublished(id)) return null;
   const observations: Observation[] = rows.map(({ id: obsId, ...rest }) => ({ id: obsId, dataset_version_id: id, ...rest }));
   const chunks = [];
+  store.expect("observations", Math.ceil(observations.length / PAGE_SIZE));
   for (let i = 0; i < observations.length; i += PAGE_SIZE) chunks.push(await store.put(JSON.stringify(observations.slice(i, i + PAGE_SIZE)), "json"));
   const index: ObservationIndex = { format: DIST_FORMAT, kind: "observation", count: observations.length, chunks };
   assertValid("dist-observation-index.schema.json", index, "observation index");

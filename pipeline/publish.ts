@@ -1,7 +1,7 @@
 // `make publish`: sources -> day pieces (every core) -> index tree -> record -> catalog tree -> manifest ->
 // catalog.json, in that order. Whatever the dist already holds is reused by content hash.
 
-import { mkdir, readFile, stat } from "node:fs/promises";
+import { mkdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { type Snapshot } from "../format/snapshot.js";
 import { openVersion, type RasterView } from "../format/versions.js";
@@ -12,12 +12,14 @@ import { addToCatalog, readPublished, updateCandidates, writeCatalog } from "./c
 import { citeVersion } from "./changes.js";
 import { collectDays, type DayInput, type Prefer } from "./day-sources.js";
 import { findSiloFiles, type SiloFile } from "./discover.js";
-import { writeExplorer } from "./explorer.js";
+import { type ExplorerFiles, makeExplorer, writeExplorer } from "./explorer.js";
 import { PublishError } from "./errors.js";
 import { lockDist } from "./lock.js";
 import { readUnreachable } from "./prune.js";
 import { ObjectStore } from "./files.js";
+import { JOURNAL_FILE, PublishJournal, isNoSpace, noSpaceError } from "./journal.js";
 import { publishObservations } from "./observations.js";
+import { NOAA_WEATHER } from "../sources/noaa-weather.js";
 import { createProgress, type Progress } from "./progress.js";
 import { labelRaster, type RasterLabels } from "./provenance.js";
 import { inspectAnnualFile, publishRaster, RASTER_TRANSFORM_VERSION, type RasterSummary, startDayPool } from "./raster.js";
@@ -40,8 +42,13 @@ export interface PublishOptions {
   rehash?: boolean;
   /** decoding threads (default: one per core) */
   workers?: number;
-  /** write the browser explorer into the dist (default true; a golden test pins the data format alone) */
-  explorer?: boolean;
+  /**
+   * write the browser explorer into the dist (default true; a golden test pins the data format alone; tests
+   * give other files to see an explorer replaced)
+   */
+  explorer?: boolean | (() => Promise<ExplorerFiles>);
+  /** told when writes of a new stage begin (tests fill a disk up to a stage) */
+  onStage?: (stage: string) => void;
   progress?: Progress;
   log?: (line: string) => void; // plain lines instead of a Progress
   publishedAt?: string; // default: SOURCE_DATE_EPOCH if set, else now
@@ -74,6 +81,9 @@ function stampPublished(record: Dataset, publishedAt: string): Dataset {
   return { ...stamped, metadata: { ...stamped.metadata, citation: citeVersion(stamped) } };
 }
 
+/** The bundled NOAA table as published, brotli copies included (measured: 3.9 MB), for a full disk's message. */
+const OBSERVATION_TABLE_BYTES = 4 << 20;
+
 function choosePublishTime(given?: string): string {
   if (given) return given;
   const epoch = process.env.SOURCE_DATE_EPOCH;
@@ -101,11 +111,26 @@ async function findBase(previous: Snapshot | null, labels: RasterLabels): Promis
   return null;
 }
 
+/**
+ * What the first step of every publish does, alone: under the publish lock (a killed publisher's lock is taken
+ * over), a killed publish's journal is undone or finished. Returns what was done, or null when nothing was left.
+ */
+export async function recoverDist(dist: string): Promise<string | null> {
+  let recovered: string | null = null;
+  const unlock = await lockDist(dist, "publish", (line) => (recovered = line));
+  await unlock();
+  return recovered;
+}
+
 export async function publish(options: PublishOptions): Promise<PublishSummary> {
   const started = Date.now();
   await mkdir(options.dist, { recursive: true });
-  const unlock = await lockDist(options.dist, "publish");
   const progress = options.progress ?? (options.log ? { line: options.log, status: () => {}, done: () => {} } : createProgress());
+  options.onStage?.("lock");
+  const unlock = await lockDist(options.dist, "publish", (line) => progress.line(line)).catch((err) => {
+    progress.done();
+    throw err;
+  });
   try {
     return await publishLocked(options, progress, started);
   } finally {
@@ -114,15 +139,33 @@ export async function publish(options: PublishOptions): Promise<PublishSummary> 
   }
 }
 
+/**
+ * Under the lock (what a killed publish left already cleaned up), this publish runs with a journal. On
+ * success the journal is closed; on any failure everything it wrote is taken back (catalog.json is swapped
+ * last, so nothing refers to it), and the dist is exactly as it was.
+ */
 async function publishLocked(options: PublishOptions, progress: Progress, started: number): Promise<PublishSummary> {
   const previous = await readPublished(options.dist);
-  const catalogTime = previous ? (await stat(join(options.dist, CATALOG_FILE))).mtimeMs : 0;
-  const store = new ObjectStore(options.dist, catalogTime, await readUnreachable(options.dist));
   try {
-    return await publishInto(store, previous, options, progress, started);
-  } catch (err) {
-    await store.discard(); // nothing refers to what a failed publish wrote (catalog.json is swapped last)
-    throw err;
+    const catalogTime = previous ? (await stat(join(options.dist, CATALOG_FILE))).mtimeMs : 0;
+    options.onStage?.("journal");
+    const journal = await PublishJournal.open(options.dist, previous?.sha256 ?? null).catch(async (err) => {
+      if (!isNoSpace(err)) throw err;
+      await rm(join(options.dist, JOURNAL_FILE), { force: true });
+      throw await noSpaceError(options.dist, join(options.dist, JOURNAL_FILE), "journal", { written: 0, failing: 64, remaining: 0 });
+    });
+    const store = new ObjectStore(options.dist, catalogTime, await readUnreachable(options.dist), journal);
+    store.onStage = options.onStage ?? null;
+    try {
+      const summary = await publishInto(store, previous, options, progress, started);
+      await journal.commit();
+      return summary;
+    } catch (err) {
+      await journal.rollback();
+      throw err;
+    }
+  } finally {
+    previous?.archive.storage.close?.();
   }
 }
 
@@ -146,6 +189,11 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
     );
   }
   if (base) progress.line(`${options.extend ? "extending" : "reusing days of"} ${base.record.id}`);
+  // what a full disk's message counts on: a file a day (an annual file holds up to a year), the observation table
+  // when this dist has none yet (it comes after the days)
+  store.expect("day pieces", files.reduce((n, f) => n + (f.kind === "annual" ? 366 : 1), 0));
+  const tableBytes = options.observations !== false && !(await previous?.listRecords(null, 1, (d) => d.dataset_key === NOAA_WEATHER.datasetKey))?.records.length;
+  store.laterBytes = tableBytes ? OBSERVATION_TABLE_BYTES : 0;
   const { raster, filesRead, remember } = await publishFolder(files, labels, base, options, store, progress);
   const { built, reused, bytesWritten } = raster.series;
   Object.assign(summary, { days: raster.days, decoded: raster.decoded, reused: raster.reused, tiles: raster.tiles, filesRead, series: { built, reused, bytesWritten } });
@@ -154,6 +202,7 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
   else fresh.push({ record: raster.record, coverage: raster.coverage });
 
   if (options.observations !== false) {
+    store.stage = "observations";
     let sameTable: Dataset | null = null;
     const table = await publishObservations(store, async (id) => (sameTable = await isPublished(id)) !== null);
     if (table) {
@@ -165,12 +214,14 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
   if (fresh.length > 0) {
     const publishedAt = choosePublishTime(options.publishedAt);
     const records = fresh.map(({ record }) => stampPublished(record, publishedAt));
+    store.stage = "catalog";
     const root = await addToCatalog(store, previous, records);
     const candidates = updateCandidates(
       previous?.pointer.candidates ?? [],
       records.flatMap((record, i) => (fresh[i].coverage ? [{ record, coverage: fresh[i].coverage! }] : [])),
     );
-    const explorerFiles = options.explorer === false ? [] : await writeExplorer(options.dist);
+    const explorer = options.explorer === false ? [] : await (options.explorer === true || options.explorer === undefined ? makeExplorer : options.explorer)();
+    const explorerFiles = await writeExplorer(store, explorer);
     await writeCatalog(store, options.dist, previous?.pointer.manifest ?? null, root, candidates, explorerFiles);
     summary.added = records;
   }

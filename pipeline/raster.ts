@@ -90,7 +90,7 @@ export async function publishRaster(input: RasterInput, store: ObjectStore, prog
   await pool.close(); // before the series: its reads want the descriptors the threads hold
   const { tree } = written;
   // few descriptors: a publish may run under an open-file limit of 256, its decoding threads holding some
-  const archive = new Archive(new LocalStorage(store.root, 32), nodePlatform, { cacheBytes: 64 << 20 });
+  const archive = new Archive(new LocalStorage(store.root, { maxOpenFiles: 32 }), nodePlatform, { cacheBytes: 64 << 20 });
   const series = await buildSeries(tree, base?.index.series ?? [], archive, store, (text) => progress.status(text));
   const notes = await describeChanges(base, archive, tree);
   archive.storage.close?.();

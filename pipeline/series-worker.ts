@@ -22,7 +22,7 @@ const archives = new Map<string, Archive>();
 parentPort!.on("message", (task: StripTask) => {
   let archive = archives.get(task.dist);
   // few descriptors: a publish may run under an open-file limit of 256
-  if (!archive) archives.set(task.dist, (archive = new Archive(new LocalStorage(task.dist, 16), nodePlatform, { cacheBytes: 16 << 20 })));
+  if (!archive) archives.set(task.dist, (archive = new Archive(new LocalStorage(task.dist, { maxOpenFiles: 16 }), nodePlatform, { cacheBytes: 16 << 20 })));
   encodeStrip(task.days, new GroupLattice(task.window, task.chunkSide), task.strip, archive).then(
     (result) => parentPort!.postMessage(result, [result.chunks.buffer as ArrayBuffer]),
     (err) => parentPort!.postMessage({ error: `series strip ${task.strip.join(",")}: ${(err as Error)?.message ?? String(err)}` }),

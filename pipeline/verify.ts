@@ -16,6 +16,7 @@ import { type MonthPage, type YearPage, rasterContentText } from "../format/vers
 import { describeError } from "./errors.js";
 import { hashFile } from "./files.js";
 import { PENDING_FILE, readUnreachable } from "./prune.js";
+import { BACKUP_SUFFIX, listPendingBackups } from "./journal.js";
 import { isSameSummary, summarizeDays, summarizeNodes } from "./index-tree.js";
 import { verifySeries } from "./verify-series.js";
 
@@ -52,24 +53,39 @@ export async function verifyDist(dist: string, onProgress: (text: string) => voi
   const archive = new Archive(new LocalStorage(dist), nodePlatform, { cacheBytes: 16 << 20 });
   const report: VerifyReport = { files: 0, bytes: 0, manifests: 0, versions: [], problems: [], unlisted: [], pruned: [] };
   const listed = new Set<string>([CATALOG_FILE]);
-  let pointer: CatalogPointer;
   try {
-    pointer = (await archive.readPointer()).pointer;
-  } catch (err) {
-    report.problems.push(describeError(err));
+    let pointer: CatalogPointer;
+    let sha256: string;
+    try {
+      ({ pointer, sha256 } = await archive.readPointer());
+    } catch (err) {
+      report.problems.push(describeError(err));
+      return report;
+    }
+    const backups = await listPendingBackups(dist, sha256);
+    await verifyManifests(archive, dist, pointer.manifest, { report, listed, backups }, onProgress);
+    await verifyVersions(archive, pointer.catalog, report, onProgress);
+    const pending = await readUnreachable(dist);
+    const unlisted = (await listFiles(dist)).filter((p) => !listed.has(p) && p !== ".publish.lock" && p !== PENDING_FILE).sort();
+    report.unlisted = unlisted.filter((p) => !pending.has(p));
+    report.pruned = unlisted.filter((p) => pending.has(p));
     return report;
+  } finally {
+    archive.storage.close?.();
   }
-  await verifyManifests(archive, dist, pointer.manifest, report, listed, onProgress);
-  await verifyVersions(archive, pointer.catalog, report, onProgress);
-  const pending = await readUnreachable(dist);
-  const unlisted = (await listFiles(dist)).filter((p) => !listed.has(p) && p !== ".publish.lock" && p !== PENDING_FILE).sort();
-  report.unlisted = unlisted.filter((p) => !pending.has(p));
-  report.pruned = unlisted.filter((p) => pending.has(p));
-  return report;
+}
+
+interface ManifestCheck {
+  report: VerifyReport;
+  /** paths of every file a manifest lists, collected */
+  listed: Set<string>;
+  /** files an interrupted publish replaced: checked by their backups, which hold the listed bytes */
+  backups: Set<string>;
 }
 
 /** 1. Every file every publish added, by the manifest chain (newest first); `listed` collects their paths. */
-async function verifyManifests(archive: Archive, dist: string, newest: Ref, report: VerifyReport, listed: Set<string>, onProgress: (text: string) => void): Promise<void> {
+async function verifyManifests(archive: Archive, dist: string, newest: Ref, check: ManifestCheck, onProgress: (text: string) => void): Promise<void> {
+  const { report, listed, backups } = check;
   for (let ref: Ref | null = newest; ref; ) {
     listed.add(objectPath(ref.sha256, "json"));
     let manifest: Manifest;
@@ -84,7 +100,7 @@ async function verifyManifests(archive: Archive, dist: string, newest: Ref, repo
       // newest first: a path a later publish listed again (the explorer's files) is checked as last written
       if (listed.has(f.path)) continue;
       listed.add(f.path);
-      const sha = await hashFile(join(dist, f.path)).catch(() => null);
+      const sha = await hashFile(join(dist, backups.has(f.path) ? f.path + BACKUP_SUFFIX : f.path)).catch(() => null);
       if (sha === null) report.problems.push(`${f.path}: missing`);
       else if (sha !== f.sha256) report.problems.push(`${f.path}: sha256 ${sha}, its manifest says ${f.sha256}`);
       else {

@@ -5,14 +5,17 @@ import { unwatchFile, watchFile } from "node:fs";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import { join } from "node:path";
 import polka, { type NextHandler, type Request } from "polka";
-import { JSON_TYPE } from "../api/answer.js";
+import { type Answer, JSON_TYPE, makeAnswer } from "../api/answer.js";
 import type { ApiRequest } from "../api/context.js";
-import { INTERNAL_ERROR_BODY } from "../api/errors.js";
+import { INTERNAL_ERROR_BODY, statusOf } from "../api/errors.js";
 import { findRoute } from "../api/routes.js";
 import { Service } from "../api/service.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
 import { CATALOG_FILE } from "../format/objects.js";
-import { EXPOSED_HEADERS, readBody, sendAnswer } from "./http.js";
+import { Admission, type AdmissionStats } from "./admission.js";
+import { Connections, type DrainResult, answerClientError } from "./connections.js";
+import { type BodyState, EXPOSED_HEADERS, discardBody, readBody, sendAnswer } from "./http.js";
+import { DEFAULT_LIMITS, type ServeLimits } from "./settings.js";
 
 export interface AppOptions {
   dist: string;
@@ -27,12 +30,25 @@ export interface AppOptions {
   /** bytes of verified objects and decoded blocks kept in memory, and of computed answers */
   cacheBytes?: number;
   answerCacheBytes?: number;
+  /** the bound of a 413's body (default the contract's 1,000,000 bytes; tests scale it down) */
+  planBytes?: number;
+  /** load shedding, fairness and timeouts (default DEFAULT_LIMITS) */
+  limits?: Partial<ServeLimits>;
+  /** threads reading day pieces (default 2) */
+  readThreads?: number;
 }
 
 export interface App {
   server: http.Server;
   service: Service;
-  /** closes the listening socket and open connections, and stops watching the catalog */
+  /** computed answers at work and waiting, 503s so far, and requests begun and not yet answered */
+  stats(): AdmissionStats & { inFlight: number };
+  /**
+   * The graceful stop: no new connections, every begun request answered (at most `timeoutMs`, default the
+   * drain setting), idle keep-alive connections closed; then what is left is cut off and counted.
+   */
+  drain(timeoutMs?: number): Promise<DrainResult>;
+  /** closes the listening socket and open connections at once, and stops watching the catalog */
   close(): Promise<void>;
 }
 
@@ -98,27 +114,78 @@ function answerPreflight(req: Request, res: ServerResponse, next: NextHandler): 
   res.end();
 }
 
-/** Reads the catalog before listening: a dist that cannot be served stops the start with a message. */
-export async function createApp(options: AppOptions): Promise<App> {
-  const service = new Service({
-    storage: new LocalStorage(options.dist),
-    platform: nodePlatform,
-    environment: options.environment,
-    warn: options.warn,
-    cacheBytes: options.cacheBytes,
-    answerCacheBytes: options.answerCacheBytes,
-  });
-  await service.snapshot();
+/** The client a request counts against: the peer's address, or a trusted proxy's header (its last entry). */
+function clientOf(req: IncomingMessage, header: string | null): string {
+  const named = header ? readFirst(req.headers[header]) : undefined;
+  const last = named?.split(",").pop()?.trim();
+  return last || req.socket.remoteAddress || "unknown";
+}
 
-  async function handle(req: Request, res: ServerResponse): Promise<void> {
-    let bodyRead = false;
-    const answer = await service.handle(toApiRequest(req, () => readBody(req).then((body) => ((bodyRead = true), body))));
-    await sendAnswer(req, res, answer, bodyRead).catch((err) => {
+/** One line on stderr at most every 10 s while the server sheds load: how many 503s, how busy. */
+function watchShedding(admission: Admission, log: (line: string) => void): ReturnType<typeof setInterval> {
+  let reported = 0;
+  const timer = setInterval(() => {
+    const { active, queued, shed } = admission.stats();
+    if (shed > reported) log(`busy: ${shed - reported} requests answered 503 in the last 10 s (${active} answers at work, ${queued} waiting)`);
+    reported = shed;
+  }, 10_000);
+  timer.unref();
+  return timer;
+}
+
+/** The HTTP server and its bounds on slow clients (README "Operating the server"). */
+function createHttpServer(limits: ServeLimits, handler: http.RequestListener, connections: () => Connections): http.Server {
+  const server = http.createServer(
+    {
+      headersTimeout: limits.headersMs,
+      requestTimeout: limits.headersMs + limits.bodyMs,
+      keepAliveTimeout: limits.idleMs,
+      // timeouts are checked this often (Node's default, 30 s, would let a stalled client wait that long)
+      connectionsCheckingInterval: Math.min(1000, limits.headersMs),
+      // answered by the app instead, with the contract's error body (Node's own 400 has none)
+      requireHostHeader: false,
+    },
+    handler,
+  );
+  // a connection where nothing moves either way (a client that stopped reading its answer) is closed
+  server.timeout = limits.sendMs;
+  server.on("clientError", (err: NodeJS.ErrnoException, socket) => answerClientError(connections(), err, socket));
+  return server;
+}
+
+/**
+ * The handler of every request the app routes: the service's answer, computed answers in a turn of the
+ * client's (load shedding), bodies read within the body timeout.
+ */
+function answerWith(service: Service, admission: Admission, limits: ServeLimits, connections: Connections) {
+  return async (req: Request, res: ServerResponse): Promise<void> => {
+    let body: BodyState = "unread";
+    const readRequestBody = () =>
+      readBody(req, limits.bodyMs).then(
+        (bytes) => ((body = "read"), bytes),
+        (err) => ((body = err.stalled ? "stalled" : "failed"), Promise.reject(err)),
+      );
+    const request = toApiRequest(req, readRequestBody);
+    request.admit = (work) => admission.run(clientOf(req, limits.clientHeader), work);
+    const answer = req.httpVersion === "1.1" && req.headers.host === undefined ? await refuseHostless() : await service.handle(request);
+    discardBody(req, body, limits.bodyMs);
+    await sendAnswer(req, res, answer, body).catch((err) => {
       console.error(`${req.method} ${req.url}: could not send the answer`, err);
       res.destroy();
     });
-  }
+    if (answer.status === 503 && answer.headers["Retry-After"]) connections.pause(req.socket, limits.shedPauseMs);
+  };
+}
 
+/** HTTP/1.1 without Host (RFC 9112 §3.2): 400 bad_request with the contract's body, and the connection closed. */
+function refuseHostless(): Promise<Answer> {
+  const body = { error: "bad_request", message: "The request is not HTTP/1.1 this server can read: it has no Host header. The connection is closed." };
+  return makeAnswer(nodePlatform, JSON.stringify(body), { status: statusOf("bad_request"), cache: "no-store", headers: { Connection: "close" } });
+}
+
+
+/** Polka around the handler: CORS and the log line on every answer, preflights, everything else to `handle`. */
+function routeWith(handle: (req: Request, res: ServerResponse) => Promise<void>, log: boolean) {
   const app = polka({
     // the service answers every failure, so only what escapes polka itself lands here: a generic 500
     onError: (err, req, res) => {
@@ -127,27 +194,65 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
     onNoMatch: (req, res) => void handle(req, res),
   });
-  app.use(transportHeaders(options.log ?? true));
+  app.use(transportHeaders(log));
   app.options("*", answerPreflight);
   app.all("*", (req, res) => handle(req, res));
+  return app;
+}
+
+/** Reads the catalog before listening: a dist that cannot be served stops the start with a message. */
+export async function createApp(options: AppOptions): Promise<App> {
+  const limits: ServeLimits = { ...DEFAULT_LIMITS, ...options.limits };
+  const service = new Service({
+    storage: new LocalStorage(options.dist, { readThreads: options.readThreads }),
+    platform: nodePlatform,
+    environment: options.environment,
+    warn: options.warn,
+    cacheBytes: options.cacheBytes,
+    answerCacheBytes: options.answerCacheBytes,
+    planBytes: options.planBytes,
+  });
+  await service.snapshot();
+  const admission = new Admission(limits);
 
   // A publish swaps catalog.json in one rename; polling its stat sees that within watchMs on any filesystem.
   const catalogFile = join(options.dist, CATALOG_FILE);
   const onCatalogChange = () => void service.reload();
   watchFile(catalogFile, { interval: options.watchMs ?? 500, persistent: false }, onCatalogChange);
+  const shedding = watchShedding(admission, (line) => process.stderr.write(`${line}\n`));
 
-  // polka supplies its own error-routing `next` only when none is passed in.
-  const server = http.createServer((req, res) => app.handler(req as Request, res, undefined as unknown as NextHandler));
+  // requests come only once the caller listens, after `connections` and `app` exist
+  const server = createHttpServer(
+    limits,
+    (req, res) => {
+      connections.begin(res);
+      // polka supplies its own error-routing `next` only when none is passed in
+      app.handler(req as Request, res, undefined as unknown as NextHandler);
+    },
+    () => connections,
+  );
+  const connections = new Connections(server);
+  const app = routeWith(answerWith(service, admission, limits, connections), options.log ?? true);
+  const release = () => {
+    unwatchFile(catalogFile, onCatalogChange);
+    clearInterval(shedding);
+    service.close();
+  };
   return {
     server,
     service,
+    stats: () => ({ ...admission.stats(), inFlight: connections.inFlight }),
+    async drain(timeoutMs = limits.drainMs) {
+      const result = await connections.drain(timeoutMs);
+      release();
+      return result;
+    },
     async close() {
-      unwatchFile(catalogFile, onCatalogChange);
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       });
-      service.close();
+      release();
     },
   };
 }

@@ -85,19 +85,54 @@ async function encodeAnswer(answer: Answer, coding: Coding | null): Promise<{ pa
 }
 
 /**
- * A request whose body was not read to its end and may be long (streamed, or declared over the bound): close
- * the connection after the answer rather than drain what may follow.
+ * What became of a request's body: read to its end, never read (the route takes none), cut off at the size
+ * bound or ended early, or stalled (nothing came within the body timeout).
  */
-function leavesBodyUnread(req: IncomingMessage, bodyRead: boolean): boolean {
-  return !bodyRead && (req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > LIMITS.maxRequestBytes);
+export type BodyState = "read" | "unread" | "failed" | "stalled";
+
+/** Bytes of a body left unread that are read and dropped so the answer reaches the client (RFC 9112 §9.6). */
+const DISCARD_MAX_BYTES = 1 << 20;
+
+/** Whether the request carries a body the server has not read to its end. */
+function hasUnreadBody(req: IncomingMessage, body: BodyState): boolean {
+  return body !== "read" && (req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0);
+}
+
+/**
+ * Close the connection after the answer: the body stalled (nothing more is coming), or it is declared far
+ * over the bound (not worth reading to drop it).
+ */
+function closesConnection(req: IncomingMessage, body: BodyState): boolean {
+  return body === "stalled" || (hasUnreadBody(req, body) && Number(req.headers["content-length"] ?? 0) > LIMITS.maxRequestBytes + DISCARD_MAX_BYTES);
+}
+
+/**
+ * The rest of a body the answer does not need (a route that takes none, or one cut off at the bound) is read and
+ * dropped, at most DISCARD_MAX_BYTES within `timeoutMs`, so the client that is still sending it receives its
+ * answer: closing a connection with unread bytes makes the kernel reset it, and the answer is lost with it.
+ * Beyond those bounds the connection is closed.
+ */
+export function discardBody(req: IncomingMessage, body: BodyState, timeoutMs: number): void {
+  if (!hasUnreadBody(req, body) || closesConnection(req, body) || req.complete) return;
+  let dropped = 0;
+  const stop = () => req.socket.destroy();
+  const timer = setTimeout(stop, timeoutMs);
+  timer.unref();
+  req.on("data", (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > DISCARD_MAX_BYTES) stop();
+  });
+  req.once("end", () => clearTimeout(timer));
+  req.once("close", () => clearTimeout(timer));
+  req.resume();
 }
 
 /** Sends an Answer: every response of the server goes through here. */
-export async function sendAnswer(req: IncomingMessage, res: ServerResponse, answer: Answer, bodyRead: boolean): Promise<void> {
+export async function sendAnswer(req: IncomingMessage, res: ServerResponse, answer: Answer, body: BodyState): Promise<void> {
   const compressible = answer.body.byteLength > MIN_COMPRESS_BYTES;
   const coding = compressible ? selectCoding(req.headers["accept-encoding"]) : null;
   const transport: Record<string, string | number> = compressible ? { Vary: "Accept-Encoding" } : {};
-  if (leavesBodyUnread(req, bodyRead)) transport.Connection = "close";
+  if (closesConnection(req, body)) transport.Connection = "close";
   if (answer.etag && answer.sha256 && answer.status === 200 && isNotModified(req.headers["if-none-match"], answer.sha256)) {
     const { "Content-Type": _type, "Content-Digest": _digest, "Content-Encoding": _coding, ...headers } = answerHeaders(answer, answer.sha256, coding, false);
     res.writeHead(304, { ...headers, ...transport });
@@ -112,15 +147,22 @@ export async function sendAnswer(req: IncomingMessage, res: ServerResponse, answ
 
 /**
  * A request body of at most LIMITS.maxRequestBytes: 413 before reading when Content-Length is over the bound,
- * and as soon as the count passes it (the rest is never read); 400 when the body ends early.
+ * and as soon as the count passes it (the rest is never read); 400 when the body ends early, or has not all
+ * arrived within `timeoutMs` (a client that stalls never holds the request open).
  */
-export async function readBody(req: IncomingMessage): Promise<Uint8Array> {
+export async function readBody(req: IncomingMessage, timeoutMs: number): Promise<Uint8Array> {
   const declared = req.headers["content-length"];
   if (declared !== undefined && Number(declared) > LIMITS.maxRequestBytes) throw payloadTooLarge();
   const chunks: Buffer[] = [];
   let total = 0;
   await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      cleanup();
+      req.pause();
+      reject(Object.assign(new HttpError("malformed_json", `The request body did not arrive within ${timeoutMs / 1000} s (${total} bytes came); the connection is closed.`), { stalled: true }));
+    }, timeoutMs);
     const cleanup = () => {
+      clearTimeout(timer);
       req.off("data", onData);
       req.off("end", onEnd);
       req.off("error", onError);

@@ -5,37 +5,7 @@ import { makeDataRequest } from "../api/request.js";
 import type { Window } from "../format/grid.js";
 import { createApp, type App } from "./app.js";
 import { CatalogError } from "../format/archive.js";
-
-interface ServeConfig {
-  dist: string;
-  port: number;
-  host: string;
-  log: boolean;
-  environment: string;
-  /** memory for caches, MiB: three quarters for verified pieces and blocks, a quarter for computed answers */
-  cacheMb: number;
-}
-
-function readCacheMb(spec: string | undefined): number {
-  const mb = Number(spec ?? 32);
-  if (!Number.isInteger(mb) || mb < 4 || mb > 65536) throw new Error(`CACHE_MB=${spec} is not a whole number of MiB from 4 to 65536`);
-  return mb;
-}
-
-function readServeConfig(env: NodeJS.ProcessEnv): ServeConfig {
-  const port = Number(env.PORT ?? 8080);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new Error(`PORT=${env.PORT} is not a port number (0..65535)`);
-  }
-  return {
-    dist: env.DIST || "dist",
-    port,
-    host: env.HOST || "127.0.0.1",
-    log: env.LOG !== "0",
-    environment: env.SERVICE_ENVIRONMENT || "demo",
-    cacheMb: readCacheMb(env.CACHE_MB),
-  };
-}
+import { type ServeConfig, readServeConfig } from "./settings.js";
 
 function shellQuote(text: string): string {
   return `'${text.replaceAll("'", `'\\''`)}'`;
@@ -70,6 +40,8 @@ async function main(): Promise<void> {
       environment: config.environment,
       cacheBytes: (config.cacheMb << 20) * 0.75,
       answerCacheBytes: (config.cacheMb << 20) * 0.25,
+      limits: config.limits,
+      readThreads: config.readThreads,
     });
   } catch (err) {
     if (err instanceof CatalogError) {
@@ -92,8 +64,27 @@ async function main(): Promise<void> {
     if (example) console.log(`Try:\n  ${example}`);
     else console.log(`Try:\n  curl -sS ${baseUrl}/api/v1/datasets`);
   });
-  const stop = () => {
-    void app.close().then(() => process.exit(0));
+  stopOnSignals(app, config.limits.drainMs);
+}
+
+/**
+ * SIGTERM or SIGINT: the graceful stop (no new connections, begun requests finished within the drain timeout),
+ * then exit 0, or 1 when the timeout cut requests off. A second signal exits at once.
+ */
+function stopOnSignals(app: App, drainMs: number): void {
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      console.error(`${signal} again: exiting now, ${app.stats().inFlight} begun requests cut off`);
+      process.exit(1);
+    }
+    stopping = true;
+    console.error(`${signal}: stopping; no new connections, ${app.stats().inFlight} begun requests finishing (at most ${drainMs} ms)`);
+    void app.drain(drainMs).then(({ ms, cut }) => {
+      if (cut > 0) console.error(`stopped after ${Math.round(ms)} ms: the drain timeout cut off ${cut} begun requests`);
+      else console.error(`stopped: every begun request answered, in ${Math.round(ms)} ms`);
+      process.exit(cut > 0 ? 1 : 0);
+    });
   };
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);

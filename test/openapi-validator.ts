@@ -34,6 +34,7 @@ export function openApiValidator(): Promise<OpenApiValidator> {
 const essence = (type: string | undefined) => (type ?? "").split(";")[0].trim().toLowerCase();
 
 function decode(bytes: Buffer, coding: string | undefined): Buffer {
+  if (bytes.length === 0) return bytes; // HEAD: the coding names what a GET would send
   if (coding === "br") return brotliDecompressSync(bytes);
   if (coding === "gzip") return gunzipSync(bytes);
   return bytes;

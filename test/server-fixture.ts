@@ -8,6 +8,7 @@ import { join } from "node:path";
 import * as assert from "uvu/assert";
 import { writeSiloTiff } from "../pipeline/geotiff.js";
 import { publish } from "../pipeline/publish.js";
+import { writeDemo } from "../pipeline/demo.js";
 import { Archive } from "../format/archive.js";
 import { Snapshot } from "../format/snapshot.js";
 import { openVersion } from "../format/versions.js";
@@ -21,7 +22,7 @@ import { sha256Hex } from "../format/hash.js";
 import type { Dataset } from "../format/records.js";
 import type { Window } from "../format/grid.js";
 import { toIssues, validatorFor } from "../schemas/validate.js";
-import { type App, createApp } from "../server/app.js";
+import { type App, type AppOptions, createApp } from "../server/app.js";
 import { openApiValidator } from "./openapi-validator.js";
 
 /** Version A: cols 200..320, rows 200..320 crosses lattice column 256 and row 256, so four tiles a day. */
@@ -132,6 +133,20 @@ export function buildFixture(): Promise<Fixture> {
   return building;
 }
 
+let buildingDemo: Promise<string> | null = null;
+
+/** The demo dist (the whole SILO grid, 2003-01-01..31), published once per test process; its folder. */
+export function buildDemoDist(): Promise<string> {
+  buildingDemo ??= (async () => {
+    const root = await mkdtemp(join(tmpdir(), "demo-dist-"));
+    process.on("exit", () => rmSync(root, { recursive: true, force: true }));
+    await writeDemo(join(root, "sources"));
+    await publish({ sources: join(root, "sources"), dist: join(root, "dist"), log: () => {} });
+    return join(root, "dist");
+  })();
+  return buildingDemo;
+}
+
 let copies = 0;
 
 /** Flips every bit of one byte of a file in place (same size): damage a check must catch. */
@@ -163,7 +178,12 @@ async function openSnapshot(dist: string): Promise<Snapshot> {
 
 /** Every record of a dist's catalog tree, in id order. */
 export async function readRecords(dist: string): Promise<Dataset[]> {
-  return (await (await openSnapshot(dist)).listRecords(null, 1e9, () => true)).records;
+  const snapshot = await openSnapshot(dist);
+  try {
+    return (await snapshot.listRecords(null, 1e9, () => true)).records;
+  } finally {
+    snapshot.archive.storage.close?.();
+  }
 }
 
 /** Rewrites the catalog of a dist copy with edited records, as a publish would write it (a new tree and pointer). */
@@ -191,9 +211,11 @@ export interface Served {
 export async function withServer<T>(
   dist: string,
   fn: (served: Served) => Promise<T>,
-  options: { log?: boolean; environment?: string; warn?: (message: string) => void; watchMs?: number } = {},
+  options: Partial<AppOptions> = {},
 ): Promise<T> {
-  const app = await createApp({ dist, log: options.log ?? false, environment: options.environment, warn: options.warn ?? (() => {}), watchMs: options.watchMs });
+  // functional tests are not about load shedding: no wait for a turn gives up (a test of shedding sets its limits)
+  const limits = { queue: 10_000, queuePerClient: 10_000, queueMs: 600_000, ...options.limits };
+  const app = await createApp({ ...options, dist, limits, log: options.log ?? false, warn: options.warn ?? (() => {}) });
   await new Promise<void>((resolve) => app.server.listen(0, "127.0.0.1", resolve));
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : 0;

@@ -7,7 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { Window } from "../format/grid.js";
+import { type Window, bboxToWindow } from "../format/grid.js";
+import { listDates } from "../format/dates.js";
 import { publish } from "../pipeline/publish.js";
 import {
   CSV_HEADER_LINE,
@@ -18,6 +19,7 @@ import {
   type Served,
   WINDOW_A,
   assertError,
+  buildDemoDist,
   buildFixture,
   expectCsv,
   expectRows,
@@ -350,3 +352,145 @@ for (const c of CASES) {
 }
 
 plans.run();
+
+// ---------------------------------------------------------------------------------------------------------------
+
+/** The rows of a 200 query answer as CSV lines (a JSON answer's rows written as CSV). */
+const csvRows = (answer: { text: string; json: () => any }, format: string) =>
+  format === "csv" ? answer.text.slice(CSV_HEADER_LINE.length) : (answer.json().data as QueryRow[]).map(rowToCsv).join("");
+
+/**
+ * Follows a query to its end as a client does: a 200 gives rows; a 413 gives `plan` (each part asked in order)
+ * and perhaps `planRest` (asked after the parts). Returns the rows' CSV lines and the 413 bodies met.
+ */
+async function followToEnd(served: Served, body: Record<string, any>, bound: number): Promise<{ lines: string; refusals: any[] }> {
+  const refusals: any[] = [];
+  let lines = "";
+  let next: Record<string, any> | undefined = body;
+  while (next) {
+    const answer = await post(served, "/api/v1/data/query", next);
+    if (answer.status === 200) {
+      lines += csvRows(answer, body.format);
+      break;
+    }
+    assert.ok(answer.bytes.length <= bound, `a 413 of ${answer.bytes.length} bytes, over ${bound}`);
+    const error = assertError(answer, 413, next === body ? answer.json().error : "request_too_large");
+    refusals.push(error);
+    for (const part of error.plan) {
+      const rows = await post(served, "/api/v1/data/query", part);
+      assert.is(rows.status, 200, rows.text.slice(0, 300));
+      lines += csvRows(rows, body.format);
+    }
+    if (error.planRest) {
+      // the original request, pinned, from the first date the plan does not cover
+      const { period, dataset_version, ...rest } = error.planRest;
+      const { period: _p, dataset_version: _v, ...same } = body;
+      assert.equal(rest, same);
+      assert.is(period.end, body.period.end);
+      assert.is(period.start > error.plan[error.plan.length - 1].period.end, true, "planRest starts after the plan's last date");
+      assert.ok(typeof dataset_version === "string");
+    }
+    next = error.planRest;
+  }
+  return { lines, refusals };
+}
+
+const rest = suite("413 plans bounded by planRest");
+rest.before(useVersions);
+
+rest("planRest - whole-date runs over a scaled-down 413 bound: plan, then planRest until absent, gives every row in order", async () => {
+  const bound = 6000;
+  // 71 x 71 cells: one date is one part (5,041 rows), two are over 10,000 rows; 31 parts do not fit 6,000 bytes
+  const cells = { col: 230, row: 230, width: 71, height: 71 };
+  const dates = DATES_A.slice(0, 31);
+  await withServer(
+    A.dist,
+    async (served) => {
+      const { lines, refusals } = await followToEnd(served, requestOf(cells, dates, "csv"), bound);
+      assert.ok(refusals.length >= 3, `${refusals.length} 413s`);
+      assert.ok(refusals.slice(0, -1).every((r) => r.planRest), "every 413 but the last carries planRest");
+      assert.is(refusals[refusals.length - 1].planRest, undefined, "the last 413 carries no planRest");
+      assert.match(refusals[0].message, /planRest asks for/);
+      assert.is(CSV_HEADER_LINE + lines, expectCsv(rowsOf(A, cells, dates)));
+    },
+    { planBytes: bound },
+  );
+});
+
+rest("planRest - dates split into latitude bands, JSON: each 413 within its bound, whole dates only, rows in order", async () => {
+  const bound = 6000;
+  const cells = { col: 200, row: 200, width: 121, height: 121 };
+  const dates = DATES_A.slice(10, 14);
+  await withServer(
+    A.dist,
+    async (served) => {
+      const original = requestOf(cells, dates, "json");
+      const first = assertError(await post(served, "/api/v1/data/query", original), 413, "request_too_large");
+      assert.ok(first.planRest, "the first 413 carries planRest");
+      // whole dates only: the plan's last date is not split between it and planRest
+      const planned = new Set(first.plan.map((p: any) => p.period.start));
+      assert.not.ok(planned.has(first.planRest.period.start));
+      const { lines, refusals } = await followToEnd(served, original, bound);
+      assert.ok(refusals.length >= 2, `${refusals.length} 413s`);
+      assert.is(CSV_HEADER_LINE + lines, expectCsv(rowsOf(A, cells, dates)));
+    },
+    { planBytes: bound },
+  );
+});
+
+rest("planRest - absent when the whole plan fits the 413 (the contract's bound)", async () => {
+  await withServer(A.dist, async (served) => {
+    const error = assertError(await post(served, "/api/v1/data/query", requestOf({ col: 200, row: 200, width: 121, height: 121 }, DATES_A.slice(0, 31), "json")), 413, "request_too_large");
+    assert.is(error.planRest, undefined);
+    assert.is(new Set(error.plan.map((p: any) => p.period.start)).size, 31);
+  });
+});
+
+rest.run();
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const wholeGrid = suite("413 of the whole grid over 31 days");
+
+/** The rows a planned part selects (its box in whole cells x its dates), and its window. */
+function partRows(part: any): { window: Window; days: string[] } {
+  const window = bboxToWindow(part.region.bbox)!;
+  return { window, days: listDates(part.period.start, part.period.end) };
+}
+
+for (const format of ["json", "csv"] as const) {
+  wholeGrid(`whole grid - ${format}: every 413 under 1,000,000 bytes; plan and planRest to the end hold 17,754,351 rows in order`, async () => {
+    const dist = await buildDemoDist();
+    await withServer(dist, async (served) => {
+      const original = requestFor({ col: 0, row: 0, width: 841, height: 681 }, "2003-01-01", "2003-01-31", { format });
+      let next: any = original;
+      let rows = 0;
+      let refusals = 0;
+      // where the rows reached: the date, then the next cell row of that date
+      let at = { date: "2003-01-01", row: 0 };
+      while (next) {
+        const answer = await post(served, "/api/v1/data/query", next);
+        assert.ok(answer.bytes.length <= MAX_BYTES, `413 number ${refusals + 1}: ${answer.bytes.length} bytes`);
+        const error = assertError(answer, 413, "request_too_large");
+        refusals++;
+        for (const part of error.plan) {
+          const { window, days } = partRows(part);
+          assert.ok(window[2] * window[3] * days.length <= MAX_ROWS);
+          assert.equal([window[0], window[2]], [0, 841], "whole cell rows");
+          // in order: the same date continues with the next band, or a new date starts at the top
+          if (days[0] !== at.date) at = { date: days[0], row: 0 };
+          assert.equal([days[0], window[1]], [at.date, at.row], JSON.stringify(part));
+          rows += window[2] * window[3] * days.length;
+          at = window[1] + window[3] === 681 ? { date: listDates(days[days.length - 1], "2003-02-01")[1], row: 0 } : { date: days[0], row: window[1] + window[3] };
+        }
+        next = error.planRest;
+        if (next) assert.equal([next.period.start, at.row], [at.date, 0], "planRest starts at the first date not planned");
+      }
+      assert.is(rows, 17_754_351);
+      assert.is(at.date, "2003-02-01");
+      if (format === "json") assert.ok(refusals >= 2, `${refusals} 413s`);
+    });
+  });
+}
+
+wholeGrid.run();

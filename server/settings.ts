@@ -1,0 +1,112 @@
+// The server's settings: every one an environment variable with a default for a small machine (2 cores), read and
+// checked once at start; README "Operating the server" lists them.
+
+import { availableParallelism } from "node:os";
+
+export interface ServeConfig {
+  dist: string;
+  port: number;
+  host: string;
+  log: boolean;
+  environment: string;
+  /** memory for caches, MiB: three quarters for verified pieces and blocks, a quarter for computed answers */
+  cacheMb: number;
+  /** threads reading day pieces: the disk reads in flight */
+  readThreads: number;
+  limits: ServeLimits;
+}
+
+/** Load shedding, fairness and timeouts: the transport's bounds (the contract's limits are not among them). */
+export interface ServeLimits {
+  /** computed answers being worked on at once */
+  active: number;
+  /** computed answers waiting for a turn, over all clients, and for one client */
+  queue: number;
+  queuePerClient: number;
+  /** longest wait for a turn before 503 */
+  queueMs: number;
+  /** Retry-After of a 503 (seconds) */
+  retryAfterS: number;
+  /**
+   * after a 503 for load, the connection's next request is read this much later: a client that ignores
+   * Retry-After cannot keep the server busy answering 503s (and busy event-loop turns would delay accepting
+   * new connections: Node accepts one connection per turn)
+   */
+  shedPauseMs: number;
+  /** request header naming the client (behind a trusted proxy: X-Forwarded-For); null: the peer's address */
+  clientHeader: string | null;
+  /** SIGTERM/SIGINT: the longest wait for begun requests */
+  drainMs: number;
+  /** a request's line and headers must arrive within this */
+  headersMs: number;
+  /** a body must arrive within this, once its headers have */
+  bodyMs: number;
+  /** an idle keep-alive connection is closed after this */
+  idleMs: number;
+  /** a connection with no progress either way (a client that stops reading) is closed after this */
+  sendMs: number;
+}
+
+export const DEFAULT_LIMITS: ServeLimits = {
+  // one computed answer per core: the work is CPU on one event loop (reads are on threads), and more at once
+  // only lengthens the event loop's turns (measured: 2 on 2 cores answered more, and health faster, than 4 or 8)
+  active: availableParallelism(),
+  queue: 64,
+  queuePerClient: 16,
+  queueMs: 500,
+  retryAfterS: 1,
+  shedPauseMs: 500,
+  clientHeader: null,
+  drainMs: 10_000,
+  headersMs: 10_000,
+  bodyMs: 10_000,
+  idleMs: 5_000,
+  sendMs: 30_000,
+};
+
+/** One variable: a whole number in range, else a message naming it. */
+function readInt(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const spec = env[name];
+  if (spec === undefined || spec === "") return fallback;
+  const n = Number(spec);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name}=${spec} is not a whole number from ${min} to ${max}`);
+  return n;
+}
+
+function readClientHeader(spec: string | undefined): string | null {
+  if (!spec) return null;
+  if (!/^[A-Za-z0-9-]{1,64}$/.test(spec)) throw new Error(`CLIENT_HEADER=${spec} is not a header name`);
+  return spec.toLowerCase();
+}
+
+export function readLimits(env: NodeJS.ProcessEnv): ServeLimits {
+  const d = DEFAULT_LIMITS;
+  const queue = readInt(env, "WORK_QUEUE", d.queue, 0, 100_000);
+  return {
+    active: readInt(env, "WORK_ACTIVE", d.active, 1, 1024),
+    queue,
+    queuePerClient: readInt(env, "WORK_QUEUE_PER_CLIENT", Math.min(d.queuePerClient, queue), 0, 100_000),
+    queueMs: readInt(env, "WORK_QUEUE_MS", d.queueMs, 1, 600_000),
+    retryAfterS: readInt(env, "RETRY_AFTER_S", d.retryAfterS, 0, 86_400),
+    shedPauseMs: readInt(env, "SHED_PAUSE_MS", d.shedPauseMs, 0, 60_000),
+    clientHeader: readClientHeader(env.CLIENT_HEADER),
+    drainMs: readInt(env, "DRAIN_TIMEOUT_MS", d.drainMs, 0, 3_600_000),
+    headersMs: readInt(env, "HEADERS_TIMEOUT_MS", d.headersMs, 100, 3_600_000),
+    bodyMs: readInt(env, "BODY_TIMEOUT_MS", d.bodyMs, 100, 3_600_000),
+    idleMs: readInt(env, "IDLE_TIMEOUT_MS", d.idleMs, 100, 3_600_000),
+    sendMs: readInt(env, "SEND_TIMEOUT_MS", d.sendMs, 100, 3_600_000),
+  };
+}
+
+export function readServeConfig(env: NodeJS.ProcessEnv): ServeConfig {
+  return {
+    dist: env.DIST || "dist",
+    port: readInt(env, "PORT", 8080, 0, 65535),
+    host: env.HOST || "127.0.0.1",
+    log: env.LOG !== "0",
+    environment: env.SERVICE_ENVIRONMENT || "demo",
+    cacheMb: readInt(env, "CACHE_MB", 32, 4, 65536),
+    readThreads: readInt(env, "READ_THREADS", 2, 1, 64),
+    limits: readLimits(env),
+  };
+}
