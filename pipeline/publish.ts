@@ -211,26 +211,29 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
     } else if (sameTable) summary.unchanged.push(sameTable);
   }
 
-  if (fresh.length > 0) {
-    const publishedAt = choosePublishTime(options.publishedAt);
-    const records = fresh.map(({ record }) => stampPublished(record, publishedAt));
-    store.stage = "catalog";
-    const root = await addToCatalog(store, previous, records);
-    const candidates = updateCandidates(
-      previous?.pointer.candidates ?? [],
-      records.flatMap((record, i) => (fresh[i].coverage ? [{ record, coverage: fresh[i].coverage! }] : [])),
-    );
-    const explorer = options.explorer === false ? [] : await (options.explorer === true || options.explorer === undefined ? makeExplorer : options.explorer)();
-    const explorerFiles = await writeExplorer(store, explorer);
-    await writeCatalog(store, options.dist, previous?.pointer.manifest ?? null, root, candidates, explorerFiles);
-    summary.added = records;
-  }
+  if (fresh.length > 0) summary.added = await publishRecords(store, previous, fresh, options);
   await remember();
   summary.objectsWritten = store.added.filter((f) => !f.path.endsWith(".br")).length;
   summary.bytesWritten = store.bytesWritten;
   summary.dayBytesWritten = store.added.filter((f) => f.path.endsWith(".day")).reduce((n, f) => n + f.size, 0);
   summary.ms = Date.now() - started;
   return summary;
+}
+
+/** The new records stamped and added to the catalog tree, the explorer, the manifest and catalog.json, last. */
+async function publishRecords(store: ObjectStore, previous: Snapshot | null, fresh: { record: Dataset; coverage: Coverage | null }[], options: PublishOptions): Promise<Dataset[]> {
+  const publishedAt = choosePublishTime(options.publishedAt);
+  const records = fresh.map(({ record }) => stampPublished(record, publishedAt));
+  store.stage = "catalog";
+  const root = await addToCatalog(store, previous, records);
+  const candidates = updateCandidates(
+    previous?.pointer.candidates ?? [],
+    records.flatMap((record, i) => (fresh[i].coverage ? [{ record, coverage: fresh[i].coverage! }] : [])),
+  );
+  const explorer = options.explorer === false ? [] : await (options.explorer === true || options.explorer === undefined ? makeExplorer : options.explorer)();
+  const explorerFiles = await writeExplorer(store, explorer);
+  await writeCatalog(store, options.dist, previous?.pointer.manifest ?? null, root, candidates, explorerFiles);
+  return records;
 }
 
 function describeFiles(files: SiloFile[]): string {
