@@ -212,7 +212,8 @@ export class LocalStorage implements Storage {
     this.threads[threadOf(file, this.threadCount)]?.forget([file]);
   }
 
-  close(): void {
-    for (const thread of this.threads.splice(0)) void thread?.close();
+  /** Ends the read threads; resolves once they have exited (their descriptors closed with them). */
+  async close(): Promise<void> {
+    await Promise.all(this.threads.splice(0).map((thread) => thread?.close()));
   }
 }

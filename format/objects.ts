@@ -9,6 +9,16 @@
 
 export const DIST_FORMAT = "climate-dist-2";
 export const CATALOG_FILE = "catalog.json";
+export const EXPLORER_FILES = ["explorer/index.html", "explorer/app.js"] as const;
+
+// What readers of a dist are given (a static host publishes exactly these); never the lock, journal, pending list,
+// backups or a sync's partial files beside them. The shard folder is the name's first two hex digits.
+const READER_FILE = /^(?:catalog\.json|objects\/([0-9a-f]{2})\/\1[0-9a-f]{62}\.(?:json|day|ser)|explorer\/(?:index\.html|app\.js))$/;
+
+/** Whether `path` (relative, as written: no decoding, no normalising) names a file a dist gives its readers. */
+export function isReaderFile(path: string): boolean {
+  return READER_FILE.test(path);
+}
 
 export type ObjectKind = "json" | "day" | "ser";
 

@@ -9,8 +9,8 @@ export interface Storage {
   describe(path: string): string;
   /** Drops anything kept about `path` (an open descriptor): its bytes failed a check. */
   forget?(path: string): void;
-  /** Releases what the storage holds open. */
-  close?(): void;
+  /** Releases what the storage holds open (resolved once released). */
+  close?(): void | Promise<void>;
 }
 
 export interface Platform {

@@ -7,12 +7,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { sha256Hex } from "../format/hash.js";
-import type { FileEntry } from "../format/objects.js";
+import { EXPLORER_FILES, type FileEntry } from "../format/objects.js";
 import { PublishError } from "./errors.js";
 import type { ObjectStore } from "./files.js";
 
 const SOURCES = fileURLToPath(new URL("../explorer/", import.meta.url));
-export const EXPLORER_DIR = "explorer";
 
 async function bundleApp(): Promise<Uint8Array> {
   try {
@@ -38,8 +37,8 @@ export type ExplorerFiles = [path: string, bytes: Uint8Array][];
 /** The explorer's files as this checkout makes them. */
 export async function makeExplorer(): Promise<ExplorerFiles> {
   return [
-    [`${EXPLORER_DIR}/index.html`, await readFile(join(SOURCES, "index.html"))],
-    [`${EXPLORER_DIR}/app.js`, await bundleApp()],
+    [EXPLORER_FILES[0], await readFile(join(SOURCES, "index.html"))],
+    [EXPLORER_FILES[1], await bundleApp()],
   ];
 }
 

@@ -165,7 +165,7 @@ async function publishLocked(options: PublishOptions, progress: Progress, starte
       throw err;
     }
   } finally {
-    previous?.archive.storage.close?.();
+    await previous?.archive.storage.close?.();
   }
 }
 

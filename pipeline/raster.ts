@@ -91,9 +91,15 @@ export async function publishRaster(input: RasterInput, store: ObjectStore, prog
   const { tree } = written;
   // few descriptors: a publish may run under an open-file limit of 256, its decoding threads holding some
   const archive = new Archive(new LocalStorage(store.root, { maxOpenFiles: 32 }), nodePlatform, { cacheBytes: 64 << 20 });
-  const series = await buildSeries(tree, base?.index.series ?? [], archive, store, (text) => progress.status(text));
-  const notes = await describeChanges(base, archive, tree);
-  archive.storage.close?.();
+  let series: SeriesSummary;
+  let notes: VersionNotes;
+  try {
+    series = await buildSeries(tree, base?.index.series ?? [], archive, store, (text) => progress.status(text));
+    notes = await describeChanges(base, archive, tree);
+  } finally {
+    // at once, failure or not: a read thread's open descriptor would hold the space of a file a rollback deletes
+    await archive.storage.close?.();
+  }
   const indexRef = await writeIndex(store, tree, series.spans);
   const record = describeVersion(input, tree, indexRef, notes);
   // reused: the folder's days that needed no new piece (same files, same cells, or a whole unchanged month or year)

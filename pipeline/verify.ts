@@ -71,7 +71,7 @@ export async function verifyDist(dist: string, onProgress: (text: string) => voi
     report.pruned = unlisted.filter((p) => pending.has(p));
     return report;
   } finally {
-    archive.storage.close?.();
+    await archive.storage.close?.();
   }
 }
 

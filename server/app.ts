@@ -1,5 +1,6 @@
 // The polka app: HTTP transport around the interface's one entry point (api/service.ts Service.handle), which
-// computes every answer from the dist on local disk; catalog.json watched so a publish goes live.
+// computes every answer from the dist, on local disk or at a URL (a static host, a CDN); catalog.json watched so
+// a publish goes live. The landing page, the explorer and the files it reads come from server/site.ts.
 
 import { unwatchFile, watchFile } from "node:fs";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
@@ -10,14 +11,18 @@ import type { ApiRequest } from "../api/context.js";
 import { INTERNAL_ERROR_BODY, statusOf } from "../api/errors.js";
 import { findRoute } from "../api/routes.js";
 import { Service } from "../api/service.js";
+import { HttpStorage } from "../format/http-storage.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
 import { CATALOG_FILE } from "../format/objects.js";
+import type { Storage } from "../format/storage.js";
 import { Admission, type AdmissionStats } from "./admission.js";
 import { Connections, type DrainResult, answerClientError } from "./connections.js";
 import { type BodyState, EXPOSED_HEADERS, discardBody, readBody, sendAnswer } from "./http.js";
-import { DEFAULT_LIMITS, type ServeLimits } from "./settings.js";
+import { DEFAULT_LIMITS, type ServeLimits, isDistUrl } from "./settings.js";
+import { type Site, answerSite } from "./site.js";
 
 export interface AppOptions {
+  /** a folder, or the http(s) URL of a dist on a static host (read with range requests) */
   dist: string;
   /** one request line per request on stderr (default true) */
   log?: boolean;
@@ -25,7 +30,7 @@ export interface AppOptions {
   environment?: string;
   /** where verification failures are reported (default stderr) */
   warn?: (message: string) => void;
-  /** how often catalog.json is checked for a new publish (default 500 ms) */
+  /** how often catalog.json is checked for a new publish (default 500 ms on disk, 5,000 ms at a URL) */
   watchMs?: number;
   /** bytes of verified objects and decoded blocks kept in memory, and of computed answers */
   cacheBytes?: number;
@@ -157,8 +162,12 @@ function createHttpServer(limits: ServeLimits, handler: http.RequestListener, co
  * The handler of every request the app routes: the service's answer, computed answers in a turn of the
  * client's (load shedding), bodies read within the body timeout.
  */
-function answerWith(service: Service, admission: Admission, limits: ServeLimits, connections: Connections) {
+function answerWith(service: Service, site: Site, admission: Admission, limits: ServeLimits, connections: Connections) {
   return async (req: Request, res: ServerResponse): Promise<void> => {
+    if (await answerSite(site, req, res, req.path, "unread")) {
+      discardBody(req, "unread", limits.bodyMs);
+      return;
+    }
     let body: BodyState = "unread";
     const readRequestBody = () =>
       readBody(req, limits.bodyMs).then(
@@ -200,11 +209,29 @@ function routeWith(handle: (req: Request, res: ServerResponse) => Promise<void>,
   return app;
 }
 
+/**
+ * Calls `changed` when catalog.json may have been replaced. On disk a publish swaps it in one rename, and polling
+ * its stat sees that within `watchMs` on any filesystem; at a URL it is read again every `watchMs` (the reload
+ * takes it only when its bytes changed). Returns the stop.
+ */
+function watchCatalog(options: AppOptions, remote: boolean, changed: () => void): () => void {
+  if (remote) {
+    const timer = setInterval(changed, options.watchMs ?? 5000);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+  const catalogFile = join(options.dist, CATALOG_FILE);
+  watchFile(catalogFile, { interval: options.watchMs ?? 500, persistent: false }, changed);
+  return () => unwatchFile(catalogFile, changed);
+}
+
 /** Reads the catalog before listening: a dist that cannot be served stops the start with a message. */
 export async function createApp(options: AppOptions): Promise<App> {
   const limits: ServeLimits = { ...DEFAULT_LIMITS, ...options.limits };
+  const remote = isDistUrl(options.dist);
+  const storage: Storage = remote ? new HttpStorage(options.dist) : new LocalStorage(options.dist, { readThreads: options.readThreads });
   const service = new Service({
-    storage: new LocalStorage(options.dist, { readThreads: options.readThreads }),
+    storage,
     platform: nodePlatform,
     environment: options.environment,
     warn: options.warn,
@@ -214,12 +241,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   await service.snapshot();
   const admission = new Admission(limits);
-
-  // A publish swaps catalog.json in one rename; polling its stat sees that within watchMs on any filesystem.
-  const catalogFile = join(options.dist, CATALOG_FILE);
-  const onCatalogChange = () => void service.reload();
-  watchFile(catalogFile, { interval: options.watchMs ?? 500, persistent: false }, onCatalogChange);
+  const stopWatching = watchCatalog(options, remote, () => void service.reload());
   const shedding = watchShedding(admission, (line) => process.stderr.write(`${line}\n`));
+  const site: Site = { storage, platform: nodePlatform, snapshot: () => service.snapshot() };
 
   // requests come only once the caller listens, after `connections` and `app` exist
   const server = createHttpServer(
@@ -232,9 +256,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     () => connections,
   );
   const connections = new Connections(server);
-  const app = routeWith(answerWith(service, admission, limits, connections), options.log ?? true);
+  const app = routeWith(answerWith(service, site, admission, limits, connections), options.log ?? true);
   const release = () => {
-    unwatchFile(catalogFile, onCatalogChange);
+    stopWatching();
     clearInterval(shedding);
     service.close();
   };

@@ -1,27 +1,19 @@
 // Entry point: `tsx server/main.ts` serves DIST on HOST:PORT, or says which command builds dist and exits 1.
 
 import { resolve } from "node:path";
-import { makeDataRequest } from "../api/request.js";
-import type { Window } from "../format/grid.js";
 import { createApp, type App } from "./app.js";
 import { CatalogError } from "../format/archive.js";
-import { type ServeConfig, readServeConfig } from "./settings.js";
+import { type ServeConfig, isDistUrl, readServeConfig } from "./settings.js";
+import { exampleQuery } from "./site.js";
 
 function shellQuote(text: string): string {
   return `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
-/**
- * A query that returns data: 2 x 2 cells at the centre of the newest query candidate's first date (inland
- * Australia on the full grid).
- */
+/** The example query as a curl command, or null when no version answers queries. */
 async function describeExampleQuery(app: App, baseUrl: string): Promise<string | null> {
-  const newest = (await app.service.snapshot()).pointer.candidates[0];
-  if (!newest || newest.coverage.windowAll[2] === 0) return null;
-  const [col, row, width, height] = newest.coverage.windowAll;
-  const window: Window = [col + Math.max(0, Math.floor(width / 2) - 1), row + Math.max(0, Math.floor(height / 2) - 1), Math.min(2, width), Math.min(2, height)];
-  const request = makeDataRequest(window, newest.coverage.first, newest.coverage.first);
-  return `curl -sS -X POST ${baseUrl}/api/v1/data/query -H 'Content-Type: application/json' -d ${shellQuote(JSON.stringify(request))}`;
+  const request = exampleQuery(await app.service.snapshot());
+  return request && `curl -sS -X POST ${baseUrl}/api/v1/data/query -H 'Content-Type: application/json' -d ${shellQuote(JSON.stringify(request))}`;
 }
 
 async function main(): Promise<void> {
@@ -32,10 +24,12 @@ async function main(): Promise<void> {
     console.error((err as Error).message);
     process.exit(1);
   }
+  const where = isDistUrl(config.dist) ? config.dist : resolve(config.dist);
   let app: App;
   try {
     app = await createApp({
-      dist: resolve(config.dist),
+      dist: where,
+      watchMs: config.catalogMs,
       log: config.log,
       environment: config.environment,
       cacheBytes: (config.cacheMb << 20) * 0.75,
@@ -59,7 +53,7 @@ async function main(): Promise<void> {
     const port = typeof address === "object" && address ? address.port : config.port;
     const host = config.host.includes(":") ? `[${config.host}]` : config.host;
     const baseUrl = `http://${host}:${port}`;
-    console.log(`Serving ${resolve(config.dist)} at ${baseUrl}  (OpenAPI: ${baseUrl}/api/v1/openapi.json)`);
+    console.log(`Serving ${where} at ${baseUrl}  (explorer: ${baseUrl}/explorer/, OpenAPI: ${baseUrl}/api/v1/openapi.json)`);
     const example = await describeExampleQuery(app, baseUrl).catch(() => null);
     if (example) console.log(`Try:\n  ${example}`);
     else console.log(`Try:\n  curl -sS ${baseUrl}/api/v1/datasets`);

@@ -4,7 +4,10 @@
 import { availableParallelism } from "node:os";
 
 export interface ServeConfig {
+  /** a folder, or the http(s) URL of a dist on a static host */
   dist: string;
+  /** how often catalog.json is checked for a new publish (ms) */
+  catalogMs: number;
   port: number;
   host: string;
   log: boolean;
@@ -98,9 +101,23 @@ export function readLimits(env: NodeJS.ProcessEnv): ServeLimits {
   };
 }
 
+/** Whether DIST names a dist on a static host (read over HTTP) rather than a folder. */
+export function isDistUrl(dist: string): boolean {
+  return /^https?:\/\//i.test(dist);
+}
+
 export function readServeConfig(env: NodeJS.ProcessEnv): ServeConfig {
+  const dist = env.DIST || "dist";
+  if (isDistUrl(dist)) {
+    try {
+      new URL(dist);
+    } catch {
+      throw new Error(`DIST=${dist} is not a URL this server can read; give a folder, or the http(s) URL of the folder holding catalog.json`);
+    }
+  }
   return {
-    dist: env.DIST || "dist",
+    dist,
+    catalogMs: readInt(env, "CATALOG_POLL_MS", isDistUrl(dist) ? 5000 : 500, 50, 3_600_000),
     port: readInt(env, "PORT", 8080, 0, 65535),
     host: env.HOST || "127.0.0.1",
     log: env.LOG !== "0",

@@ -254,7 +254,8 @@ export async function request(served: Served, path: string, spec: RequestSpec = 
   return answer;
 }
 
-function exchange(served: Served, path: string, spec: RequestSpec, method: string): Promise<Answer> {
+/** One real HTTP exchange, not checked against the OpenAPI document (the landing page, the explorer, dist files). */
+export function exchange(served: Served, path: string, spec: RequestSpec = {}, method = spec.method ?? "GET"): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const body = spec.body === undefined ? undefined : Buffer.isBuffer(spec.body) ? spec.body : Buffer.from(spec.body);
     const headers: Record<string, string | number> = { ...spec.headers };

@@ -1,0 +1,114 @@
+// The server's front door: the landing page at /, the explorer at /explorer/ and the dist files it reads, taken
+// from the dist byte for byte; never a file outside the dist or beside its reader files, however the path is spelled.
+
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { Archive } from "../format/archive.js";
+import { LocalStorage, nodePlatform } from "../format/local.js";
+import { objectPath } from "../format/objects.js";
+import { openVersion } from "../format/versions.js";
+import { type Fixture, type Served, assertError, buildFixture, copyDist, exchange, post, withServer } from "./server-fixture.js";
+
+let fixture: Fixture;
+const site = suite("landing page, explorer and dist files");
+site.before(async () => {
+  fixture = await buildFixture();
+});
+
+/** The path of a day piece of version A, and its bytes. */
+async function dayPiece(dist: string): Promise<{ path: string; bytes: Buffer }> {
+  const archive = new Archive(new LocalStorage(dist), nodePlatform);
+  const view = await openVersion(archive, fixture.a);
+  archive.storage.close?.();
+  if (view.kind !== "raster") throw new Error("A is a raster");
+  const path = objectPath((await view.findDay("2004-02-03"))!.piece.sha256, "day");
+  return { path, bytes: await readFile(join(dist, path)) };
+}
+
+site("site - the landing page links the explorer, the OpenAPI document and the catalog, and its example query answers rows", async () => {
+  await withServer(fixture.dist, async (served: Served) => {
+    const page = await exchange(served, "/");
+    assert.is(page.status, 200);
+    assert.is(page.headers["content-type"], "text/html; charset=utf-8");
+    const links = [...page.text.matchAll(/href="([^"]+)"/g)].map((m) => m[1]);
+    assert.equal(links, ["explorer/", "api/v1/openapi.json", "api/v1/capabilities", "api/v1/datasets", "api/health"]);
+    for (const link of links) assert.is((await exchange(served, `/${link}`)).status, 200, link);
+    const query = JSON.parse(/<pre id="query">([^<]+)<\/pre>/.exec(page.text)![1].replaceAll("&#34;", '"'));
+    const answer = await post(served, "/api/v1/data/query", query);
+    assert.is(answer.status, 200);
+    assert.is(answer.json().data.length, 4);
+  });
+});
+
+site("site - the explorer, catalog.json and objects are the dist's bytes; pieces by range, whole, and revalidated", async () => {
+  await withServer(fixture.dist, async (served: Served) => {
+    const moved = await exchange(served, "/explorer");
+    assert.equal([moved.status, moved.headers.location], [301, "/explorer/"]);
+    const index = await exchange(served, "/explorer/");
+    assert.is(index.status, 200);
+    assert.ok(index.bytes.equals(await readFile(join(fixture.dist, "explorer/index.html"))));
+    const app = await exchange(served, "/explorer/app.js");
+    assert.is(app.headers["content-type"], "text/javascript; charset=utf-8");
+    assert.ok(app.bytes.equals(await readFile(join(fixture.dist, "explorer/app.js"))));
+    const catalog = await exchange(served, "/catalog.json");
+    assert.equal([catalog.status, catalog.headers["cache-control"]], [200, "public, max-age=60"]);
+    assert.ok(catalog.bytes.equals(await readFile(join(fixture.dist, "catalog.json"))));
+    const root = objectPath(JSON.parse(catalog.text).catalog.sha256, "json");
+    const object = await exchange(served, `/${root}`);
+    assert.equal([object.status, object.headers["cache-control"]], [200, "public, max-age=31536000, immutable"]);
+    assert.ok(object.bytes.equals(await readFile(join(fixture.dist, root))));
+
+    const piece = await dayPiece(fixture.dist);
+    const part = await exchange(served, `/${piece.path}`, { headers: { Range: "bytes=10-99" } });
+    assert.equal([part.status, part.headers["content-range"], part.headers["content-length"]], [206, "bytes 10-99/*", "90"]);
+    assert.ok(part.bytes.equals(piece.bytes.subarray(10, 100)));
+    const tail = await exchange(served, `/${piece.path}`, { headers: { Range: `bytes=${piece.bytes.length - 5}-${piece.bytes.length + 100}` } });
+    assert.equal([tail.status, tail.headers["content-range"]], [206, `bytes ${piece.bytes.length - 5}-${piece.bytes.length - 1}/*`]);
+    assert.ok(tail.bytes.equals(piece.bytes.subarray(-5)));
+    const whole = await exchange(served, `/${piece.path}`);
+    assert.equal([whole.status, whole.headers["content-type"]], [200, "application/octet-stream"]);
+    assert.ok(whole.bytes.equals(piece.bytes));
+    const etag = whole.headers.etag!;
+    assert.is(etag, `"${piece.path.slice(11, 75)}"`);
+    assert.is((await exchange(served, `/${piece.path}`, { headers: { "If-None-Match": etag } })).status, 304);
+    assert.is((await exchange(served, `/${piece.path}`, { headers: { Range: `bytes=${piece.bytes.length}-${piece.bytes.length + 9}` } })).status, 416);
+    const head = await exchange(served, `/${piece.path}`, { method: "HEAD" });
+    assert.equal([head.status, head.bytes.length], [200, 0]);
+    // a reader file's name the dist does not hold: the contract's 404
+    const absent = `/objects/ab/ab${"0".repeat(62)}.day`;
+    assertError(await exchange(served, absent), 404, "not_found");
+    assertError(await exchange(served, `/objects/ab/ab${"0".repeat(62)}.json`), 404, "not_found");
+  });
+});
+
+site("site - never a path outside the dist, nor the dist's own working files: encoded and double-encoded dots, backslashes", async () => {
+  const dist = await copyDist(fixture);
+  const secret = "TOP-SECRET-NOT-SERVED";
+  await writeFile(join(dist, "..", "secret.txt"), secret);
+  for (const name of [".publish.lock", ".publish.journal", ".prune-pending.json", "explorer/app.js.publish-backup", "notes.txt"]) {
+    await writeFile(join(dist, name), secret);
+  }
+  const piece = await dayPiece(dist);
+  await writeFile(join(dist, `${piece.path}.publish-backup`), secret);
+  const paths = [
+    "/../secret.txt", "/%2e%2e/secret.txt", "/%2E%2E/secret.txt", "/%252e%252e/secret.txt", "/..%2fsecret.txt", "/..%252fsecret.txt",
+    "/explorer/../../secret.txt", "/explorer/%2e%2e/%2e%2e/secret.txt", "/explorer/..%2f..%2fsecret.txt", "/explorer/%252e%252e%252f%252e%252e%252fsecret.txt",
+    "/explorer\\..\\..\\secret.txt", "/explorer/..%5c..%5csecret.txt", "/explorer/%255c..%255csecret.txt", "/objects/../../secret.txt",
+    `/objects/${piece.path.slice(8, 10)}/..%2f..%2f..%2fsecret.txt`, "//secret.txt", "/./secret.txt", "/explorer/./app.js.publish-backup",
+    "/.publish.lock", "/.publish.journal", "/.prune-pending.json", "/explorer/app.js.publish-backup", "/notes.txt", `/${piece.path}.publish-backup`,
+    `/${piece.path.toUpperCase()}`, `/${piece.path}%00`, "/explorer/index.html%00", "/objects/", "/explorer/../catalog.json", "/%63atalog.json",
+  ];
+  await withServer(dist, async (served: Served) => {
+    for (const path of paths) {
+      const answer = await exchange(served, path);
+      assert.ok([400, 404].includes(answer.status), `${path}: ${answer.status}`);
+      assert.match(String(answer.headers["content-type"]), /^application\/json/, path);
+      assert.ok(["not_found", "bad_request"].includes(answer.json().error), `${path}: ${answer.text}`);
+      assert.not.match(answer.text, secret, path);
+    }
+  });
+});
+
+site.run();
