@@ -60,7 +60,7 @@ document.getElementById("run").onclick = async () => {
   return `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Climate data service</title>
+<title>Climate data service</title><link rel="icon" href="data:,">
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}pre{background:#f4f4f4;padding:.5rem;overflow-x:auto;white-space:pre-wrap;word-break:break-all}</style>
 </head>
 <body>
@@ -96,7 +96,7 @@ export interface Site {
 
 /** Whether the site (not the interface) answers a GET or HEAD of `path`, the path exactly as sent. */
 export function isSitePath(path: string): boolean {
-  return path === "/" || path === "/explorer" || path === "/explorer/" || isReaderFile(path.slice(1));
+  return path === "/" || path === "/favicon.ico" || path === "/explorer" || path === "/explorer/" || isReaderFile(path.slice(1));
 }
 
 /**
@@ -108,6 +108,11 @@ export async function answerSite(site: Site, req: IncomingMessage, res: ServerRe
   if (path === "/") {
     const answer = await makeAnswer(site.platform, landingPage(await site.snapshot()), { type: HTML_TYPE, cache: "short" });
     await sendAnswer(req, res, answer, body);
+    return true;
+  }
+  if (path === "/favicon.ico") {
+    // no icon, said once a day: browsers ask for one beside every page they show (the JSON ones too)
+    res.writeHead(204, { "Cache-Control": "public, max-age=86400" }).end();
     return true;
   }
   if (path === "/explorer") {

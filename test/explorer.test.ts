@@ -36,22 +36,21 @@ interface Opened {
 /** The explorer of a mirror of `dist`, loaded and settled (ready or error); console errors collected. */
 async function openExplorer(dist: string): Promise<Opened> {
   const mirror = await startMirrorServer({ dist, port: 0 });
+  const opened = await openExplorerAt(`${mirror.url}explorer/`);
+  return { ...opened, close: async () => (await opened.close(), await mirror.close()) };
+}
+
+/** The explorer at `url`, loaded and settled (ready or error); console errors collected. */
+async function openExplorerAt(url: string): Promise<Opened> {
   const page = await browser.newPage({ viewport: { width: 1300, height: 900 }, acceptDownloads: true });
   const problems: string[] = [];
   page.on("console", (m) => {
     if (m.type() === "error") problems.push(m.text());
   });
   page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
-  await page.goto(`${mirror.url}explorer/`);
+  await page.goto(url);
   await page.waitForSelector("body[data-status=ready], body[data-status=error]", { state: "attached", timeout: 60_000 });
-  return {
-    page,
-    problems,
-    close: async () => {
-      await page.close();
-      await mirror.close();
-    },
-  };
+  return { page, problems, close: () => page.close() };
 }
 
 /** Page coordinates of the centre of a global cell on the map canvas. */
@@ -144,6 +143,34 @@ explorer("explorer - the provenance panel cites the version and says what it cha
   } finally {
     await rm(root, { recursive: true, force: true });
   }
+});
+
+explorer("explorer - make serve's own: the landing page's links work, and /explorer/ shows the newest version with no console error", async () => {
+  await withServer(fixture.dist, async (served) => {
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on("console", (m) => void (m.type() === "error" && problems.push(m.text())));
+    page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+    try {
+      await page.goto(`${served.url}/`);
+      assert.is(await page.title(), "Climate data service");
+      for (const name of ["The OpenAPI document", "Capabilities", "the catalog", "health"]) {
+        const response = await Promise.all([page.waitForNavigation(), page.click(`text=${name}`)]).then(([r]) => r);
+        assert.is(response?.status(), 200, name);
+        await page.goBack();
+      }
+      await page.click("#run");
+      await page.waitForSelector("#answer:not([hidden])");
+      assert.match((await page.textContent("#answer"))!, /^200 OK\n\{.*,"data":\[\{"date":/s);
+      await Promise.all([page.waitForURL(`${served.url}/explorer/`), page.click("text=The explorer")]);
+      await page.waitForSelector("body[data-status=ready], body[data-status=error]", { state: "attached", timeout: 60_000 });
+      assert.is(await page.getAttribute("body", "data-status"), "ready", (await page.textContent("#status")) ?? "");
+      assert.ok((await page.textContent("#provenance"))!.includes(fixture.b.id));
+      assert.equal(problems, [], "no console error");
+    } finally {
+      await page.close();
+    }
+  });
 });
 
 explorer("explorer - a mirror that cannot be read shows a readable error and data-status=error", async () => {

@@ -23,6 +23,7 @@ import type { Dataset } from "../format/records.js";
 import type { Window } from "../format/grid.js";
 import { toIssues, validatorFor } from "../schemas/validate.js";
 import { type App, type AppOptions, createApp } from "../server/app.js";
+import { startNginx } from "./nginx.js";
 import { openApiValidator } from "./openapi-validator.js";
 
 /** Version A: cols 200..320, rows 200..320 crosses lattice column 256 and row 256, so four tiles a day. */
@@ -215,14 +216,23 @@ export async function withServer<T>(
 ): Promise<T> {
   // functional tests are not about load shedding: no wait for a turn gives up (a test of shedding sets its limits)
   const limits = { queue: 10_000, queuePerClient: 10_000, queueMs: 600_000, ...options.limits };
-  const app = await createApp({ ...options, dist, limits, log: options.log ?? false, warn: options.warn ?? (() => {}) });
-  await new Promise<void>((resolve) => app.server.listen(0, "127.0.0.1", resolve));
-  const address = app.server.address();
-  const port = typeof address === "object" && address ? address.port : 0;
+  // SERVER_DIST=nginx: the same suites against a server over the dist served by nginx (make serve DIST=<url>)
+  const host = process.env.SERVER_DIST === "nginx" ? await startNginx(dist) : null;
   try {
-    return await fn({ app, url: `http://127.0.0.1:${port}`, port });
+    const warn = options.warn ?? (() => {});
+    // warnings name the dist's URL where they would name its folder: the suites' expected texts name the folder
+    const where = host ? { dist: host.url, watchMs: options.watchMs ?? 100, warn: (m: string) => warn(m.replaceAll(host.url, `${dist}/`).replaceAll(": missing (HTTP 404)", ": missing")) } : { dist, warn };
+    const app = await createApp({ ...options, ...where, limits, log: options.log ?? false });
+    await new Promise<void>((resolve) => app.server.listen(0, "127.0.0.1", resolve));
+    const address = app.server.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    try {
+      return await fn({ app, url: `http://127.0.0.1:${port}`, port });
+    } finally {
+      await app.close();
+    }
   } finally {
-    await app.close();
+    await host?.stop();
   }
 }
 

@@ -223,7 +223,7 @@ async function checkAnswer(r: HostileRequest, answer: Answer): Promise<string[]>
   const sitePath = r.path.replace(/[?#].*$/, "");
   if ((r.method === "GET" || r.method === "HEAD") && isSitePath(sitePath) && answer.status < 400) {
     // the landing page, the explorer and the dist's files (server/site.ts): outside the interface's document
-    if (![200, 206, 301, 304].includes(answer.status)) problems.push(`${where}: not a status of a static file`);
+    if (![200, 204, 206, 301, 304].includes(answer.status)) problems.push(`${where}: not a status of a static file`);
   } else if (DOCUMENTED_METHODS.has(r.method)) {
     // a fragment is no part of the resource (RFC 3986 §3.5): the server ignores it, as browsers never send it
     const path = r.path.replace(/#.*$/, "");

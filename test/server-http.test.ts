@@ -45,10 +45,11 @@ const ROUTES: [string, string][] = [
 const routing = suite("routing and CORS");
 routing.before(useFixture);
 
-routing("routing - unknown routes are 404 not_found JSON", async () => {
+routing("routing - unknown routes are 404 not_found JSON (GET / is the landing page, server-site.test.ts)", async () => {
   await withServer(fixture.dist, async (served) => {
     for (const [method, path] of [
-      ["GET", "/"],
+      ["POST", "/"],
+      ["GET", "/index.html"],
       ["GET", "/api/v1/nope"],
       ["GET", "/api/v2/datasets"],
       ["POST", "/api/v1/data"],

@@ -35,6 +35,7 @@ site("site - the landing page links the explorer, the OpenAPI document and the c
     const links = [...page.text.matchAll(/href="([^"]+)"/g)].map((m) => m[1]);
     assert.equal(links, ["explorer/", "api/v1/openapi.json", "api/v1/capabilities", "api/v1/datasets", "api/health"]);
     for (const link of links) assert.is((await exchange(served, `/${link}`)).status, 200, link);
+    assert.is((await exchange(served, "/favicon.ico")).status, 204, "no icon, and no 404 in a browser's console");
     const query = JSON.parse(/<pre id="query">([^<]+)<\/pre>/.exec(page.text)![1].replaceAll("&#34;", '"'));
     const answer = await post(served, "/api/v1/data/query", query);
     assert.is(answer.status, 200);
