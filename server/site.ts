@@ -60,7 +60,7 @@ document.getElementById("run").onclick = async () => {
   return `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Climate data service</title><link rel="icon" href="data:,">
+<title>Climate data service</title>
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}pre{background:#f4f4f4;padding:.5rem;overflow-x:auto;white-space:pre-wrap;word-break:break-all}</style>
 </head>
 <body>
