@@ -32,6 +32,7 @@ import { type Proc, type WrkResult, postScript, readRss, runWrk, startBareNode, 
 import { benchAnnual, benchGrownArchive, benchSourcesAlone } from "./sources-bench.js";
 import { BENCH_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
 import { addDays, appendSeason, measureMirrorReads, pointQuery, seriesRead } from "./series.js";
+import { benchRemote } from "./remote.js";
 import { benchSync } from "./sync.js";
 import { linkFolder, runProbe, sizeOfTree } from "./tools.js";
 import { type OperationsContext, runOperations } from "./operations.js";
@@ -231,6 +232,10 @@ try {
       }
       if (w.key && encoding !== "identity") figures[`${w.key}_br_ratio`] = ratio;
     }
+  }
+  if (!(await benchRemote(dist, server, join(work, "point_series.lua"), SECONDS, say, figures))) {
+    failures++;
+    say("  !! the server over a remote dist: a goal is not met");
   }
   const yearRss = readRss(server.pid);
   Object.assign(figures, { startup_ms: server.startMs, first_query_ms: server.startMs + firstQueryMs, rss_mb: yearRss.rssMb, peak_rss_mb: yearRss.peakMb });
