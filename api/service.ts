@@ -89,6 +89,9 @@ export class Service {
    * Reads catalog.json again and, when it changed, answers new requests from it (requests already running
    * finish on the snapshot they started with). A catalog that fails its checks is reported and not taken.
    */
+  /** the last failed reload's warning, until a reload reads a valid catalog */
+  private reloadFailure: string | null = null;
+
   reload(): Promise<boolean> {
     // one reload at a time, in order, so a slow earlier read never replaces a newer catalog
     const next = this.reloading.then(() => this.reloadNow());
@@ -101,9 +104,13 @@ export class Service {
     try {
       next = await this.loadSnapshot();
     } catch (err) {
-      this.warn(`catalog not reloaded: ${(err as Error).message}`);
+      // said once per failure, not on every look (a URL's catalog is read again every few seconds)
+      const message = `catalog not reloaded: ${(err as Error).message}`;
+      if (message !== this.reloadFailure) this.warn(message);
+      this.reloadFailure = message;
       return false;
     }
+    this.reloadFailure = null;
     const previous = await this.current?.catch(() => null);
     if (previous?.sha256 === next.sha256) return false;
     this.current = Promise.resolve(next);
