@@ -11,19 +11,7 @@ import { listDates } from "../format/dates.js";
 import { makeDataRequest } from "../api/request.js";
 import { type CountedRun, type Proc, pacedScript, readRss, runWrkCounting, startServer, variedQueryScript } from "./load.js";
 import { runSoak } from "./soak.js";
-
-export interface OperationsContext {
-  /** a published year of full-grid days, 2003-01-01..2003-12-31 (copied where a phase writes into it) */
-  dist: string;
-  /** a folder holding 2004-01-01 alone, for the live publish (EXTEND) */
-  nextDay: string;
-  year: string[];
-  work: string;
-  say: (line?: string) => void;
-  log: (line: string) => void;
-  figures: Record<string, number>;
-  fail: (why: string) => void;
-}
+import type { OperationsContext } from "./tools.js";
 
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const LAND: [[number, number], [number, number]] = [[300, 650], [120, 420]];

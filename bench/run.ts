@@ -34,8 +34,8 @@ import { BENCH_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./source
 import { addDays, appendSeason, measureMirrorReads, pointQuery, seriesRead } from "./series.js";
 import { benchRemote } from "./remote.js";
 import { benchSync } from "./sync.js";
-import { linkFolder, runProbe, sizeOfTree } from "./tools.js";
-import { type OperationsContext, runOperations } from "./operations.js";
+import { type OperationsContext, linkFolder, runProbe, sizeOfTree } from "./tools.js";
+import { runOperations } from "./operations.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const YEAR = listDays("2003-01-01", 365);

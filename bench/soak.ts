@@ -8,7 +8,7 @@ import http from "node:http";
 import { promisify } from "node:util";
 import { makeDataRequest } from "../api/request.js";
 import { type Proc, readRss, startServer } from "./load.js";
-import type { OperationsContext } from "./operations.js";
+import type { OperationsContext } from "./tools.js";
 
 const run = promisify(execFile);
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });

@@ -32,3 +32,16 @@ export function runProbe(sources: string, dist: string, extend = false, openFile
   return { ...JSON.parse(out.trim().split("\n").pop()!), wallMs: performance.now() - started };
 }
 
+/** What the operations phases (bench/operations.ts, bench/soak.ts) are given. */
+export interface OperationsContext {
+  /** a published year of full-grid days, 2003-01-01..2003-12-31 (copied where a phase writes into it) */
+  dist: string;
+  /** a folder holding 2004-01-01 alone, for the live publish (EXTEND) */
+  nextDay: string;
+  year: string[];
+  work: string;
+  say: (line?: string) => void;
+  log: (line: string) => void;
+  figures: Record<string, number>;
+  fail: (why: string) => void;
+}
