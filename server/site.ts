@@ -39,8 +39,8 @@ export function exampleQuery(snapshot: Snapshot): object | null {
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The landing page: what this is, and links to the explorer, the OpenAPI document and a query to try. */
-export function landingPage(snapshot: Snapshot): string {
-  const query = exampleQuery(snapshot);
+export function landingPage(snapshot: Snapshot | null): string {
+  const query = snapshot && exampleQuery(snapshot);
   const queryText = query ? JSON.stringify(query) : null;
   const tryQuery = queryText
     ? `<h2>A query to try</h2>
@@ -56,7 +56,7 @@ document.getElementById("run").onclick = async () => {
   answer.hidden = false;
 };
 </script>`
-    : "<p>No published version answers queries yet.</p>";
+    : `<p>${snapshot ? "No published version answers queries yet." : "The catalog cannot be read just now; /api/health says more."}</p>`;
   return `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -106,7 +106,9 @@ export function isSitePath(path: string): boolean {
 export async function answerSite(site: Site, req: IncomingMessage, res: ServerResponse, path: string, body: BodyState): Promise<boolean> {
   if ((req.method !== "GET" && req.method !== "HEAD") || !isSitePath(path)) return false;
   if (path === "/") {
-    const answer = await makeAnswer(site.platform, landingPage(await site.snapshot()), { type: HTML_TYPE, cache: "short" });
+    // a catalog that cannot be read leaves the page without its example, never without the page
+    const snapshot = await site.snapshot().catch(() => null);
+    const answer = await makeAnswer(site.platform, landingPage(snapshot), { type: HTML_TYPE, cache: snapshot ? "short" : "no-store" });
     await sendAnswer(req, res, answer, body);
     return true;
   }
@@ -127,9 +129,16 @@ export async function answerSite(site: Site, req: IncomingMessage, res: ServerRe
   } catch (err) {
     if (err instanceof StorageError && err.missing && !res.headersSent) return false;
     if (res.headersSent) res.destroy();
+    else if (err instanceof StorageError) sendUnavailable(res, `${file} cannot be read just now; retry later with exponential backoff.`);
     else throw err;
   }
   return true;
+}
+
+/** A dist file the storage cannot read now (a disk or a remote host failing): the contract's 503, never a 500. */
+function sendUnavailable(res: ServerResponse, message: string): void {
+  const body = JSON.stringify({ error: "service_unavailable", message });
+  res.writeHead(503, { "Content-Type": TYPES.json, "Cache-Control": CACHE_CONTROL["no-store"], "Retry-After": "1", "Content-Length": Buffer.byteLength(body) }).end(body);
 }
 
 /** catalog.json, a JSON object or an explorer file, whole: sent with ETag, 304 and compression as every answer. */

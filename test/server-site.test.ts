@@ -9,6 +9,8 @@ import { Archive } from "../format/archive.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
 import { objectPath } from "../format/objects.js";
 import { openVersion } from "../format/versions.js";
+import { createApp } from "../server/app.js";
+import { startNginx } from "./nginx.js";
 import { type Fixture, type Served, assertError, buildFixture, copyDist, exchange, post, withServer } from "./server-fixture.js";
 
 let fixture: Fixture;
@@ -110,6 +112,23 @@ site("site - never a path outside the dist, nor the dist's own working files: en
       assert.not.match(answer.text, secret, path);
     }
   });
+});
+
+site("site - over a remote dist whose host stops answering: its files are 503 with Retry-After, never a 500, and the page still shows", async () => {
+  const host = await startNginx(fixture.dist);
+  const app = await createApp({ dist: host.url, log: false, warn: () => {} });
+  await new Promise<void>((resolve) => app.server.listen(0, "127.0.0.1", resolve));
+  const served: Served = { app, url: "", port: (app.server.address() as { port: number }).port };
+  try {
+    assert.is((await exchange(served, "/catalog.json")).status, 200);
+    await host.stop();
+    const failed = await exchange(served, "/catalog.json");
+    assert.equal([failed.status, failed.headers["retry-after"]], [503, "1"]);
+    assert.is(failed.json().error, "service_unavailable");
+    assert.is((await exchange(served, "/")).status, 200);
+  } finally {
+    await app.close();
+  }
 });
 
 site.run();
