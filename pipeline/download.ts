@@ -34,7 +34,8 @@ export interface DownloadConfig {
   log: (line: string) => void;
 }
 
-const RETRY_AFTER_CAP_MS = 30_000;
+/** the longest wait between attempts, whatever a Retry-After asks */
+export const RETRY_AFTER_CAP_MS = 30_000;
 /** A connection that sends nothing for this long is taken as dropped, so one hung socket cannot stall a sync. */
 const STALL_MS = 60_000;
 const MAX_REDIRECTS = 5;
@@ -198,7 +199,8 @@ async function* readBody(response: http.IncomingMessage, received: () => number,
   if (!response.complete) throw new AttemptError(`truncated: the connection closed after ${received()} of ${target.size} bytes`, true);
 }
 
-function describeFetchError(err: unknown): string {
+/** The cause of a failed request, as node:http and fetch (undici) report it. */
+export function describeFetchError(err: unknown): string {
   const error = err as NodeJS.ErrnoException & { cause?: { code?: string; message?: string } };
   return error.code ?? error.cause?.code ?? error.cause?.message ?? describeError(err);
 }

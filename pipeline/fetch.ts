@@ -9,6 +9,7 @@ import { STATUS_CODES } from "node:http";
 import path from "node:path";
 import { isCalendarDate, listDates } from "../format/dates.js";
 import { dateToMemberPath, SILO_TMAX, yearToMemberPath } from "../sources/silo.js";
+import { AttemptError, RETRY_AFTER_CAP_MS, describeFetchError, runConcurrently } from "./download.js";
 import { PublishError, describeError } from "./errors.js";
 import { hashFile, writeFileAtomic } from "./files.js";
 import { formatBytes } from "./progress.js";
@@ -58,7 +59,6 @@ export const LOCK_FILE = "silo.lock.json";
 
 const STAGE = "fetch";
 const LOCK_SAVE_MS = 2000;
-const RETRY_AFTER_CAP_MS = 30_000;
 // A connection that sends nothing for this long is treated as dropped, so one hung socket cannot stall the run forever.
 const STALL_MS = 60_000;
 
@@ -87,17 +87,6 @@ interface DayFailure {
 }
 
 // One failed HTTP attempt; `retryable` separates transient trouble (network, truncation, 5xx, 429) from answers.
-class AttemptError extends Error {
-  constructor(
-    message: string,
-    readonly retryable: boolean,
-    readonly retryAfterMs?: number,
-  ) {
-    super(message);
-    this.name = "AttemptError";
-  }
-}
-
 /**
  * The lock file, written as downloads complete: chained so concurrent completions never interleave, each write
  * carrying the whole current state, at most one every LOCK_SAVE_MS (and one at the end): rewriting it after every
@@ -119,20 +108,6 @@ class LockWriter {
     this.queue = write.catch(() => undefined);
     return write;
   }
-}
-
-/** Runs `work` on every item, `concurrency` at a time; the first error `work` throws stops new items and is rethrown. */
-async function runConcurrently<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  let fatal: { err: unknown } | null = null;
-  const worker = async () => {
-    while (!fatal && next < items.length) {
-      const item = items[next++];
-      await work(item).catch((err) => (fatal ??= { err }));
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
-  if (fatal) throw (fatal as { err: unknown }).err;
 }
 
 export async function fetchSilo(options: FetchOptions): Promise<FetchReport> {
@@ -516,11 +491,6 @@ const HDF5_SIGNATURE: Signature = { length: 8, kind: "NetCDF-4 (HDF5) file", mat
 function makeWrongKindError(item: FetchItem, head: Buffer): AttemptError {
   const kind = item.annual ? HDF5_SIGNATURE.kind : TIFF_SIGNATURE.kind;
   return new AttemptError(`${item.url} is not a ${kind} (starts with ${JSON.stringify(head.toString("latin1"))}; an HTML error page?)`, false);
-}
-
-function describeFetchError(err: unknown): string {
-  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? describeError(err);
 }
 
 function sleep(ms: number): Promise<void> {
