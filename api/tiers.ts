@@ -76,7 +76,7 @@ async function selectSeries(view: RasterView, window: Window, dates: string[]): 
   if (!spans?.length) return null;
   const slices = findSlices(spans, dates[0], dates[dates.length - 1]);
   if (!slices || slices.some((s) => !containsWindow(s.span.window, window))) return null;
-  const seriesReads = slices.reduce((n, s) => n + new GroupLattice(s.span.window, s.span.chunkSide).select(window).length, 0);
+  const seriesReads = slices.reduce((n, s) => n + new GroupLattice(s.span.window, s.span.chunkSide).countChunks(window), 0);
   if (seriesReads >= dates.length * countBlocks(window)) return null;
   const days: SelectedDay[] = [];
   for (const { span, from, to } of slices) {

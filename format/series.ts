@@ -96,6 +96,13 @@ export class GroupLattice {
     return intersectWindows(this.window, [gc + (slot % GROUP_CHUNKS) * c, gr + Math.floor(slot / GROUP_CHUNKS) * c, c, c]);
   }
 
+  /** How many chunks hold cells of `area` (inside the window): select(area).length, without listing them. */
+  countChunks(area: Window): number {
+    const c = this.chunkSide;
+    const span = (start: number, size: number) => Math.ceil((start + size) / c) - Math.floor(start / c);
+    return span(area[0], area[2]) * span(area[1], area[3]);
+  }
+
   /** Chunks holding cells of `area` (inside the window), as group and slot, in piece order. */
   select(area: Window): { group: number; slot: number }[] {
     const c = this.chunkSide;

@@ -16,7 +16,7 @@ import { float32ToShortest } from "../format/numbers.js";
 import type { Window } from "../format/grid.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
 import type { Dataset } from "../format/records.js";
-import { buildMerkle, chooseChunkSide, verifyGroupRecord } from "../format/series.js";
+import { GroupLattice, buildMerkle, chooseChunkSide, verifyGroupRecord } from "../format/series.js";
 import type { Storage } from "../format/storage.js";
 import { type RasterView, openVersion } from "../format/versions.js";
 import { writeDemo } from "../pipeline/demo.js";
@@ -82,6 +82,18 @@ rule("series - chunk side: a power of two whose square times the days is at most
   for (const days of [1, 2, 3, 5, 7, 31, 62, 100, 200, 365, 366]) {
     const side = chooseChunkSide(days);
     assert.ok(side * side * days <= 2048 && 4 * side * side * days > 2048, `${days} days: side ${side}`);
+  }
+});
+
+rule("series - countChunks counts exactly the chunks select lists, for boxes on and off chunk edges", () => {
+  for (const [window, side] of [[[0, 0, 841, 681], 2], [[400, 300, 40, 40], 8], [[13, 7, 100, 90], 32], [[5, 5, 1, 1], 1]] as [Window, number][]) {
+    const lattice = new GroupLattice(window, side);
+    for (let k = 0; k < 40; k++) {
+      const w = 1 + ((k * 37) % Math.min(window[2], 90));
+      const h = 1 + ((k * 53) % Math.min(window[3], 70));
+      const area: Window = [window[0] + ((k * 11) % (window[2] - w + 1)), window[1] + ((k * 7) % (window[3] - h + 1)), w, h];
+      assert.is(lattice.countChunks(area), lattice.select(area).length, `${window} side ${side} area ${area}`);
+    }
   }
 });
 
