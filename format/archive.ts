@@ -52,6 +52,16 @@ interface PendingBlock {
   reject: (err: unknown) => void;
 }
 
+/** Block-local rows [row0, row1) and columns [col0, col1) of a block inside an area, and the area index of its first cell. */
+interface AreaPart {
+  block: StoredBlock;
+  row0: number;
+  row1: number;
+  col0: number;
+  col1: number;
+  at: number;
+}
+
 export class Archive {
   private readonly objects: LruCache<Promise<unknown>>;
   private readonly blocks: LruCache<Promise<StoredBlock>>;
@@ -154,7 +164,9 @@ export class Archive {
   /** Cells of `area` (inside the day's window), row-major, NaN for missing; reads only the blocks it touches. */
   async readCells(day: DayEntry, area: Window): Promise<Float32Array> {
     const out = new Float32Array(area[2] * area[3]);
-    await this.readArea(day, area, (block, row, c0, c1, at) => (readBlockRow(block, row, c0, c1, out, at), true));
+    for (const p of await this.readArea(day, area)) {
+      for (let row = p.row0, at = p.at; row < p.row1; row++, at += area[2]) readBlockRow(p.block, row, p.col0, p.col1, out, at);
+    }
     return out;
   }
 
@@ -162,26 +174,24 @@ export class Archive {
    * The tenths codes of `area` into `out` (missing -32768), for a writer that re-encodes cells; false when a block
    * holds values that tenths cannot (then read them with readCells).
    */
-  readCodes(day: DayEntry, area: Window, out: Int16Array): Promise<boolean> {
-    return this.readArea(day, area, (block, row, c0, c1, at) => readBlockCodes(block, row, c0, c1, out, at));
+  async readCodes(day: DayEntry, area: Window, out: Int16Array): Promise<boolean> {
+    for (const p of await this.readArea(day, area)) {
+      for (let row = p.row0, at = p.at; row < p.row1; row++, at += area[2]) if (!readBlockCodes(p.block, row, p.col0, p.col1, out, at)) return false;
+    }
+    return true;
   }
 
-  /** Reads the blocks of `area` and hands each row segment to `write` (false from it stops, and is returned). */
-  private async readArea(day: DayEntry, area: Window, write: (block: StoredBlock, row: number, c0: number, c1: number, at: number) => boolean): Promise<boolean> {
+  /** The blocks of `area`, each with the rows and columns of it that lie in `area` and where they start there. */
+  private async readArea(day: DayEntry, area: Window): Promise<AreaPart[]> {
     if (!containsWindow(day.window, area)) throw new Error(`area ${area.join(",")} is outside the window of ${day.date}`);
     const header = await this.readHeader(day);
     const slots = this.layoutOf(day.window).select(area);
     const blocks = await this.readBlocks(day, header, slots);
     const [ac, ar, aw, ah] = area;
-    for (const [i, slot] of slots.entries()) {
-      const [bc, br, bw, bh] = slot.window;
-      const c0 = Math.max(ac, bc);
-      const c1 = Math.min(ac + aw, bc + bw);
-      for (let r = Math.max(ar, br); r < Math.min(ar + ah, br + bh); r++) {
-        if (!write(blocks[i], r - br, c0 - bc, c1 - bc, (r - ar) * aw + (c0 - ac))) return false;
-      }
-    }
-    return true;
+    return slots.map(({ window: [bc, br, bw, bh] }, i) => {
+      const [c0, r0] = [Math.max(ac, bc), Math.max(ar, br)];
+      return { block: blocks[i], row0: r0 - br, row1: Math.min(ar + ah, br + bh) - br, col0: c0 - bc, col1: Math.min(ac + aw, bc + bw) - bc, at: (r0 - ar) * aw + (c0 - ac) };
+    });
   }
 
   private readBlocks(day: DayEntry, header: DayHeader, slots: BlockSlot[]): Promise<StoredBlock[]> {
