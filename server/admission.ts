@@ -85,7 +85,9 @@ export class Admission {
       if (line.length > 0) this.lines.set(client, line); // to the end of the rotation
       this.queued--;
       clearTimeout(next.timer);
-      next.start();
+      // after the event loop has polled once more: answers whose pieces are cached would otherwise run one after
+      // another in a single turn, and health and new requests would wait behind the whole chain
+      setImmediate(next.start);
       return;
     }
     this.active--;

@@ -194,6 +194,20 @@ turns("admission - a freed turn goes to the next client in rotation, not to the 
   assert.equal(order, ["a1", "b1", "c1", "a2", "b2", "a3"]);
 });
 
+turns("admission - a freed turn starts after the event loop has polled, so a chain of quick answers never holds one turn", async () => {
+  const admission = new Admission({ active: 1, queue: 10, queuePerClient: 10, queueMs: 60_000, retryAfterS: 1 });
+  const order: string[] = [];
+  const first = held();
+  const running = admission.run("a", first.work);
+  const queued = ["b", "c"].map((name) => admission.run(name, async () => void order.push(name)));
+  // stands for I/O waiting in the loop (a health request): it is served before the next answer starts
+  setImmediate(() => order.push("poll"));
+  first.end("x");
+  await running;
+  await Promise.all(queued);
+  assert.equal(order, ["poll", "b", "c"]);
+});
+
 turns("admission - one client's line is bounded; a wait longer than queueMs is refused", async () => {
   const admission = new Admission({ active: 1, queue: 10, queuePerClient: 2, queueMs: 50, retryAfterS: 1 });
   const first = held();
