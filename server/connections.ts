@@ -68,7 +68,8 @@ export class Connections {
       clearTimeout(timer);
       this.paused.delete(socket);
     };
-    const timer = setTimeout(resume, ms);
+    // spread over half to one and a half times `ms`: connections refused together must not all come back together
+    const timer = setTimeout(resume, ms * (0.5 + Math.random()));
     timer.unref();
     socket.once("close", forget);
     this.paused.set(socket, resume);
