@@ -15,6 +15,7 @@ import { BlockCodec } from "./cells.js";
 import { bytesToHex } from "./day-piece.js";
 import { type Window, intersectWindows } from "./grid.js";
 import type { Ref } from "./objects.js";
+import type { SourceEntry } from "./records.js";
 
 const SERIES_MAGIC = "CDSSER01";
 const HEADER_FIXED = 8 + 9 * 4 + 32;
@@ -28,6 +29,9 @@ const SLOTS = GROUP_CHUNKS * GROUP_CHUNKS;
  */
 export const CHUNK_VALUES = 2048;
 
+/** A span of at most this many days lists its dates' sources in the index root itself. */
+export const INLINE_SOURCES_DAYS = 31;
+
 /** A span of the series tier, as the version's index lists it. */
 export interface SeriesSpan {
   /** first and last date; every date between them is held, every one with `window` */
@@ -38,8 +42,11 @@ export interface SeriesSpan {
   piece: Ref;
   /** sha256 (hex) Merkle root of the piece's group directories */
   root: string;
-  /** JSON array of the source lists of its dates, in date order */
-  sources: Ref;
+  /**
+   * the source lists of its dates, in date order: inline for a span of at most INLINE_SOURCES_DAYS days (the
+   * open month's runs: a cold reader then reads none), else the ref of that JSON array
+   */
+  sources: Ref | SourceEntry[][];
   /** what the span was built from: equal basis, equal span (a publish reuses it) */
   basis: string;
 }

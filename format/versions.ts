@@ -2,6 +2,7 @@
 // version that fails verification (or cannot be read) is reported as that version's failure, so a caller can
 // answer 503 for that version alone (docs/contract.md §4.6).
 
+import { formatPath, toIssues, validatorFor } from "../schemas/validate.js";
 import { LruCache } from "./cache.js";
 import type { Archive } from "./archive.js";
 import { type Window, countTiles } from "./grid.js";
@@ -33,6 +34,17 @@ async function readOf<T>(id: string, read: () => Promise<T>): Promise<T> {
 
 export type VersionView = RasterView | ObservationView;
 
+/**
+ * An index root this reader does not know the shape of (written by a newer pipeline, say) makes its version
+ * unavailable (503), never a failure halfway through an answer: readers are upgraded before the pipeline.
+ */
+function checkIndexShape(index: VersionIndex, where: string): void {
+  const check = validatorFor(index.kind === "raster" ? "dist-raster-index.schema.json" : "dist-observation-index.schema.json");
+  if (check(index)) return;
+  const issues = toIssues(check.errors, index).slice(0, 3).map((i) => `${formatPath(i.path)} ${i.message}`);
+  throw new IntegrityError(where, `is not an index of the format this reader knows (${issues.join("; ")}); a newer publish needs a newer server or client`);
+}
+
 const views = new WeakMap<Archive, LruCache<Promise<VersionView>>>();
 
 /** The reading side of a catalog record, its index verified; one view per version and archive, kept while used. */
@@ -44,6 +56,7 @@ export function openVersion(archive: Archive, record: Dataset): Promise<VersionV
     readOf(record.id, async () => {
       const index = await archive.readJson<VersionIndex>(ref);
       if (index.kind !== ref.kind) throw new IntegrityError(archive.storage.describe(ref.path), `is a ${index.kind} index, the record says ${ref.kind}`);
+      checkIndexShape(index, archive.storage.describe(ref.path));
       return index.kind === "raster" ? new RasterView(archive, record, index) : new ObservationView(archive, record, index);
     }),
   );
@@ -82,7 +95,9 @@ export class RasterView {
 
   /** The source lists of a series span's dates, in date order. */
   readSpanSources(span: SeriesSpan): Promise<SourceEntry[][]> {
-    return readOf(this.record.id, () => this.archive.readJson<SourceEntry[][]>(span.sources));
+    const { sources } = span;
+    if (Array.isArray(sources)) return Promise.resolve(sources);
+    return readOf(this.record.id, () => this.archive.readJson<SourceEntry[][]>(sources));
   }
 
   /** Cells of `area` on the days [from, to) of one of this version's series spans, one array per day. */

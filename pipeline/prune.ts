@@ -100,7 +100,7 @@ async function reachFrom(archive: Archive, records: Dataset[]): Promise<Set<stri
     }
     for (const span of view.index.series ?? []) {
       reached.add(objectPath(span.piece.sha256, "ser"));
-      json(span.sources);
+      if (!Array.isArray(span.sources)) json(span.sources);
     }
     for (const year of view.index.years) {
       if (!json(year.ref)) continue;

@@ -13,7 +13,7 @@ import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
 import { type Window, intersectWindows } from "../format/grid.js";
 import { sha256Hex } from "../format/hash.js";
 import type { Ref } from "../format/objects.js";
-import { GroupLattice, type SeriesSpan, buildMerkle, chooseChunkSide, encodeGroupEntries, encodeSeriesHeader, groupRecordBytes, seriesHeaderBytes } from "../format/series.js";
+import { GroupLattice, INLINE_SOURCES_DAYS, type SeriesSpan, buildMerkle, chooseChunkSide, encodeGroupEntries, encodeSeriesHeader, groupRecordBytes, seriesHeaderBytes } from "../format/series.js";
 import type { DayEntry, IndexNode, MonthPage, YearPage } from "../format/version-index.js";
 import { assertValid } from "../schemas/validate.js";
 import type { ObjectStore } from "./files.js";
@@ -210,7 +210,7 @@ async function buildSpan(days: DayEntry[], basis: string, encode: StripEncoder, 
     chunkSide: lattice.chunkSide,
     piece: piece.ref,
     root: piece.root,
-    sources: await store.putJson(sources),
+    sources: days.length <= INLINE_SOURCES_DAYS ? sources : await store.putJson(sources),
     basis,
   };
 }

@@ -18,7 +18,7 @@ export async function verifySeries(view: RasterView, visit: (sha: string) => boo
     const name = `series ${span.first}..${span.last}`;
     try {
       if (visit(span.piece.sha256)) problems.push(...(await checkPiece(view, span)).map((p) => `${name}: ${p}`));
-      if (visit(span.sources.sha256)) problems.push(...(await checkSources(view, span)).map((p) => `${name}: ${p}`));
+      if (Array.isArray(span.sources) || visit(span.sources.sha256)) problems.push(...(await checkSources(view, span)).map((p) => `${name}: ${p}`));
     } catch (err) {
       problems.push(`${name}: ${describeError(err)}`);
     }

@@ -6,6 +6,7 @@ import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as assert from "uvu/assert";
+import type { Coverage } from "../format/coverage.js";
 import { writeSiloTiff } from "../pipeline/geotiff.js";
 import { publish } from "../pipeline/publish.js";
 import { writeDemo } from "../pipeline/demo.js";
@@ -191,14 +192,16 @@ export async function readRecords(dist: string): Promise<Dataset[]> {
 export async function editRecords(dist: string, edit: (records: Dataset[]) => void): Promise<void> {
   const snapshot = await openSnapshot(dist);
   const records = (await snapshot.listRecords(null, 1e9, () => true)).records.map((r) => structuredClone(r));
+  // coverage as read before the edit: an edit may point a record at an index this reader refuses
+  const coverage = new Map<string, Coverage>();
+  for (const record of records) {
+    const view = await openVersion(snapshot.archive, record);
+    if (view.kind === "raster") coverage.set(record.id, view.index.coverage);
+  }
   edit(records);
   const store = new ObjectStore(dist);
   const root = await addToCatalog(store, null, records);
-  const fresh = [];
-  for (const record of records) {
-    const view = await openVersion(snapshot.archive, record);
-    if (view.kind === "raster") fresh.push({ record, coverage: view.index.coverage });
-  }
+  const fresh = records.filter((r) => coverage.has(r.id)).map((record) => ({ record, coverage: coverage.get(record.id)! }));
   await writeCatalog(store, dist, snapshot.pointer.manifest, root, updateCandidates([], fresh));
 }
 

@@ -14,7 +14,7 @@ import { LocalStorage, nodePlatform } from "../format/local.js";
 import { type ApiRequest, Service } from "../api/service.js";
 import type { Storage } from "../format/storage.js";
 import { writeSiloTiff } from "../pipeline/geotiff.js";
-import { writeFileAtomic } from "../pipeline/files.js";
+import { ObjectStore, writeFileAtomic } from "../pipeline/files.js";
 import { publish } from "../pipeline/publish.js";
 import type { Window } from "../format/grid.js";
 import { type DayHeader } from "../format/day-piece.js";
@@ -533,6 +533,33 @@ damage("damage - a query choosing a version whose month page is corrupted is 503
       const b = await post(served, "/api/v1/data/query", queryB());
       assert.is(b.status, 200, b.text);
       assert.is(b.headers["service-dataset-version"], fixture.b.id);
+    },
+    { warn: (m) => warnings.push(m) },
+  );
+});
+
+damage("damage - an index root of a shape this reader does not know (a newer publish) is 503 for its version, never a 500", async () => {
+  const dist = await copyDist(fixture);
+  const store = new ObjectStore(dist);
+  let written: Ref | null = null;
+  const records = await readRecords(dist);
+  const b = records.find((r) => r.id === fixture.b.id)!;
+  const index = JSON.parse(await readFile(objectFile(dist, b.metadata.index, "json"), "utf8"));
+  // what a later format might add: a field this reader has no rule for, in the first series span
+  index.series[0].sources = { inline: "a form this reader does not know" };
+  written = await store.putJson(index);
+  await editRecords(dist, (all) => {
+    const record = all.find((r) => r.id === fixture.b.id)!;
+    record.metadata.index = { ...record.metadata.index, sha256: written!.sha256, size: written!.size, path: objectPath(written!.sha256, "json") };
+  });
+  const warnings: string[] = [];
+  await withServer(
+    dist,
+    async (served) => {
+      const answer = await post(served, "/api/v1/data/query", queryB());
+      assertError(answer, 503, "service_unavailable");
+      assert.ok(warnings.some((w) => w.includes(objectPath(written!.sha256, "json")) && w.includes("is not an index of the format this reader knows (series[0].sources")), warnings.join("\n"));
+      assert.is((await request(served, "/api/health")).status, 200);
     },
     { warn: (m) => warnings.push(m) },
   );
