@@ -13,6 +13,11 @@ export interface Candidate {
   id: string;
   published_at: string;
   coverage: Coverage;
+  /**
+   * the catalog record of `id`, exactly as its leaf holds it, so a reader of the newest version reads no catalog
+   * tree (absent in dists published before 2026-11-24)
+   */
+  record?: Dataset;
 }
 
 /** catalog.json: the root of trust, the only mutable file. */

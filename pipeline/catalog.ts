@@ -73,11 +73,17 @@ function compareCandidates(a: Candidate, b: Candidate): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
+/** The query candidates of a catalog, each with its record (a dist published before they carried them gets them). */
+export async function currentCandidates(previous: Snapshot | null): Promise<Candidate[]> {
+  if (!previous) return [];
+  return Promise.all(previous.pointer.candidates.map(async (c) => (c.record ? c : { ...c, record: (await previous.findRecord(c.id)) ?? undefined })));
+}
+
 /** The query candidates after adding `fresh`: in choice order, without any version a version before it shadows. */
 export function updateCandidates(current: Candidate[], fresh: { record: Dataset; coverage: Coverage }[]): Candidate[] {
   const all = [...current];
   for (const { record, coverage } of fresh) {
-    if (isQueryCompatible(record)) all.push({ id: record.id, published_at: record.published_at!, coverage });
+    if (isQueryCompatible(record)) all.push({ id: record.id, published_at: record.published_at!, coverage, record });
   }
   all.sort(compareCandidates);
   const kept: Candidate[] = [];

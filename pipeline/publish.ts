@@ -8,7 +8,7 @@ import { openVersion, type RasterView } from "../format/versions.js";
 import { CATALOG_FILE, objectPath, type Ref } from "../format/objects.js";
 import { type Dataset } from "../format/records.js";
 import type { IndexNode, RasterIndex, YearPage } from "../format/version-index.js";
-import { addToCatalog, readPublished, updateCandidates, writeCatalog } from "./catalog.js";
+import { addToCatalog, currentCandidates, readPublished, updateCandidates, writeCatalog } from "./catalog.js";
 import { citeVersion } from "./changes.js";
 import { collectDays, type DayInput, type Prefer } from "./day-sources.js";
 import { findSiloFiles, type SiloFile } from "./discover.js";
@@ -227,7 +227,7 @@ async function publishRecords(store: ObjectStore, previous: Snapshot | null, fre
   store.stage = "catalog";
   const root = await addToCatalog(store, previous, records);
   const candidates = updateCandidates(
-    previous?.pointer.candidates ?? [],
+    await currentCandidates(previous),
     records.flatMap((record, i) => (fresh[i].coverage ? [{ record, coverage: fresh[i].coverage! }] : [])),
   );
   const explorer = options.explorer === false ? [] : await (options.explorer === true || options.explorer === undefined ? makeExplorer : options.explorer)();

@@ -5,6 +5,7 @@
 import { readdir } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { Archive } from "../format/archive.js";
+import { Snapshot } from "../format/snapshot.js";
 import { type RasterView, openVersion } from "../format/versions.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
 import { canonicalizeMissing } from "../format/cells.js";
@@ -65,6 +66,7 @@ export async function verifyDist(dist: string, onProgress: (text: string) => voi
     const backups = await listPendingBackups(dist, sha256);
     await verifyManifests(archive, dist, pointer.manifest, { report, listed, backups }, onProgress);
     await verifyVersions(archive, pointer.catalog, report, onProgress);
+    await verifyCandidateRecords(new Snapshot(archive, { ...pointer, candidates: [] }, sha256), pointer, report);
     const pending = await readUnreachable(dist);
     const unlisted = (await listFiles(dist)).filter((p) => !listed.has(p) && p !== ".publish.lock" && p !== PENDING_FILE).sort();
     report.unlisted = unlisted.filter((p) => !pending.has(p));
@@ -72,6 +74,19 @@ export async function verifyDist(dist: string, onProgress: (text: string) => voi
     return report;
   } finally {
     await archive.storage.close?.();
+  }
+}
+
+/** A record catalog.json carries with a candidate is exactly the record of its catalog leaf. */
+async function verifyCandidateRecords(tree: Snapshot, pointer: CatalogPointer, report: VerifyReport): Promise<void> {
+  for (const c of pointer.candidates) {
+    if (!c.record) continue;
+    try {
+      const record = await tree.findRecord(c.id);
+      if (JSON.stringify(record) !== JSON.stringify(c.record)) report.problems.push(`${CATALOG_FILE}: the record of candidate ${c.id} differs from its catalog leaf's`);
+    } catch (err) {
+      report.problems.push(describeError(err));
+    }
   }
 }
 

@@ -203,7 +203,7 @@ const GOLDEN_FILES = [
   "objects/f5/f52d47e1b44bf682906f2091246a1a44be744b8fbd769fb3920c700b3ff52df1.json.br",
 ];
 const GOLDEN_MANIFEST_SHA256 = "a0190226c0076ec39cf3b17a880ad0d35d9d769b13a188b6313717cb22c39a0f";
-const GOLDEN_CATALOG_SHA256 = "490ed77f7e4b3eb06b9bcf51f9c1b8d01dceb47bb8a8bf51e9f4882e4e8a0ff7";
+const GOLDEN_CATALOG_SHA256 = "36e0759dcad4f66fa385e96e708513eec5d64d3f576ba69b4b554a9abbc360c2";
 
 const GOLDEN_CITATION =
   "SILO daily maximum temperature (files supplied by the maintainer). Version silo-tmax-20040228-20040301-15d6dbd5138cf1d8, " +
