@@ -13,20 +13,33 @@ PREFER ?=
 REHASH ?=
 CACHE_MB ?= 32
 TSX := node_modules/.bin/tsx
-# The server runs as one bundled JavaScript file, built by `make install`, so a start compiles nothing.
+# The server and the pipeline run as bundled JavaScript, built by `make install`, so a start compiles nothing
+# (a daily publish through tsx spent about 0.8 s compiling itself and its worker threads' modules).
 SERVER_JS := build/server.js
 SERVER_SOURCES := $(shell find api format server schemas sources -name '*.ts' -o -name '*.json' 2>/dev/null)
+PIPELINE_JS := build/cli.js
+PIPELINE_SOURCES := $(shell find pipeline format schemas sources explorer -name '*.ts' -o -name '*.json' 2>/dev/null)
+# npm packages stay imports (resolved from node_modules at run time); the worker threads' entries sit beside the
+# CLI, where pipeline/pool.ts looks for them
+ESBUILD_NODE := node_modules/.bin/esbuild --bundle --platform=node --format=esm --target=node20 --log-level=warning
 
 .PHONY: help install demo publish fetch verify prune sync serve mirror test typecheck bench fixtures clean
 
 help:
 	@grep -E '^[a-z]+:.*## ' Makefile | sed 's/:.*## /\t/' | expand -t 12
 
-install: node_modules/.package-lock.json $(SERVER_JS) ## install npm packages (exact versions from package-lock.json) and build the server
+install: node_modules/.package-lock.json $(SERVER_JS) $(PIPELINE_JS) ## install npm packages (exact versions from package-lock.json) and build the server and the pipeline
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
+
+$(PIPELINE_JS): node_modules/.package-lock.json $(PIPELINE_SOURCES)
+	@$(ESBUILD_NODE) pipeline/cli.ts pipeline/day-worker.ts pipeline/series-worker.ts --packages=external --outdir=build --entry-names=[name]
+
+# the bench's publish probe: the same pipeline modules, built the same way, printing the publish summary as JSON
+build/publish-probe.js: $(PIPELINE_JS) bench/publish-probe.ts
+	@$(ESBUILD_NODE) bench/publish-probe.ts --packages=external --outdir=build --entry-names=[name]
 
 $(SERVER_JS): node_modules/.package-lock.json $(SERVER_SOURCES)
 	@node_modules/.bin/esbuild server/main.ts --bundle --platform=node --format=esm --target=node20 --outfile=$@ --log-level=warning \
@@ -36,11 +49,11 @@ demo: publish ## build the demo dist and serve it (the first command on a fresh 
 	@$(MAKE) --no-print-directory serve DIST="$(DIST)" PORT="$(PORT)" HOST="$(HOST)"
 
 publish: install ## publish SOURCES (default: the demo) into DIST; EXTEND=1 adds to the newest version; PREFER=daily|annual; REHASH=1 reads every file again
-	@$(TSX) pipeline/cli.ts publish --dist "$(DIST)" $(if $(SOURCES),--sources "$(SOURCES)") $(if $(EXTEND),--extend) $(if $(ALLOW_GAPS),--allow-gaps) \
+	@node $(PIPELINE_JS) publish --dist "$(DIST)" $(if $(SOURCES),--sources "$(SOURCES)") $(if $(EXTEND),--extend) $(if $(ALLOW_GAPS),--allow-gaps) \
 		$(if $(PREFER),--prefer "$(PREFER)") $(if $(REHASH),--rehash)
 
 fetch: install ## download SILO max_temp daily files FROM..TO, or annual files YEARS=1889-2025, into SOURCES (default .cache/silo)
-	@$(TSX) pipeline/cli.ts fetch $(if $(YEARS),--years "$(YEARS)",--from "$(FROM)" --to "$(TO)") $(if $(SOURCES),--sources "$(SOURCES)")
+	@node $(PIPELINE_JS) fetch $(if $(YEARS),--years "$(YEARS)",--from "$(FROM)" --to "$(TO)") $(if $(SOURCES),--sources "$(SOURCES)")
 
 KEEP_DAYS ?= 30
 KEEP_FILE ?=
@@ -48,7 +61,7 @@ GRACE_HOURS ?= 24
 DROP_VERSIONS ?= 1
 
 prune: install ## drop versions the rule does not keep (newest, last KEEP_DAYS days, last of each month, KEEP_FILE ids); delete unreachable files after GRACE_HOURS; DRY_RUN=1 reports only
-	@$(TSX) pipeline/cli.ts prune --dist "$(DIST)" --keep-days "$(KEEP_DAYS)" $(if $(KEEP_FILE),--keep-file "$(KEEP_FILE)") --grace-hours "$(GRACE_HOURS)" --drop-versions "$(DROP_VERSIONS)" $(if $(DRY_RUN),--dry-run)
+	@node $(PIPELINE_JS) prune --dist "$(DIST)" --keep-days "$(KEEP_DAYS)" $(if $(KEEP_FILE),--keep-file "$(KEEP_FILE)") --grace-hours "$(GRACE_HOURS)" --drop-versions "$(DROP_VERSIONS)" $(if $(DRY_RUN),--dry-run)
 
 # PRUNE=1 (the default): once the new catalog.json is in place, a sync that brought a pruned catalog (a manifest chain
 # that starts again), or finds files waiting for deletion, runs make prune's collect step (DROP_VERSIONS=0) with
@@ -56,10 +69,10 @@ prune: install ## drop versions the rule does not keep (newest, last KEEP_DAYS d
 PRUNE ?= 1
 
 sync: install ## make or update the mirror DIST from the dist served at FROM (origin, mirror or CDN): new files verified, catalog.json last
-	@$(TSX) pipeline/cli.ts sync --from "$(FROM)" --dist "$(DIST)" --prune "$(PRUNE)" --grace-hours "$(GRACE_HOURS)"
+	@node $(PIPELINE_JS) sync --from "$(FROM)" --dist "$(DIST)" --prune "$(PRUNE)" --grace-hours "$(GRACE_HOURS)"
 
 verify: install ## check every file of DIST and every version's tree down to each block
-	@$(TSX) pipeline/cli.ts verify --dist "$(DIST)"
+	@node $(PIPELINE_JS) verify --dist "$(DIST)"
 
 # The server's heap is sized to its caches: a young generation of 4 MiB (answers are built per request, and a
 # small nursery keeps memory near the caches at no cost in throughput) and an old generation of 64 MiB plus
@@ -80,7 +93,7 @@ test: ## typecheck and run every test; ends with "N passed, N failed"
 typecheck: install ## strict TypeScript check
 	@npx tsc --noEmit -p .
 
-bench: install ## benchmarks, every figure beside a baseline of the same run; the last line is JSON
+bench: install build/publish-probe.js ## benchmarks, every figure beside a baseline of the same run; the last line is JSON
 	@bash test/ensure-gdal.sh >/dev/null && bash test/ensure-python.sh && bash test/ensure-command.sh wrk wrk && bash test/ensure-command.sh nginx nginx-light && $(TSX) bench/run.ts
 
 fixtures: ## regenerate the committed test fixtures: GeoTIFFs (GDAL) and annual NetCDF files (netCDF4)

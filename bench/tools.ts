@@ -1,6 +1,7 @@
 // Helpers of the bench phases: folders of links to cached sources, a publish in its own process, sizes on disk.
 
 import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdir, readdir, stat, symlink } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { dateToMemberPath } from "../sources/silo.js";
@@ -24,9 +25,15 @@ export async function linkFolder(folder: string, cache: string, dates: string[])
   return folder;
 }
 
-/** One publish in a new process (start-up included); `flags`: more publish-probe flags (--rehash). */
+const PROBE_JS = "build/publish-probe.js";
+
+/**
+ * One publish in a new process (start-up included), built as `make publish` runs it (build/publish-probe.js, made
+ * by `make bench`); `flags`: more publish-probe flags (--rehash).
+ */
 export function runProbe(sources: string, dist: string, extend = false, openFiles = 0, env: Record<string, string> = {}, flags: string[] = []): Record<string, number> & { id: string } {
-  const command = `${openFiles ? `ulimit -n ${openFiles} && ` : ""}exec node_modules/.bin/tsx bench/publish-probe.ts "${sources}" "${dist}"${extend ? " --extend" : ""} ${flags.join(" ")}`;
+  if (!existsSync(PROBE_JS)) throw new Error(`${PROBE_JS} is missing: \`make build/publish-probe.js\` builds it (\`make bench\` does)`);
+  const command = `${openFiles ? `ulimit -n ${openFiles} && ` : ""}exec node ${PROBE_JS} "${sources}" "${dist}"${extend ? " --extend" : ""} ${flags.join(" ")}`;
   const started = performance.now();
   const out = execFileSync("bash", ["-c", command], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 20, env: { ...process.env, ...env } });
   return { ...JSON.parse(out.trim().split("\n").pop()!), wallMs: performance.now() - started };
