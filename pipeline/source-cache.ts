@@ -3,7 +3,8 @@
 // became. A daily publish then reads only new and changed files and takes the base version's untouched years and
 // months whole, so its cost does not grow with the archive. `REHASH=1` (publish --rehash) trusts none of it.
 
-import { readFile, stat } from "node:fs/promises";
+import { type Stats, statSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { sha256Hex } from "../format/hash.js";
 import type { SourceEntry } from "../format/records.js";
@@ -20,7 +21,6 @@ const CACHE_FORMAT = 2;
  * remembered, and is read again by the next publish.
  */
 const RACY_MS = 2000;
-const STAT_CONCURRENCY = 64;
 
 /** What identifies a file's bytes without reading them: any write changes the size or the change time. */
 interface Stamp {
@@ -69,13 +69,11 @@ export class SourceCache {
   /** Stats every file of the folder (following links) and loads what a previous publish remembered, unless `rehash`. */
   static async open(folder: string, files: SiloFile[], rehash: boolean): Promise<SourceCache> {
     const stamps = new Map<string, Stamp & { lookedAtMs: number }>();
-    for (let i = 0; i < files.length; i += STAT_CONCURRENCY) {
-      await Promise.all(
-        files.slice(i, i + STAT_CONCURRENCY).map(async (f) => {
-          const s = await stat(f.path).catch(() => null);
-          if (s) stamps.set(f.memberPath, { size: s.size, mtimeMs: s.mtimeMs, ctimeMs: s.ctimeMs, ino: s.ino, lookedAtMs: Date.now() });
-        }),
-      );
+    // one synchronous stat after another: 20,000 of them take a tenth of the time their promises would (nothing
+    // else waits on this thread during a publish)
+    for (const f of files) {
+      const s = statOrNull(f.path);
+      if (s) stamps.set(f.memberPath, { size: s.size, mtimeMs: s.mtimeMs, ctimeMs: s.ctimeMs, ino: s.ino, lookedAtMs: Date.now() });
     }
     const file = join(folder, SOURCE_CACHE_FILE);
     const body = rehash ? null : await readCache(file);
@@ -141,6 +139,15 @@ export class SourceCache {
     } catch (err) {
       return `cannot write ${this.file} (${describeError(err)}): the next publish reads and hashes every file again`;
     }
+  }
+}
+
+/** A file's stat, or null when it cannot be had (the file is then read and hashed as if new). */
+function statOrNull(path: string): Stats | null {
+  try {
+    return statSync(path, { throwIfNoEntry: false }) ?? null;
+  } catch {
+    return null;
   }
 }
 
