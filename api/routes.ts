@@ -236,8 +236,12 @@ export function allowOf(routes: RouteSpec[]): string {
   return [...methods, "OPTIONS"].join(", ");
 }
 
+/** Route patterns split once: every request is matched against each of them. */
+const patternParts = new Map<string, string[]>();
+
 function matchPath(pattern: string, path: string): Record<string, string> | null {
-  const want = pattern.split("/");
+  let want = patternParts.get(pattern);
+  if (!want) patternParts.set(pattern, (want = pattern.split("/")));
   const got = path.split("/");
   if (want.length !== got.length) return null;
   const params: Record<string, string> = {};

@@ -136,7 +136,8 @@ export function countTiles(window: Window): number {
 
 /** Tile ids sort in (date, lattice row, lattice column) order: compact date, then single-digit lattice indices. */
 export function tileId(date: string, tileRow: number, tileCol: number): string {
-  return `${date.replaceAll("-", "")}-r${tileRow}-c${tileCol}`;
+  // slices, not replaceAll: a query answer names a tile on every row
+  return `${date.slice(0, 4)}${date.slice(5, 7)}${date.slice(8, 10)}-r${tileRow}-c${tileCol}`;
 }
 
 const TILE_ID = /^(\d{4})(\d{2})(\d{2})-r(\d)-c(\d)$/;
