@@ -27,13 +27,18 @@ export async function appendSeason(work: string, cache: string, dates: string[],
   const daily = dates.length - base;
   const publishedOn = (k: number) => new Date(Date.now() - (daily - k) * DAY_MS);
   await publish({ sources: folder, dist, observations: false, log: () => {}, publishedAt: publishedOn(-1).toISOString().replace(/\.\d{3}Z$/, "Z") });
-  const runs: { date: string; wallMs: number; bytes: number; series: number }[] = [];
+  const runs: { date: string; wallMs: number; bytes: number; series: number; coldReads: number }[] = [];
   for (let k = 0; k < daily; k++) {
-    await linkFolder(folder, cache, [dates[base + k]]);
+    const date = dates[base + k];
+    await linkFolder(folder, cache, [date]);
     const run = runProbe(folder, dist, false, 0, { SOURCE_DATE_EPOCH: String(Math.floor(publishedOn(k).getTime() / 1000)) });
-    runs.push({ date: dates[base + k], wallMs: run.wallMs, bytes: run.bytesWritten, series: run.seriesBytesWritten });
+    // what a cold mirror client reads for the month up to the new day, on each day of the season
+    const cold: Record<string, number> = {};
+    await measureMirrorReads(dist, [{ name: "", key: "cold", goal: "", read: pointQuery(500, 300, addDays(date, -30), date) }], () => {}, cold);
+    runs.push({ date, wallMs: run.wallMs, bytes: run.bytesWritten, series: run.seriesBytesWritten, coldReads: cold.cold_requests });
   }
   const worst = runs.reduce((a, b) => (b.wallMs > a.wallMs ? b : a));
+  const mostReads = runs.reduce((a, b) => (b.coldReads > a.coldReads ? b : a));
   const meanBytes = runs.reduce((n, r) => n + r.bytes, 0) / runs.length;
   const before = await sizeOfTree(dist);
   const pruned = await prune({ dist, rule: { keepDays: 30, keepIds: new Set(), dropVersions: true }, graceMs: 0 });
@@ -42,6 +47,7 @@ export async function appendSeason(work: string, cache: string, dates: string[],
     season_worst_publish_s: worst.wallMs / 1000,
     season_mean_bytes_per_day: meanBytes,
     season_dist_bytes_per_day_pruned: after / dates.length,
+    mirror_point_31_daily_worst_requests: mostReads.coldReads,
   });
   say();
   say(`an append season: ${base} full-grid days, then one a day for ${daily} days (${dates[base]} .. ${dates[dates.length - 1]}, a month and a year close), each a new process (start-up included)`);
@@ -49,6 +55,7 @@ export async function appendSeason(work: string, cache: string, dates: string[],
   say(`  median daily publish                        ${fmt(median(runs.map((r) => r.wallMs)) / 1000, 2)} s`);
   say(`  bytes written per day, mean                 ${formatBytes(meanBytes)} (series ${formatBytes(runs.reduce((n, r) => n + r.series, 0) / runs.length)})  (goal <= 2.5 MB)`);
   say(`  largest day                                 ${formatBytes(Math.max(...runs.map((r) => r.bytes)))} on ${runs.reduce((a, b) => (b.bytes > a.bytes ? b : a)).date}`);
+  say(`  ${"cold mirror, a cell's newest 31 days".padEnd(44)}at most ${mostReads.coldReads} requests (${mostReads.date}), median ${median(runs.map((r) => r.coldReads))}  (goal <= 10)`);
   say(`  make prune (default rule: KEEP_DAYS=30)     ${pruned.dropped.length} of ${pruned.kept.length + pruned.dropped.length} versions dropped, ${formatBytes(before - after)} deleted`);
   say(`  dist per full-grid day after the prune      ${formatBytes(after / dates.length)}, everything counted  (goal <= 0.8 MB)`);
   return dist;

@@ -29,7 +29,10 @@ const SLOTS = GROUP_CHUNKS * GROUP_CHUNKS;
  */
 export const CHUNK_VALUES = 2048;
 
-/** A span of at most this many days lists its dates' sources in the index root itself. */
+/**
+ * A span that holds any of its version's newest this-many dates lists its dates' sources in the index root
+ * itself: a cold reader of the newest month reads no sources object.
+ */
 export const INLINE_SOURCES_DAYS = 31;
 
 /** A span of the series tier, as the version's index lists it. */
@@ -43,8 +46,8 @@ export interface SeriesSpan {
   /** sha256 (hex) Merkle root of the piece's group directories */
   root: string;
   /**
-   * the source lists of its dates, in date order: inline for a span of at most INLINE_SOURCES_DAYS days (the
-   * open month's runs: a cold reader then reads none), else the ref of that JSON array
+   * the source lists of its dates, in date order: inline for a span holding any of the version's newest
+   * INLINE_SOURCES_DAYS dates (a cold reader of them then reads none), else the ref of that JSON array
    */
   sources: Ref | SourceEntry[][];
   /** what the span was built from: equal basis, equal span (a publish reuses it) */

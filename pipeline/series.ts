@@ -2,10 +2,11 @@
 //
 // Which spans a version has follows from its dates alone, like an LSM tree whose merges are a binary counter:
 // every closed year is one span; the closed months of the open year are grouped by the binary digits of their
-// count (8 + 2 + 1 for November); the open month's days likewise (16 + 4 + 2 for the 22nd). A new day rewrites at
-// most the spans its digit carries into, so a day costs about log2(31) days of series bytes, and a closed year
-// is written once. A span whose days did not change (the same index pages: equal basis) is taken from the base
-// version as it is.
+// count (8 + 2 + 1 for November); the open month's days likewise (16 + 4 + 2 for the 22nd), but in at most three
+// runs, the third holding the rest (16 + 8 + 6 for the 30th), so a cold reader of the newest 31 days reads at
+// most four spans. A new day rewrites at most the spans its digit carries into (and the merged rest), so a day
+// costs a few days of series bytes, and a closed year is written once. A span whose days did not change (the
+// same index pages: equal basis) is taken from the base version as it is.
 
 import { availableParallelism } from "node:os";
 import type { Archive } from "../format/archive.js";
@@ -14,6 +15,7 @@ import { type Window, intersectWindows } from "../format/grid.js";
 import { sha256Hex } from "../format/hash.js";
 import type { Ref } from "../format/objects.js";
 import { GroupLattice, INLINE_SOURCES_DAYS, type SeriesSpan, buildMerkle, chooseChunkSide, encodeGroupEntries, encodeSeriesHeader, groupRecordBytes, seriesHeaderBytes } from "../format/series.js";
+import type { SourceEntry } from "../format/records.js";
 import type { DayEntry, IndexNode, MonthPage, YearPage } from "../format/version-index.js";
 import { assertValid } from "../schemas/validate.js";
 import type { ObjectStore } from "./files.js";
@@ -64,15 +66,21 @@ interface Period {
   loadDays: () => Promise<DayEntry[]>;
 }
 
-/** Inclusive [first, last] runs of 1-based indices: n's binary digits from the highest, in order. */
-export function binaryRuns(n: number): [number, number][] {
+/** Open-month runs: with the previous month's span, a cold read of the newest 31 days crosses at most four. */
+const OPEN_MONTH_RUNS = 3;
+
+/**
+ * Inclusive [first, last] runs of 1-based indices: n's binary digits from the highest, in order; with `maxRuns`,
+ * the last run holds every index after the first maxRuns - 1.
+ */
+export function binaryRuns(n: number, maxRuns = Infinity): [number, number][] {
   const runs: [number, number][] = [];
   let start = 1;
-  for (let bit = 2 ** Math.floor(Math.log2(Math.max(1, n))); bit >= 1; bit /= 2) {
-    if (n & bit) {
-      runs.push([start, start + bit - 1]);
-      start += bit;
-    }
+  for (let bit = 2 ** Math.floor(Math.log2(Math.max(1, n))); bit >= 1 && start <= n; bit /= 2) {
+    if (!(n & bit)) continue;
+    const end = runs.length === maxRuns - 1 ? n : start + bit - 1;
+    runs.push([start, end]);
+    start = end + 1;
   }
   return runs;
 }
@@ -112,11 +120,11 @@ async function planPeriods(tree: IndexTree, archive: Archive): Promise<Period[]>
   return periods;
 }
 
-/** The open month's days, in binary runs of day numbers. */
+/** The open month's days, in binary runs of day numbers (at most OPEN_MONTH_RUNS). */
 function openMonthPeriods(days: DayEntry[]): Period[] {
   const periods: Period[] = [];
   const lastDay = Number(days[days.length - 1].date.slice(8));
-  for (const [a, b] of binaryRuns(lastDay)) {
+  for (const [a, b] of binaryRuns(lastDay, OPEN_MONTH_RUNS)) {
     const run = days.filter((d) => Number(d.date.slice(8)) >= a && Number(d.date.slice(8)) <= b);
     if (run.length > 0) periods.push({ basis: basisOf("days", JSON.stringify(run)), loadDays: async () => run });
   }
@@ -146,11 +154,32 @@ export interface SeriesSummary {
 /** The version's series spans: reused from the base version where their basis is unchanged, else built. */
 export async function buildSeries(tree: IndexTree, base: SeriesSpan[], archive: Archive, store: ObjectStore, onSpan: (text: string) => void): Promise<SeriesSummary> {
   const encoders = new StripEncoders(archive, store.root);
+  let summary: SeriesSummary;
   try {
-    return await buildSpans(tree, base, archive, store, encoders, onSpan);
+    summary = await buildSpans(tree, base, archive, store, encoders, onSpan);
   } finally {
     await encoders.close();
   }
+  const before = store.bytesWritten;
+  summary.spans = await placeSources(summary.spans, tree.coverage.last, archive, store);
+  summary.bytesWritten += store.bytesWritten - before;
+  return summary;
+}
+
+/**
+ * Spans holding any of the newest INLINE_SOURCES_DAYS dates list their sources inline, the others by Ref; a span
+ * reused from the base version changes form as it ages (its piece stays as it is).
+ */
+async function placeSources(spans: SeriesSpan[], last: string, archive: Archive, store: ObjectStore): Promise<SeriesSpan[]> {
+  const newest = dayNumberToDate(dateToDayNumber(last) - INLINE_SOURCES_DAYS + 1);
+  return Promise.all(
+    spans.map(async (span) => {
+      const inline = span.last >= newest;
+      if (inline === Array.isArray(span.sources)) return span;
+      const sources = Array.isArray(span.sources) ? await store.putJson(span.sources) : await archive.readJson<SourceEntry[][]>(span.sources);
+      return { ...span, sources };
+    }),
+  );
 }
 
 async function buildSpans(tree: IndexTree, base: SeriesSpan[], archive: Archive, store: ObjectStore, encoders: StripEncoders, onSpan: (text: string) => void): Promise<SeriesSummary> {
@@ -201,6 +230,7 @@ async function buildSpan(days: DayEntry[], basis: string, encode: StripEncoder, 
     offset += result.chunks.byteLength;
   }
   const piece = await writePiece(lattice, dateToDayNumber(days[0].date), days.length, directories, chunks, store);
+  // inline until placeSources decides
   const sources = days.map((d) => d.sources);
   assertValid("dist-series-sources.schema.json", sources, `series sources ${days[0].date}..`);
   return {
@@ -210,7 +240,7 @@ async function buildSpan(days: DayEntry[], basis: string, encode: StripEncoder, 
     chunkSide: lattice.chunkSide,
     piece: piece.ref,
     root: piece.root,
-    sources: days.length <= INLINE_SOURCES_DAYS ? sources : await store.putJson(sources),
+    sources,
     basis,
   };
 }

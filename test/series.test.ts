@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { Service } from "../api/service.js";
+import { createMirrorClient } from "../client/index.js";
+import { startMirrorServer } from "../client/mirror-server.js";
 import { Archive } from "../format/archive.js";
 import { dateToDayNumber, listDates } from "../format/dates.js";
 import { sha256Hex } from "../format/hash.js";
@@ -75,6 +77,11 @@ rule("series - binary runs: a count's binary digits from the highest, as runs of
   assert.equal(binaryRuns(13), [[1, 8], [9, 12], [13, 13]]);
   assert.equal(binaryRuns(31), [[1, 16], [17, 24], [25, 28], [29, 30], [31, 31]]);
   assert.equal(binaryRuns(12), [[1, 8], [9, 12]]);
+  // the open month's days: at most three runs, the third holding the rest
+  assert.equal(binaryRuns(31, 3), [[1, 16], [17, 24], [25, 31]]);
+  assert.equal(binaryRuns(15, 3), [[1, 8], [9, 12], [13, 15]]);
+  assert.equal(binaryRuns(13, 3), [[1, 8], [9, 12], [13, 13]]);
+  assert.equal(binaryRuns(0, 3), []);
 });
 
 rule("series - chunk side: a power of two whose square times the days is at most 2048 values", () => {
@@ -136,6 +143,8 @@ tiers("series - spans: the closed year, the closed month, the open month's days 
   const view = await openRaster(dist, record);
   assert.equal(spansOf(view), ["2003-12-20..2003-12-31", "2004-01-01..2004-01-31", "2004-02-01..2004-02-08", "2004-02-09..2004-02-10"]);
   assert.equal(view.index.series!.map((s) => s.chunkSide), [8, 8, 16, 32]);
+  // sources inline for the spans holding any of the newest 31 dates (11 January .. 10 February), by Ref before
+  assert.equal(view.index.series!.map((s) => Array.isArray(s.sources)), [false, true, true, true]);
 });
 
 tiers("series - every cell of every date reads the same from the series tier as from the day pieces", async () => {
@@ -237,6 +246,32 @@ appends("series - a day at a time gives the spans one publish of the whole folde
   const a = await openRaster(daily, last);
   const b = await openRaster(whole, one);
   assert.equal(a.index.series, b.index.series);
+});
+
+appends("series - a cold mirror reads a place's newest 31 days in 10 requests when the newest day-of-month has four binary digits", async () => {
+  // 30 January: the open month in three runs (1-16, 17-24, 25-30), and 31 December in the closed year's span
+  const folder = freshDir("newest-sources");
+  const daily = freshDir("newest-dist");
+  await writeDays(folder, listDates("2003-12-20", "2004-01-30"));
+  await quietly(folder, daily);
+  const mirror = await startMirrorServer({ dist: daily });
+  try {
+    const asked: string[] = [];
+    const client = createMirrorClient({
+      baseUrl: mirror.url,
+      fetch: (url, init) => {
+        asked.push(String(url).slice(mirror.url.length).split(".").pop()!);
+        return fetch(url, init);
+      },
+    });
+    const answer = await client.answer({ method: "POST", path: "/api/v1/data/query", body: requestFor({ col: 255, row: 256, width: 1, height: 1 }, "2003-12-31", "2004-01-30") });
+    assert.is(answer.status, 200, answer.text());
+    // catalog.json, the index root (listing every span's sources: no sources object), a group directory and a chunk of each of four spans
+    assert.equal(asked, ["json", "json", ...Array(8).fill("ser")]);
+    assert.is(client.stats().requests, 10);
+  } finally {
+    await mirror.close();
+  }
 });
 
 appends("series - a revised day gives a new version with new series pieces; the old version answers as before", async () => {
