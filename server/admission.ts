@@ -29,6 +29,13 @@ export interface AdmissionStats {
 }
 
 /**
+ * Computed work that starts at once stops starting at once after this long in one turn of the event loop: answers
+ * that never wait for a read (their pieces cached, or inline in the index) would otherwise run one after another
+ * for every request the loop polled, and health and new connections would wait behind them all.
+ */
+export const LOOP_TURN_MS = 10;
+
+/**
  * Turns for computed work. Each client (by address) waits in its own line; a freed turn goes to the next client
  * in rotation, so one client with many connections gets one turn in each round, not all of them.
  */
@@ -38,6 +45,9 @@ export class Admission {
   private shed = 0;
   /** each client's line, in rotation order (a Map keeps insertion order; a served client moves to the end) */
   private readonly lines = new Map<string, Waiting[]>();
+  /** when work first started in this turn of the event loop; -1 before any has */
+  private turnStart = -1;
+  private kickScheduled = false;
 
   constructor(private readonly limits: AdmissionLimits) {}
 
@@ -47,13 +57,44 @@ export class Admission {
 
   /** Runs `work` in a turn of `client`'s: now, after a wait, or never (a 503 HttpError). */
   async run<T>(client: string, work: () => Promise<T>): Promise<T> {
-    if (this.active >= this.limits.active) await this.wait(client);
-    else this.active++;
+    if (this.active < this.limits.active && !this.loopTurnSpent()) this.active++;
+    else {
+      const waited = this.wait(client);
+      // a turn is free but this loop turn is spent: the next loop turn starts the next in line
+      if (this.active < this.limits.active) this.kickSoon();
+      await waited;
+    }
     try {
       return await work();
     } finally {
       this.handOver();
     }
+  }
+
+  /** Whether work has run for LOOP_TURN_MS since it first started in this turn of the event loop. */
+  private loopTurnSpent(): boolean {
+    const now = performance.now();
+    if (this.turnStart < 0) {
+      this.turnStart = now;
+      setImmediate(() => (this.turnStart = -1));
+      return false;
+    }
+    return now - this.turnStart > LOOP_TURN_MS;
+  }
+
+  /** After the event loop has polled: the next in line takes a free turn (and, while one is free, the next after). */
+  private kickSoon(): void {
+    if (this.kickScheduled) return;
+    this.kickScheduled = true;
+    setImmediate(() => {
+      this.kickScheduled = false;
+      if (this.active >= this.limits.active) return;
+      const next = this.takeNext();
+      if (!next) return;
+      this.active++;
+      next.start();
+      if (this.queued > 0) this.kickSoon();
+    });
   }
 
   private wait(client: string): Promise<void> {
@@ -79,18 +120,24 @@ export class Admission {
 
   /** A turn ends: the next client in rotation starts (the turn passes on), else one fewer is at work. */
   private handOver(): void {
+    const next = this.takeNext();
+    // after the event loop has polled once more: answers whose pieces are cached would otherwise run one after
+    // another in a single turn, and health and new requests would wait behind the whole chain
+    if (next) setImmediate(next.start);
+    else this.active--;
+  }
+
+  /** The first in line of the next client in rotation, out of the line; null when no one waits. */
+  private takeNext(): Waiting | null {
     for (const [client, line] of this.lines) {
       const next = line.shift()!;
       this.lines.delete(client);
       if (line.length > 0) this.lines.set(client, line); // to the end of the rotation
       this.queued--;
       clearTimeout(next.timer);
-      // after the event loop has polled once more: answers whose pieces are cached would otherwise run one after
-      // another in a single turn, and health and new requests would wait behind the whole chain
-      setImmediate(next.start);
-      return;
+      return next;
     }
-    this.active--;
+    return null;
   }
 
   /**

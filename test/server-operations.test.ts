@@ -12,7 +12,7 @@ import { Archive } from "../format/archive.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
 import { objectPath } from "../format/objects.js";
 import { openVersion } from "../format/versions.js";
-import { Admission } from "../server/admission.js";
+import { Admission, LOOP_TURN_MS } from "../server/admission.js";
 import { DATES_A, type Fixture, type Served, assertError, buildFixture, copyDist, post, request, requestFor, withServer } from "./server-fixture.js";
 
 let fixture: Fixture;
@@ -206,6 +206,26 @@ turns("admission - a freed turn starts after the event loop has polled, so a cha
   await running;
   await Promise.all(queued);
   assert.equal(order, ["poll", "b", "c"]);
+});
+
+turns("admission - after LOOP_TURN_MS of work in one turn of the event loop, new work waits for the next turn, though turns are free", async () => {
+  const admission = new Admission({ active: 4, queue: 10, queuePerClient: 10, queueMs: 60_000, retryAfterS: 1 });
+  const order: string[] = [];
+  // answers that never wait for a read: each runs to its end as soon as it starts
+  const busy = (name: string) => async () => {
+    const end = performance.now() + LOOP_TURN_MS + 2;
+    while (performance.now() < end);
+    order.push(name);
+  };
+  // stands for I/O waiting in the loop (a health request)
+  setImmediate(() => order.push("poll"));
+  await Promise.all(["a", "b", "c"].map((name) => admission.run(name, busy(name))));
+  assert.equal(order.slice(0, 2), ["a", "poll"]);
+  assert.equal([...order].sort(), ["a", "b", "c", "poll"]);
+  assert.equal(admission.stats(), { active: 0, queued: 0, shed: 0 });
+  // a quiet loop: work starts at once
+  const t = await admission.run("d", async () => "now");
+  assert.is(t, "now");
 });
 
 turns("admission - one client's line is bounded; a wait longer than queueMs is refused", async () => {
