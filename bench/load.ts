@@ -111,11 +111,11 @@ export async function startStatic(dir: string, probeFile: string): Promise<Proc>
   return startProcess("node", [script], {}, `/${probeFile}`);
 }
 
-/** Resident memory of a process now and at its peak, from /proc (MB). */
-export function readRss(pid: number): { rssMb: number; peakMb: number } {
+/** Resident memory of a process now and at its peak, from /proc (MB); `fileMb` is the part that maps files (node's own code pages, touched as new paths run). */
+export function readRss(pid: number): { rssMb: number; peakMb: number; fileMb: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
-  return { rssMb: kb("VmRSS") / 1024, peakMb: kb("VmHWM") / 1024 };
+  return { rssMb: kb("VmRSS") / 1024, peakMb: kb("VmHWM") / 1024, fileMb: kb("RssFile") / 1024 };
 }
 
 export interface WrkResult {

@@ -142,8 +142,11 @@ export async function runSoak(ctx: OperationsContext, seconds: number): Promise<
     const oldIds = await listIds(server.url);
     const version = oldIds.split(" ").find((id) => id.startsWith("silo-tmax-2003"))!;
     const started = performance.now();
-    const rss: [number, number][] = [];
-    const sampling = setInterval(() => rss.push([(performance.now() - started) / 1000, readRss(server.pid).rssMb]), 5000);
+    const rss: [number, number, number][] = [];
+    const sampling = setInterval(() => {
+      const { rssMb, fileMb } = readRss(server.pid);
+      rss.push([(performance.now() - started) / 1000, rssMb, fileMb]);
+    }, 5000);
     const publishing = new Promise((r) => setTimeout(r, (seconds * 1000) / 2)).then(async () => {
       const t = performance.now();
       await run("node_modules/.bin/tsx", ["bench/publish-probe.ts", ctx.nextDay, ctx.dist, "--extend"], { maxBuffer: 1 << 20 });
@@ -163,6 +166,8 @@ export async function runSoak(ctx: OperationsContext, seconds: number): Promise<
     ctx.say(`  ${fmt(tally.answers)} answers (${fmt(tally.answers / seconds)}/s); deliberate 503s (Retry-After) ${fmt(tally.shed)}; errors ${tally.errors.length} (goal 0)${tally.errors.length ? `: ${[...new Set(tally.errors)].slice(0, 5).join("; ")}` : ""}`);
     ctx.say(`  catalogs: ${oldIds === newIds ? "!! the publish was not seen" : "old, then new"}; answers mixing them ${mixing.length} (goal 0)${mixing.length ? `: ${mixing.slice(0, 3).join("; ")}` : ""}`);
     ctx.say(`  RSS ${fmt(minute[1])} MB at ${fmt(minute[0])} s, ${fmt(end[1])} MB at the end: ${growth >= 0 ? "+" : ""}${fmt(growth * 100, 1)}% (goal within 10%); ${(/busy: .*/.exec(stderr) ?? ["no load shed"])[0]}`);
+    const byMinute = rss.filter(([t], i) => i === rss.length - 1 || Math.floor(t / 60) !== Math.floor(rss[i + 1][0] / 60));
+    ctx.say(`  RSS by minute, MB: ${byMinute.map(([, mb]) => fmt(mb)).join(" ")} (the publish at ${fmt(seconds / 2)} s); of it mapping files: ${byMinute.map(([, , mb]) => fmt(mb)).join(" ")}`);
     if (tally.errors.length > 0 || mixing.length > 0 || oldIds === newIds || Math.abs(growth) > 0.1) ctx.fail("the soak");
   } finally {
     await server.stop();
