@@ -31,7 +31,9 @@ export async function answerLayers(ctx: Context): Promise<Answer> {
   if (tile !== null) {
     const located = await locateTile(view, tile);
     if (!located) throw notFound(`Tile ${tile} of ${id}`);
-    const cells = await located.view.readCells(located.day, located.slot.window);
+    const [, , w, h] = located.slot.window;
+    const codes = new Int16Array(w * h);
+    const cells = (await located.view.readCodes(located.day, located.slot.window, codes)) ? codes : await located.view.readCells(located.day, located.slot.window);
     return ctx.answer(writeTile(id, located.day.date, located.slot, cells), { cache: "immutable", bounded: FEWER });
   }
   const count = view.kind === "raster" ? view.index.tiles : 0;

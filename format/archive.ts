@@ -62,6 +62,11 @@ interface AreaPart {
   at: number;
 }
 
+/** Bytes a cache may keep: a view into a much larger buffer (which the cache would keep alive) is copied out. */
+function ownBuffer(bytes: Uint8Array): Uint8Array {
+  return bytes.buffer.byteLength - bytes.byteLength <= 64 ? bytes : bytes.slice();
+}
+
 export class Archive {
   private readonly objects: LruCache<Promise<unknown>>;
   private readonly blocks: LruCache<Promise<StoredBlock>>;
@@ -237,8 +242,7 @@ export class Archive {
         const raw = await this.platform.inflateRaw(piece, rawBlockBytes(entry.codec, bw * bh)).catch((err) => {
           throw new IntegrityError(this.storage.describe(path), `block ${w.slot.index} does not inflate (${(err as Error).message})`);
         });
-        // its own exact buffer: the inflated bytes may sit in a larger one, which a cache would keep alive
-        w.resolve(toStoredBlock(entry.codec, raw.slice(), bw, bh));
+        w.resolve(toStoredBlock(entry.codec, ownBuffer(raw), bw, bh));
       } catch (err) {
         w.reject(err instanceof IntegrityError ? err : new IntegrityError(this.storage.describe(path), (err as Error).message));
       }
@@ -279,7 +283,7 @@ export class Archive {
         throw new IntegrityError(this.storage.describe(path), `chunk ${group}/${slot} does not inflate (${(err as Error).message})`);
       });
       try {
-        return toStoredBlock(entry.codec, raw.slice(), width, height);
+        return toStoredBlock(entry.codec, ownBuffer(raw), width, height);
       } catch (err) {
         throw new IntegrityError(this.storage.describe(path), `chunk ${group}/${slot}: ${(err as Error).message}`);
       }

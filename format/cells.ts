@@ -40,6 +40,11 @@ export function canonicalizeMissing(values: Float32Array): number {
   return missing;
 }
 
+/** The float32 of a tenths code (NaN for the missing code). */
+export function tenthsValue(code: number): number {
+  return TENTHS[code + 32768];
+}
+
 /** The missing code of tenths. */
 export const TENTHS_MISSING_CODE = TENTHS_MISSING;
 

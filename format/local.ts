@@ -10,7 +10,9 @@ import { type Platform, type Storage, StorageError } from "./storage.js";
 
 export const nodePlatform: Platform = {
   sha256Hex: async (data) => sha256Hex(data),
-  inflateRaw: async (data, maxBytes) => inflateRawSync(data, { maxOutputLength: Math.max(1, maxBytes) }),
+  // One output buffer a block, one byte over its known size (so zlib never allocates a second to find the end):
+  // the default 16 kB chunks cost an allocation a block and a copy.
+  inflateRaw: async (data, maxBytes) => inflateRawSync(data, { maxOutputLength: Math.max(1, maxBytes), chunkSize: Math.max(64, maxBytes + 1) }),
 };
 
 function toStorageError(path: string, file: string, code: string | undefined, message: string): StorageError {

@@ -93,6 +93,11 @@ export class RasterView {
     return readOf(this.record.id, () => this.archive.readCells(day, area));
   }
 
+  /** The tenths codes of `area` on one day into `out` (missing -32768); false when a block holds values tenths cannot. */
+  readCodes(day: DayEntry, area: Window, out: Int16Array): Promise<boolean> {
+    return readOf(this.record.id, () => this.archive.readCodes(day, area, out));
+  }
+
   /** The source lists of a series span's dates, in date order. */
   readSpanSources(span: SeriesSpan): Promise<SourceEntry[][]> {
     const { sources } = span;

@@ -11,7 +11,8 @@ const encodeCursor = (id: string, kind: "layers" | "observations", offset: numbe
 const decodeCursor = (id: string, kind: "layers" | "observations", cursor: string) => decodeAsync(nodePlatform, id, kind, cursor);
 import { GRID, bboxToWindow, colToEdgeLon, findTile, colToLon, parseTileId, rowToEdgeLat, rowToLat, tileId, windowBbox, windowToTiles, windowTransform } from "../format/grid.js";
 import { float32ToShortest } from "../format/numbers.js";
-import { cellToJson } from "../api/serialize.js";
+import { cellToJson, writeTile } from "../api/serialize.js";
+import { tenthsValue } from "../format/cells.js";
 
 const grid = suite("grid");
 
@@ -106,6 +107,24 @@ numbers("numbers - float32 cells serialize as their shortest round-tripping deci
   ];
   for (const [value, text] of cases) assert.is(cellToJson(Math.fround(value)), text, String(value));
   assert.is(JSON.stringify(float32ToShortest(Math.fround(24.2))), "24.2");
+});
+
+numbers("numbers - a tile written from tenths codes is byte for byte the tile written from their float32 cells", () => {
+  const slot = findTile([0, 0, GRID.width, GRID.height], 1, 2)!;
+  assert.is(slot.window[2] * slot.window[3], 65536);
+  // every code once (the missing code included), in a scattered order
+  const codes = new Int16Array(65536);
+  for (let i = 0; i < 65536; i++) codes[i] = ((i * 40503) & 0xffff) - 32768;
+  const cells = Float32Array.from(codes, tenthsValue);
+  const fromCodes = Buffer.from(writeTile("v", "2003-01-01", slot, codes)).toString();
+  assert.is(fromCodes, Buffer.from(writeTile("v", "2003-01-01", slot, cells)).toString());
+  const values: (number | null)[] = JSON.parse(fromCodes).tile.cells;
+  assert.is(values.length, 65536);
+  assert.is(values.filter((v) => v === null).length, 1);
+  assert.is(values[codes.indexOf(-32767)], -3276.7);
+  assert.is(values[codes.indexOf(32767)], 3276.7);
+  assert.is(values[codes.indexOf(-1)], -0.1);
+  assert.is(values[codes.indexOf(240)], 24);
 });
 
 numbers("numbers - shortest decimals round-trip and are minimal for many float32 values", () => {
