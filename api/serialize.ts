@@ -300,7 +300,7 @@ export function writeTile(versionId: string, date: string, slot: TileSlot, cells
   const meta = JSON.stringify({ ...describeTile(date, slot), dataset_version_id: versionId, source_window: slot.window });
   const out = new ByteSink();
   out.text(`{"datasetVersion":${JSON.stringify(versionId)},"tile":${meta.slice(0, -1)},"cells":[`);
-  if (cells instanceof Int16Array) out.write(cells.length * (CODE_TEXT_BYTES + 1), (buffer, at) => writeCodesJson(cells, buffer, at));
+  if (cells instanceof Int16Array) out.write(cells.length * 8 + 8, (buffer, at) => writeCodesJson(cells, buffer, at));
   else {
     const comma = ascii(",");
     for (let i = 0; i < cells.length; i++) {
@@ -312,28 +312,41 @@ export function writeTile(versionId: string, date: string, slot: TileSlot, cells
   return out.finish();
 }
 
-// The JSON text of every tenths code (missing: null), in one flat table filled as met: a tile of codes is written
-// by copying a few bytes a cell, with no float arithmetic and no object per value. The text is cellToJson's of
-// the code's float32, so both tile paths write the same bytes.
-const CODE_TEXT_BYTES = 8; // the longest, "-3276.7", is 7
-const codeText = new Uint8Array(65536 * CODE_TEXT_BYTES);
-const codeTextLength = new Uint8Array(65536);
+// The JSON text of every tenths code (missing: null) after its comma, as two little-endian words a code, in a
+// table filled as met: a tile of codes is written as two 4-byte stores a cell (the next cell's overwrite what
+// lies past this one's end), with no float arithmetic and no object per value. The text is cellToJson's of the
+// code's float32, so both tile paths write the same bytes.
+const CODE_WORDS = new Uint32Array(65536 * 2);
+/** 1 + the text's length ("," and at most "-3276.7": 8 bytes, two words); 0 until made */
+const codeLength = new Uint8Array(65536);
 
-function fillCodeText(slot: number): number {
-  const text = cellToJson(tenthsValue(slot - 32768));
-  for (let i = 0; i < text.length; i++) codeText[slot * CODE_TEXT_BYTES + i] = text.charCodeAt(i);
-  return (codeTextLength[slot] = text.length);
+function fillCode(slot: number): number {
+  const text = `,${cellToJson(tenthsValue(slot - 32768))}`;
+  const word = (from: number) => {
+    let w = 0;
+    for (let i = 3; i >= 0; i--) w = (w << 8) | (from + i < text.length ? text.charCodeAt(from + i) : 0);
+    return w >>> 0;
+  };
+  CODE_WORDS[2 * slot] = word(0);
+  CODE_WORDS[2 * slot + 1] = word(4);
+  return (codeLength[slot] = text.length);
 }
 
-/** Tenths codes as JSON values separated by commas, from `at`; returns where they end. */
+/** Tenths codes as JSON values separated by commas, from `at` (the byte before it is "["); returns where they end. */
 function writeCodesJson(codes: Int16Array, buffer: Uint8Array, at: number): number {
+  const view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+  // every value is written with its comma; the first one's lands on the "[" before it, put back at the end
+  const open = buffer[at - 1];
+  let p = at - 1;
   for (let i = 0; i < codes.length; i++) {
-    if (i > 0) buffer[at++] = 44; // ","
     const slot = codes[i] + 32768;
-    const length = codeTextLength[slot] || fillCodeText(slot);
-    for (let j = slot * CODE_TEXT_BYTES, end = j + length; j < end; j++) buffer[at++] = codeText[j];
+    const length = codeLength[slot] || fillCode(slot);
+    view.setUint32(p, CODE_WORDS[2 * slot], true);
+    view.setUint32(p + 4, CODE_WORDS[2 * slot + 1], true);
+    p += length;
   }
-  return at;
+  buffer[at - 1] = open;
+  return codes.length === 0 ? at : p;
 }
 
 /**
