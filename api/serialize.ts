@@ -313,8 +313,8 @@ export function writeTile(versionId: string, date: string, slot: TileSlot, cells
 }
 
 // The JSON text of every tenths code (missing: null) after its comma, as two little-endian words a code, in a
-// table filled as met: a tile of codes is written as two 4-byte stores a cell (the next cell's overwrite what
-// lies past this one's end), with no float arithmetic and no object per value. The text is cellToJson's of the
+// table filled as met: a tile of codes is written as two 4-byte stores a cell (the next cell's words overwrite
+// what lies past this one's end), with no float arithmetic and no object per value. The text is cellToJson's of the
 // code's float32, so both tile paths write the same bytes.
 const CODE_WORDS = new Uint32Array(65536 * 2);
 /** 1 + the text's length ("," and at most "-3276.7": 8 bytes, two words); 0 until made */

@@ -62,11 +62,6 @@ interface AreaPart {
   at: number;
 }
 
-/** Bytes a cache may keep: a view into a much larger buffer (which the cache would keep alive) is copied out. */
-function ownBuffer(bytes: Uint8Array): Uint8Array {
-  return bytes.buffer.byteLength - bytes.byteLength <= 64 ? bytes : bytes.slice();
-}
-
 export class Archive {
   private readonly objects: LruCache<Promise<unknown>>;
   private readonly blocks: LruCache<Promise<StoredBlock>>;
@@ -242,7 +237,7 @@ export class Archive {
         const raw = await this.platform.inflateRaw(piece, rawBlockBytes(entry.codec, bw * bh)).catch((err) => {
           throw new IntegrityError(this.storage.describe(path), `block ${w.slot.index} does not inflate (${(err as Error).message})`);
         });
-        w.resolve(toStoredBlock(entry.codec, ownBuffer(raw), bw, bh));
+        w.resolve(toStoredBlock(entry.codec, raw, bw, bh));
       } catch (err) {
         w.reject(err instanceof IntegrityError ? err : new IntegrityError(this.storage.describe(path), (err as Error).message));
       }
@@ -283,7 +278,7 @@ export class Archive {
         throw new IntegrityError(this.storage.describe(path), `chunk ${group}/${slot} does not inflate (${(err as Error).message})`);
       });
       try {
-        return toStoredBlock(entry.codec, ownBuffer(raw), width, height);
+        return toStoredBlock(entry.codec, raw, width, height);
       } catch (err) {
         throw new IntegrityError(this.storage.describe(path), `chunk ${group}/${slot}: ${(err as Error).message}`);
       }

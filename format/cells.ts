@@ -110,8 +110,9 @@ export function toStoredBlock(codec: BlockCodec, raw: Uint8Array | null, width: 
   const cells = width * height;
   if (codec !== BlockCodec.Tenths && codec !== BlockCodec.Float32) throw new Error(`unknown block codec ${codec}`);
   if (!raw || raw.byteLength !== rawBlockBytes(codec, cells)) throw new Error(`block inflates to ${raw?.byteLength ?? 0} bytes, expected ${rawBlockBytes(codec, cells)}`);
-  // typed views need aligned bytes (little-endian, as on every platform this runs on)
-  const aligned = raw.byteOffset % 4 === 0 ? raw : raw.slice();
+  // A block is kept (in a cache) as a typed view of its bytes: they are copied out when misaligned (little-endian,
+  // as on every platform this runs on) or when they sit in a much larger buffer the view would keep alive.
+  const aligned = raw.byteOffset % 4 === 0 && raw.buffer.byteLength - raw.byteLength <= 64 ? raw : raw.slice();
   return codec === BlockCodec.Tenths
     ? { codec, width, tenths: new Int16Array(aligned.buffer, aligned.byteOffset, cells), floats: null }
     : { codec, width, tenths: null, floats: new Float32Array(aligned.buffer, aligned.byteOffset, cells) };
