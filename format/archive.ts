@@ -20,8 +20,8 @@ import {
   ChunkLayout,
   GroupLattice,
   type SeriesSpan,
-  decodeGroupEntries,
   groupRecordBytes,
+  groupEntry,
   groupRecordOffset,
   verifyGroupRecord,
 } from "./series.js";
@@ -244,10 +244,13 @@ export class Archive {
     }
   }
 
-  /** A group directory of a series piece: one range read, proved against the span's root by its Merkle path. */
-  private readGroup(span: SeriesSpan, lattice: GroupLattice, group: number): Promise<ChunkEntry[]> {
+  /**
+   * A group directory of a series piece: one range read, proved against the span's root by its Merkle path; its
+   * entries' bytes, in their own buffer (an entry is decoded when a chunk is read).
+   */
+  private readGroup(span: SeriesSpan, lattice: GroupLattice, group: number): Promise<Uint8Array> {
     const size = groupRecordBytes(lattice.depth);
-    return this.objects.getOrLoad(`group:${span.piece.sha256}:${group}`, size * 2, async () => {
+    return this.objects.getOrLoad(`group:${span.piece.sha256}:${group}`, size, async () => {
       const path = objectPath(span.piece.sha256, "ser");
       const record = await this.storage.read(path, groupRecordOffset(lattice, group), size);
       const entries = await verifyGroupRecord(record, group, lattice.depth, span.root, (b) => this.platform.sha256Hex(b));
@@ -255,17 +258,19 @@ export class Archive {
         this.storage.forget?.(path);
         throw new IntegrityError(this.storage.describe(path), `group ${group} does not prove against its root ${span.root}`);
       }
-      try {
-        return decodeGroupEntries(entries);
-      } catch (err) {
-        throw new IntegrityError(this.storage.describe(path), (err as Error).message);
-      }
-    }) as Promise<ChunkEntry[]>;
+      return entries.slice(); // the record may be a view of a larger read, which the cache would keep alive
+    }) as Promise<Uint8Array>;
   }
 
   /** One chunk of a series piece, verified against its group's entry and inflated; with its layout. */
   private async readChunk(span: SeriesSpan, lattice: GroupLattice, group: number, slot: number, days: number): Promise<{ block: StoredBlock; entry: ChunkEntry }> {
-    const entry = (await this.readGroup(span, lattice, group))[slot];
+    const entries = await this.readGroup(span, lattice, group);
+    let entry: ChunkEntry;
+    try {
+      entry = groupEntry(entries, slot);
+    } catch (err) {
+      throw new IntegrityError(this.storage.describe(objectPath(span.piece.sha256, "ser")), (err as Error).message);
+    }
     const [, , cw, ch] = lattice.chunkWindow(group, slot);
     const cells = cw * ch;
     const [width, height] = entry.layout === ChunkLayout.Cells ? [days, cells] : [cells, days];

@@ -153,23 +153,25 @@ export interface ChunkEntry {
   sha256: string;
 }
 
-/** The entries of a group directory, from its record's bytes (after the path). */
-export function decodeGroupEntries(bytes: Uint8Array): ChunkEntry[] {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+/**
+ * One entry of a group directory, from its record's bytes (after the path): a reader decodes only the entry it
+ * uses (a point read uses one of the 64, and decoding all of them was most of what a varied point series allocated).
+ */
+export function groupEntry(bytes: Uint8Array, slot: number): ChunkEntry {
   if (bytes.byteLength !== SLOTS * ENTRY_BYTES) throw new Error(`a group directory is ${SLOTS * ENTRY_BYTES} bytes, not ${bytes.byteLength}`);
-  return Array.from({ length: SLOTS }, (_, i) => {
-    const at = i * ENTRY_BYTES;
-    const codec = view.getUint32(at, true) & 0xff;
-    const layout = view.getUint32(at, true) >>> 8;
-    if (codec > BlockCodec.Float32 || layout > ChunkLayout.Days) throw new Error(`a group directory names an unknown codec ${view.getUint32(at, true)}`);
-    return {
-      codec: codec as BlockCodec,
-      layout: layout as ChunkLayout,
-      length: view.getUint32(at + 4, true),
-      offset: view.getUint32(at + 8, true) + view.getUint32(at + 12, true) * 2 ** 32,
-      sha256: bytesToHex(bytes.subarray(at + 16, at + 48)),
-    };
-  });
+  if (!Number.isInteger(slot) || slot < 0 || slot >= SLOTS) throw new Error(`a group directory has no slot ${slot}`);
+  const at = slot * ENTRY_BYTES;
+  const view = new DataView(bytes.buffer, bytes.byteOffset + at, ENTRY_BYTES);
+  const word = view.getUint32(0, true);
+  const [codec, layout] = [word & 0xff, word >>> 8];
+  if (codec > BlockCodec.Float32 || layout > ChunkLayout.Days) throw new Error(`a group directory names an unknown codec ${word}`);
+  return {
+    codec: codec as BlockCodec,
+    layout: layout as ChunkLayout,
+    length: view.getUint32(4, true),
+    offset: view.getUint32(8, true) + view.getUint32(12, true) * 2 ** 32,
+    sha256: bytesToHex(bytes.subarray(at + 16, at + 48)),
+  };
 }
 
 export function encodeGroupEntries(entries: ChunkEntry[]): Uint8Array {

@@ -15,7 +15,7 @@ import { Snapshot } from "../format/snapshot.js";
 import { openVersion } from "../format/versions.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
 import { objectPath } from "../format/objects.js";
-import { type ChunkEntry, GroupLattice, type SeriesSpan, decodeGroupEntries, groupRecordBytes, groupRecordOffset } from "../format/series.js";
+import { type ChunkEntry, GroupLattice, type SeriesSpan, groupEntry, groupRecordBytes, groupRecordOffset } from "../format/series.js";
 import { addToCatalog, updateCandidates, writeCatalog } from "../pipeline/catalog.js";
 import { ObjectStore } from "../pipeline/files.js";
 import { makeDataRequest } from "../api/request.js";
@@ -428,6 +428,6 @@ export async function findSeriesChunk(dist: string, record: Dataset, date: strin
   const groupAt = groupRecordOffset(lattice, group);
   const entriesAt = groupAt + lattice.depth * 32;
   const bytes = await readFile(file);
-  const chunk = decodeGroupEntries(bytes.subarray(entriesAt, groupAt + groupRecordBytes(lattice.depth)))[slot];
+  const chunk = groupEntry(bytes.subarray(entriesAt, groupAt + groupRecordBytes(lattice.depth)), slot);
   return { span, path, file, chunk, group, slot, groupAt, entriesAt };
 }
