@@ -20,8 +20,9 @@ import {
   ChunkLayout,
   GroupLattice,
   type SeriesSpan,
-  groupRecordBytes,
+  checkGroupEntries,
   groupEntry,
+  groupRecordBytes,
   groupRecordOffset,
   verifyGroupRecord,
 } from "./series.js";
@@ -258,19 +259,18 @@ export class Archive {
         this.storage.forget?.(path);
         throw new IntegrityError(this.storage.describe(path), `group ${group} does not prove against its root ${span.root}`);
       }
+      try {
+        checkGroupEntries(entries);
+      } catch (err) {
+        throw new IntegrityError(this.storage.describe(path), (err as Error).message);
+      }
       return entries.slice(); // the record may be a view of a larger read, which the cache would keep alive
     }) as Promise<Uint8Array>;
   }
 
   /** One chunk of a series piece, verified against its group's entry and inflated; with its layout. */
   private async readChunk(span: SeriesSpan, lattice: GroupLattice, group: number, slot: number, days: number): Promise<{ block: StoredBlock; entry: ChunkEntry }> {
-    const entries = await this.readGroup(span, lattice, group);
-    let entry: ChunkEntry;
-    try {
-      entry = groupEntry(entries, slot);
-    } catch (err) {
-      throw new IntegrityError(this.storage.describe(objectPath(span.piece.sha256, "ser")), (err as Error).message);
-    }
+    const entry = groupEntry(await this.readGroup(span, lattice, group), slot);
     const [, , cw, ch] = lattice.chunkWindow(group, slot);
     const cells = cw * ch;
     const [width, height] = entry.layout === ChunkLayout.Cells ? [days, cells] : [cells, days];

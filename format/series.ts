@@ -153,21 +153,27 @@ export interface ChunkEntry {
   sha256: string;
 }
 
+/** Checks a group directory's entries (its record's bytes after the path) as read: their size and every codec. */
+export function checkGroupEntries(bytes: Uint8Array): void {
+  if (bytes.byteLength !== SLOTS * ENTRY_BYTES) throw new Error(`a group directory is ${SLOTS * ENTRY_BYTES} bytes, not ${bytes.byteLength}`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let at = 0; at < bytes.byteLength; at += ENTRY_BYTES) {
+    const word = view.getUint32(at, true);
+    if ((word & 0xff) > BlockCodec.Float32 || word >>> 8 > ChunkLayout.Days) throw new Error(`a group directory names an unknown codec ${word}`);
+  }
+}
+
 /**
- * One entry of a group directory, from its record's bytes (after the path): a reader decodes only the entry it
- * uses (a point read uses one of the 64, and decoding all of them was most of what a varied point series allocated).
+ * One entry of a checked group directory: a reader decodes only the entry it uses (a point read uses one of the
+ * 64, and decoding all of them was most of what a varied point series allocated).
  */
 export function groupEntry(bytes: Uint8Array, slot: number): ChunkEntry {
-  if (bytes.byteLength !== SLOTS * ENTRY_BYTES) throw new Error(`a group directory is ${SLOTS * ENTRY_BYTES} bytes, not ${bytes.byteLength}`);
-  if (!Number.isInteger(slot) || slot < 0 || slot >= SLOTS) throw new Error(`a group directory has no slot ${slot}`);
   const at = slot * ENTRY_BYTES;
   const view = new DataView(bytes.buffer, bytes.byteOffset + at, ENTRY_BYTES);
   const word = view.getUint32(0, true);
-  const [codec, layout] = [word & 0xff, word >>> 8];
-  if (codec > BlockCodec.Float32 || layout > ChunkLayout.Days) throw new Error(`a group directory names an unknown codec ${word}`);
   return {
-    codec: codec as BlockCodec,
-    layout: layout as ChunkLayout,
+    codec: (word & 0xff) as BlockCodec,
+    layout: (word >>> 8) as ChunkLayout,
     length: view.getUint32(4, true),
     offset: view.getUint32(8, true) + view.getUint32(12, true) * 2 ** 32,
     sha256: bytesToHex(bytes.subarray(at + 16, at + 48)),
