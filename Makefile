@@ -35,7 +35,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 	@touch $@
 
 $(PIPELINE_JS): node_modules/.package-lock.json $(PIPELINE_SOURCES)
-	@$(ESBUILD_NODE) pipeline/cli.ts pipeline/day-worker.ts pipeline/series-worker.ts --packages=external --outdir=build --entry-names=[name]
+	@$(ESBUILD_NODE) pipeline/cli.ts pipeline/publish/day-worker.ts pipeline/publish/series-worker.ts --packages=external --outdir=build --entry-names=[name]
 
 # the bench's publish probe: the same pipeline modules, built the same way, printing the publish summary as JSON
 build/publish-probe.js: $(PIPELINE_JS) bench/publish-probe.ts

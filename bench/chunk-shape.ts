@@ -13,8 +13,8 @@ import { LocalStorage, nodePlatform } from "../format/local.js";
 import { GROUP_CHUNKS, GroupLattice, groupRecordBytes } from "../format/series.js";
 import { Snapshot } from "../format/snapshot.js";
 import { openVersion } from "../format/versions.js";
-import { encodeStrip } from "../pipeline/series-strip.js";
-import { publish } from "../pipeline/publish.js";
+import { encodeStrip } from "../pipeline/publish/series-strip.js";
+import { publish } from "../pipeline/publish/publish.js";
 import { BENCH_CACHE, listDays, makeFullGridDays } from "./sources.js";
 import { linkFolder } from "./tools.js";
 

@@ -1,7 +1,7 @@
 // A publish in its own process, for the bench: prints one JSON line with its wall time, peak memory and summary.
 // usage: tsx bench/publish-probe.ts <sources> <dist> [--extend] [--rehash]
 
-import { publish } from "../pipeline/publish.js";
+import { publish } from "../pipeline/publish/publish.js";
 
 const [sources, dist, ...flags] = process.argv.slice(2);
 const started = performance.now();

@@ -9,8 +9,8 @@ import { makeDataRequest } from "../api/request.js";
 import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
 import { colToLon, rowToLat } from "../format/grid.js";
 import { formatBytes } from "../pipeline/progress.js";
-import { prune } from "../pipeline/prune.js";
-import { publish } from "../pipeline/publish.js";
+import { prune } from "../pipeline/operations/prune.js";
+import { publish } from "../pipeline/publish/publish.js";
 import { linkFolder, runProbe, sizeOfTree } from "./tools.js";
 
 type Say = (line?: string) => void;

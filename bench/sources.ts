@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
 import type { Window } from "../format/grid.js";
-import { makeDemoDay, makeLandMask } from "../pipeline/demo.js";
-import { writeSiloTiff } from "../pipeline/geotiff.js";
+import { makeDemoDay, makeLandMask } from "../pipeline/ingest/demo.js";
+import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
 import { dateToMemberPath } from "../sources/silo.js";
 
 const run = promisify(execFile);

@@ -2,14 +2,14 @@
 
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import { writeDemo } from "./demo.js";
+import { writeDemo } from "./ingest/demo.js";
 import { PublishError } from "./errors.js";
-import { fetchSilo } from "./fetch.js";
+import { fetchSilo } from "./ingest/fetch.js";
 import { createProgress, formatBytes, formatSeconds } from "./progress.js";
-import { prune } from "./prune.js";
-import { publish, type PublishOptions } from "./publish.js";
-import { sync } from "./sync.js";
-import { verifyDist } from "./verify.js";
+import { prune } from "./operations/prune.js";
+import { publish, type PublishOptions } from "./publish/publish.js";
+import { sync } from "./operations/sync.js";
+import { verifyDist } from "./operations/verify.js";
 
 export const DEMO_SOURCES = ".cache/demo";
 

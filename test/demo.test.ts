@@ -9,7 +9,7 @@ import * as assert from "uvu/assert";
 import { PLAUSIBLE_TMAX_DEGC } from "../sources/silo.js";
 import { GRID } from "../format/grid.js";
 import { PublishError } from "../pipeline/errors.js";
-import { readSiloTiff } from "../pipeline/geotiff.js";
+import { readSiloTiff } from "../pipeline/ingest/geotiff.js";
 import {
   DEMO_DESCRIPTION,
   DEMO_FIRST,
@@ -19,7 +19,7 @@ import {
   makeDemoDay,
   makeLandMask,
   writeDemo,
-} from "../pipeline/demo.js";
+} from "../pipeline/ingest/demo.js";
 import { dateToMemberPath } from "../sources/silo.js";
 
 // SILO's full-grid ocean mask is 290,758 cells (docs/contract.md §6.1). Natural Earth's 1:10m coast is not SILO's

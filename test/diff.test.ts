@@ -19,9 +19,9 @@ import type { Window } from "../format/grid.js";
 import { objectPath, type Ref } from "../format/objects.js";
 import type { Dataset } from "../format/records.js";
 import type { DayEntry, MonthPage, RasterIndex, YearPage } from "../format/version-index.js";
-import { CHANGE_RANGES_MAX } from "../pipeline/changes.js";
-import { writeSiloTiff } from "../pipeline/geotiff.js";
-import { type PublishOptions, publish } from "../pipeline/publish.js";
+import { CHANGE_RANGES_MAX } from "../pipeline/publish/changes.js";
+import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
+import { type PublishOptions, publish } from "../pipeline/publish/publish.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { readRecords } from "./server-fixture.js";
 

@@ -10,7 +10,7 @@ import * as assert from "uvu/assert";
 import { startMirrorServer } from "../client/mirror-server.js";
 import { makeDataRequest } from "../api/request.js";
 import type { Window } from "../format/grid.js";
-import { publish } from "../pipeline/publish.js";
+import { publish } from "../pipeline/publish/publish.js";
 import { buildFixture, copyDist, type Fixture, post, withServer, writeSources } from "./server-fixture.js";
 
 const CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];

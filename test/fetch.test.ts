@@ -11,7 +11,7 @@ import path from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { PublishError } from "../pipeline/errors.js";
-import { DEFAULT_SILO_ANNUAL_BASE_URL, DEFAULT_SILO_BASE_URL, fetchSilo, LOCK_FILE, parseYears, type FetchOptions, type FetchReport, type LockEntry } from "../pipeline/fetch.js";
+import { DEFAULT_SILO_ANNUAL_BASE_URL, DEFAULT_SILO_BASE_URL, fetchSilo, LOCK_FILE, parseYears, type FetchOptions, type FetchReport, type LockEntry } from "../pipeline/ingest/fetch.js";
 
 const PREFIX = "/silo/max_temp";
 const ANNUAL_PREFIX = "/silo/annual";

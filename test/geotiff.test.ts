@@ -1,4 +1,4 @@
-// Checks pipeline/geotiff.ts against GDAL: every cell of every fixture, the refusals, and the writer's round trip.
+// Checks pipeline/ingest/geotiff.ts against GDAL: every cell of every fixture, the refusals, and the writer's round trip.
 
 import { spawnSync } from "node:child_process";
 import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { PublishError } from "../pipeline/errors.js";
-import { readSiloTiff, writeSiloTiff } from "../pipeline/geotiff.js";
+import { readSiloTiff, writeSiloTiff } from "../pipeline/ingest/geotiff.js";
 import { PLAUSIBLE_TMAX_DEGC } from "../sources/silo.js";
 import { colToEdgeLon, GRID, rowToEdgeLat } from "../format/grid.js";
 import type { Window } from "../format/grid.js";

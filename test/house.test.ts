@@ -21,6 +21,20 @@ const MAY_IMPORT: Record<string, string[]> = {
   client: ["api", "format", "schemas"],
   explorer: ["client", "api", "format"],
 };
+/**
+ * The rooms of pipeline/ and which rooms each may import: its own files at the top (the entry, errors, progress,
+ * the worker pool) serve every room; operations/ works on a dist (files, journal, lock, catalog, verify, prune,
+ * sync, downloads); ingest/ reads source formats (discover, GeoTIFF, NetCDF, SILO values, demo, fetch);
+ * publish/ turns what ingest reads into a version through operations.
+ */
+const PIPELINE_ROOMS: Record<string, string[]> = {
+  "pipeline": [],
+  "pipeline/operations": ["pipeline"],
+  "pipeline/ingest": ["pipeline", "pipeline/operations"],
+  "pipeline/publish": ["pipeline", "pipeline/operations", "pipeline/ingest"],
+};
+/** The pipeline's entry: the one file of the top that may import every room. */
+const PIPELINE_ENTRY = "pipeline/cli.ts";
 const MAX_FUNCTION_LINES = 60;
 
 function listSources(folder: string): string[] {
@@ -57,6 +71,20 @@ house("house - every folder imports only the floors below it (pipeline never imp
     for (const target of importsOf(file)) {
       const to = target.split("/")[0];
       if (to !== folder && !MAY_IMPORT[folder].includes(to)) wrong.push(`${file} -> ${target}`);
+    }
+  }
+  assert.equal(wrong, []);
+});
+
+house("house - pipeline/ rooms import only the rooms below them; the entry alone imports every room", () => {
+  const roomOf = (file: string) => dirname(file);
+  const wrong: string[] = [];
+  for (const file of files.filter((f) => f.startsWith("pipeline/") && f !== PIPELINE_ENTRY)) {
+    const room = roomOf(file);
+    assert.ok(room in PIPELINE_ROOMS, `${file} is in no room of pipeline/`);
+    for (const target of importsOf(file).filter((t) => t.startsWith("pipeline/"))) {
+      const to = roomOf(target);
+      if (to !== room && !PIPELINE_ROOMS[room].includes(to)) wrong.push(`${file} -> ${target}`);
     }
   }
   assert.equal(wrong, []);

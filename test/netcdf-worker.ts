@@ -1,9 +1,9 @@
-// Test helper: a worker thread that opens an annual NetCDF file with pipeline/netcdf.ts and posts back its dates,
+// Test helper: a worker thread that opens an annual NetCDF file with pipeline/ingest/netcdf.ts and posts back its dates,
 // window and the days asked for (h5wasm loads in worker threads only, as in a publish: see pipeline/pool.ts).
 
 import { parentPort } from "node:worker_threads";
 import { PublishError } from "../pipeline/errors.js";
-import { openAnnualFile } from "../pipeline/netcdf.js";
+import { openAnnualFile } from "../pipeline/ingest/netcdf.js";
 import { PLAUSIBLE_TMAX_DEGC } from "../sources/silo.js";
 
 export interface NetcdfRequest {

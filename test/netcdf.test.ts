@@ -1,4 +1,4 @@
-// Checks pipeline/netcdf.ts against GDAL on netCDF4-made annual files (committed windows of the grid, and full-grid
+// Checks pipeline/ingest/netcdf.ts against GDAL on netCDF4-made annual files (committed windows of the grid, and full-grid
 // years made here), that the same days as GeoTIFFs in every encoding publish to the same version id and pieces, and
 // that bad annual files stop the publish naming the file, the day and the reason.
 
@@ -14,9 +14,9 @@ import { colToEdgeLon, GRID, rowToEdgeLat, type Window } from "../format/grid.js
 import { objectPath } from "../format/objects.js";
 import type { MonthPage, RasterIndex, YearPage } from "../format/version-index.js";
 import { PublishError } from "../pipeline/errors.js";
-import { NETCDF_LIBRARY } from "../pipeline/netcdf.js";
+import { NETCDF_LIBRARY } from "../pipeline/ingest/netcdf.js";
 import { WorkerPool } from "../pipeline/pool.js";
-import { type PublishSummary, publish } from "../pipeline/publish.js";
+import { type PublishSummary, publish } from "../pipeline/publish/publish.js";
 import type { NetcdfReply, NetcdfRequest } from "./netcdf-worker.js";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));

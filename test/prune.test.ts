@@ -10,10 +10,10 @@ import * as assert from "uvu/assert";
 import { listDates } from "../format/dates.js";
 import type { Window } from "../format/grid.js";
 import type { Dataset } from "../format/records.js";
-import { writeSiloTiff } from "../pipeline/geotiff.js";
-import { type PruneReport, type RetentionRule, prune, selectKept } from "../pipeline/prune.js";
-import { publish } from "../pipeline/publish.js";
-import { verifyDist } from "../pipeline/verify.js";
+import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
+import { type PruneReport, type RetentionRule, prune, selectKept } from "../pipeline/operations/prune.js";
+import { publish } from "../pipeline/publish/publish.js";
+import { verifyDist } from "../pipeline/operations/verify.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { type Served, assertError, post, readRecords, request, requestFor, withServer } from "./server-fixture.js";
 

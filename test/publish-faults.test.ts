@@ -13,9 +13,9 @@ import * as assert from "uvu/assert";
 import type { Window } from "../format/grid.js";
 import { sha256Hex } from "../format/hash.js";
 import { PublishError } from "../pipeline/errors.js";
-import { type ExplorerFiles, makeExplorer } from "../pipeline/explorer.js";
-import { publish, recoverDist } from "../pipeline/publish.js";
-import { verifyDist } from "../pipeline/verify.js";
+import { type ExplorerFiles, makeExplorer } from "../pipeline/publish/explorer.js";
+import { publish, recoverDist } from "../pipeline/publish/publish.js";
+import { verifyDist } from "../pipeline/operations/verify.js";
 import { request, withServer, writeSources } from "./server-fixture.js";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
@@ -175,7 +175,7 @@ async function writeChild(): Promise<string> {
   await writeFile(
     script,
     `import { readFileSync } from "node:fs";
-     import { publish } from ${JSON.stringify(join(REPO, "pipeline", "publish.ts"))};
+     import { publish } from ${JSON.stringify(join(REPO, "pipeline", "publish", "publish.ts"))};
      const [sources, dist] = process.argv.slice(2);
      const files = JSON.parse(readFileSync(${JSON.stringify(explorer)}, "utf8")).map(([p, b]) => [p, Buffer.from(b, "base64")]);
      console.log("started");

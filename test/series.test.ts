@@ -21,11 +21,11 @@ import type { Dataset } from "../format/records.js";
 import { GroupLattice, buildMerkle, chooseChunkSide, verifyGroupRecord } from "../format/series.js";
 import type { Storage } from "../format/storage.js";
 import { type RasterView, openVersion } from "../format/versions.js";
-import { writeDemo } from "../pipeline/demo.js";
-import { writeSiloTiff } from "../pipeline/geotiff.js";
-import { type PublishOptions, type PublishSummary, publish } from "../pipeline/publish.js";
-import { binaryRuns } from "../pipeline/series.js";
-import { verifyDist } from "../pipeline/verify.js";
+import { writeDemo } from "../pipeline/ingest/demo.js";
+import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
+import { type PublishOptions, type PublishSummary, publish } from "../pipeline/publish/publish.js";
+import { binaryRuns } from "../pipeline/publish/series.js";
+import { verifyDist } from "../pipeline/operations/verify.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { findSeriesChunk, flipByte, readRecords, requestFor } from "./server-fixture.js";
 

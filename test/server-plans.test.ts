@@ -9,7 +9,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { type Window, bboxToWindow } from "../format/grid.js";
 import { listDates } from "../format/dates.js";
-import { publish } from "../pipeline/publish.js";
+import { publish } from "../pipeline/publish/publish.js";
 import {
   CSV_HEADER_LINE,
   type Cells,

@@ -17,10 +17,10 @@ import { objectPath, type Ref } from "../format/objects.js";
 import type { Dataset } from "../format/records.js";
 import type { DayEntry, MonthPage, RasterIndex, YearPage } from "../format/version-index.js";
 import { PublishError } from "../pipeline/errors.js";
-import { writeSiloTiff } from "../pipeline/geotiff.js";
-import { type PublishOptions, type PublishSummary, publish } from "../pipeline/publish.js";
-import { SOURCE_CACHE_FILE } from "../pipeline/source-cache.js";
-import { verifyDist } from "../pipeline/verify.js";
+import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
+import { type PublishOptions, type PublishSummary, publish } from "../pipeline/publish/publish.js";
+import { SOURCE_CACHE_FILE } from "../pipeline/publish/source-cache.js";
+import { verifyDist } from "../pipeline/operations/verify.js";
 import { yearToUrl } from "../sources/silo.js";
 import { post, requestFor, withServer } from "./server-fixture.js";
 

@@ -1,0 +1,337 @@
+// The bundled demo raster: deterministic, generated SILO-format daily max_temp grids for January 2003 (docs/contract.md §6.2).
+//
+// Byte-for-byte reproducibility is the point: the published version id and content hash follow from these
+// bytes (docs/contract.md §5), so nothing here may depend on the machine, the clock, the locale or the engine.
+// ECMAScript leaves Math.sin, Math.cos and Math.exp implementation-approximated (engines differ in the last
+// bit); IEEE 754 + - * / and sqrt are correctly rounded everywhere, so the smooth fields below use a polynomial
+// sine and rational bumps.
+
+import { existsSync, readFileSync } from "node:fs";
+import { mkdir, readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { feature } from "topojson-client";
+import { dateToDayNumber, isCalendarDate, listDates } from "../../format/dates.js";
+import { sha256Hex } from "../../format/hash.js";
+import { GRID, colToLon, rowToLat } from "../../format/grid.js";
+import { dateToMemberPath } from "../../sources/silo.js";
+import { PublishError } from "../errors.js";
+import { writeFileAtomic } from "../operations/files.js";
+import { writeSiloTiff } from "./geotiff.js";
+
+export const DEMO_FIRST = "2003-01-01";
+export const DEMO_LAST = "2003-01-31";
+export const DEMO_SEED = 20030101;
+/** Bump whenever the values, the mask or the file layout change: writeDemo regenerates on a new version. */
+export const DEMO_GENERATOR_VERSION = "demo-tmax-1";
+
+export const DEMO_DESCRIPTION = {
+  generator: "pipeline/ingest/demo.ts",
+  generatorVersion: DEMO_GENERATOR_VERSION,
+  seed: DEMO_SEED,
+  coastline: "Natural Earth 1:10m Admin 0 countries via world-atlas 2.0.2 (public domain)",
+  note: "generated values, not observations",
+} as const;
+
+/** ISO 3166 numeric code of Australia; in countries-10m it also names Ashmore and Cartier Is. */
+const AUSTRALIA_ID = "036";
+const DEMO_RECORD = "demo.json";
+const CELLS = GRID.width * GRID.height;
+
+type Topology = Parameters<typeof feature>[0];
+
+// Only file hashes are kept: a generator change without a version bump is caught by the pinned hash in
+// test/demo.test.ts, which is cheaper than regenerating every day to compare.
+interface DemoRecord {
+  generator: string;
+  generatorVersion: string;
+  seed: number;
+  files: { path: string; sha256: string }[];
+}
+
+/** 1 = land: the cell centre lies inside Australia (mainland, Tasmania, islands); everything else is SILO's ocean. */
+export function makeLandMask(): Uint8Array {
+  const require = createRequire(import.meta.url);
+  const file = require.resolve("world-atlas/countries-10m.json");
+  const topology = JSON.parse(readFileSync(file, "utf8")) as Topology;
+  const countries = feature(topology, topology.objects.countries) as GeoJSON.FeatureCollection;
+  const rings: GeoJSON.Position[][] = [];
+  for (const f of countries.features) {
+    if (f.id !== AUSTRALIA_ID) continue;
+    const g = f.geometry;
+    if (g.type === "Polygon") rings.push(...g.coordinates);
+    else if (g.type === "MultiPolygon") for (const poly of g.coordinates) rings.push(...poly);
+  }
+  if (rings.length === 0) {
+    throw new PublishError(file, "demo", `no feature with id "${AUSTRALIA_ID}"; is world-atlas still 2.0.2?`);
+  }
+  return rasterizeRings(rings);
+}
+
+/**
+ * Even-odd scanline fill at cell centres: one pass over every edge per row, O(rows x edges), rather than a
+ * point-in-polygon test per cell. Holes (lakes in the outline) fall out of the even-odd rule.
+ */
+function rasterizeRings(rings: GeoJSON.Position[][]): Uint8Array {
+  const mask = new Uint8Array(CELLS);
+  const crossings: number[] = [];
+  for (let row = 0; row < GRID.height; row++) {
+    const lat = rowToLat(row);
+    crossings.length = 0;
+    for (const ring of rings) {
+      for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
+        const [x1, y1] = ring[j];
+        const [x2, y2] = ring[i];
+        // Half-open in latitude so a vertex exactly on the scanline is counted once, never twice.
+        if (y1 > lat !== y2 > lat) crossings.push(x1 + ((lat - y1) * (x2 - x1)) / (y2 - y1));
+      }
+    }
+    crossings.sort((a, b) => a - b);
+    for (let k = 0; k + 1 < crossings.length; k += 2) fillSpan(mask, row, crossings[k], crossings[k + 1]);
+  }
+  return mask;
+}
+
+/** Marks the cells of one row whose centre longitude lies in [west, east). */
+function fillSpan(mask: Uint8Array, row: number, west: number, east: number): void {
+  let col = Math.max(0, Math.ceil((west - colToLon(0)) / 0.05) - 1);
+  while (col < GRID.width && colToLon(col) < west) col++;
+  for (; col < GRID.width && colToLon(col) < east; col++) mask[row * GRID.width + col] = 1;
+}
+
+/** One day of the demo grid, row-major over the full SILO grid; NaN = missing (ocean, foreign land, gaps). */
+export function makeDemoDay(date: string, mask: Uint8Array): Float32Array {
+  if (mask.length !== CELLS) {
+    throw new PublishError("land mask", "demo", `mask has ${mask.length} cells, the SILO grid has ${CELLS}`);
+  }
+  const day = dateToDayIndex(date);
+  const climate = loadClimate(mask);
+  const noise = seedRandom(`${DEMO_SEED}:${date}:noise`);
+  const values = new Float32Array(CELLS).fill(NaN);
+  for (let row = 0; row < GRID.height; row++) {
+    const lat = rowToLat(row);
+    for (let col = 0; col < GRID.width; col++) {
+      const i = row * GRID.width + col;
+      if (mask[i] === 0) continue;
+      const lon = colToLon(col);
+      const v = climate.normals[i] + computeWeather(lon, lat, day) + (noise() - 0.5) * 0.8;
+      // One decimal, then float32: what SILO files hold (docs/contract.md §6.1, §6.2).
+      values[i] = Math.fround(Math.round(v * 10) / 10);
+    }
+  }
+  punchGaps(values, mask, climate.coastKm, date);
+  return values;
+}
+
+/** Writes DEMO_FIRST..DEMO_LAST under folder, keeping files whose bytes already match; returns all 31 paths. */
+export async function writeDemo(folder: string, log: (line: string) => void = () => {}): Promise<string[]> {
+  const previous = await readRecord(folder);
+  const matches = previous?.generatorVersion === DEMO_GENERATOR_VERSION && previous.seed === DEMO_SEED;
+  const known = new Map(matches ? previous.files.map((f) => [f.path, f.sha256]) : []);
+  const record: DemoRecord = {
+    generator: DEMO_DESCRIPTION.generator,
+    generatorVersion: DEMO_GENERATOR_VERSION,
+    seed: DEMO_SEED,
+    files: [],
+  };
+  let mask: Uint8Array | undefined;
+  const paths: string[] = [];
+  for (const date of listDemoDates()) {
+    const rel = dateToMemberPath(date);
+    const file = join(folder, rel);
+    paths.push(file);
+    const onDisk = existsSync(file) ? sha256Hex(await readFile(file)) : undefined;
+    if (onDisk !== undefined && onDisk === known.get(rel)) {
+      record.files.push({ path: rel, sha256: onDisk });
+      log(`unchanged ${rel}`);
+      continue;
+    }
+    mask ??= makeLandMask();
+    await mkdir(join(folder, date.slice(0, 4)), { recursive: true });
+    await writeSiloTiff(file, [0, 0, GRID.width, GRID.height], makeDemoDay(date, mask));
+    record.files.push({ path: rel, sha256: sha256Hex(await readFile(file)) });
+    log(`generated ${rel}`);
+  }
+  await writeRecord(folder, record);
+  return paths;
+}
+
+/** DEMO_FIRST..DEMO_LAST inclusive, as YYYY-MM-DD. */
+export function listDemoDates(): string[] {
+  return listDates(DEMO_FIRST, DEMO_LAST);
+}
+
+/** Whole days since DEMO_FIRST; the weather's clock. */
+function dateToDayIndex(date: string): number {
+  if (!isCalendarDate(date)) throw new PublishError(`demo ${date}`, "demo", "not a calendar date YYYY-MM-DD");
+  return dateToDayNumber(date) - dateToDayNumber(DEMO_FIRST);
+}
+
+interface Climate {
+  normals: Float64Array; // January mean daily maximum per land cell, degC
+  coastKm: Float64Array;
+}
+// Keyed by the mask so the coast distance and normals are computed once and shared by all 31 days.
+const climates = new WeakMap<Uint8Array, Climate>();
+
+function loadClimate(mask: Uint8Array): Climate {
+  let hit = climates.get(mask);
+  if (!hit) {
+    const coastKm = measureCoastDistance(mask);
+    const normals = new Float64Array(CELLS);
+    for (let row = 0; row < GRID.height; row++) {
+      const lat = rowToLat(row);
+      for (let col = 0; col < GRID.width; col++) {
+        const i = row * GRID.width + col;
+        if (mask[i] === 1) normals[i] = computeNormal(colToLon(col), lat, coastKm[i]);
+      }
+    }
+    hit = { normals, coastKm };
+    climates.set(mask, hit);
+  }
+  return hit;
+}
+
+/**
+ * January mean daily maximum, degC: the sea keeps coasts mild and the interior bakes, so the value moves from a
+ * coastal to an inland profile with distance from the sea; the Great Dividing Range and Alps cool the south-east.
+ */
+function computeNormal(lon: number, lat: number, coastKm: number): number {
+  const coastal = interpolate(lat, [-44, -38, -34, -28, -20, -10], [19, 22.5, 25.5, 29, 33, 32]);
+  const inland = interpolate(lat, [-44, -36, -32, -27, -22, -16, -10], [21, 31, 36, 40, 41.5, 37, 34]);
+  const reach = (coastKm * coastKm) / (coastKm * coastKm + 150 * 150);
+  const highlands = (5 * clamp((-lat - 26) / 8, 0, 1)) / (1 + sq((lon - 148.6) / 1.6));
+  const pilbara = 2.5 / (1 + sq((lon - 120.5) / 4) + sq((lat + 22) / 3));
+  return coastal + (inland - coastal) * reach - highlands * (0.4 + 0.6 * reach) + pilbara;
+}
+
+/** Day-to-day departures: fronts sweeping west to east (strongest in the south), monsoon cloud in the north, one roaming heat wave. */
+function computeWeather(lon: number, lat: number, day: number): number {
+  const southern = 1 + 5 * clamp((-lat - 22) / 16, 0, 1);
+  // Two wave trains of unrelated speed and wavelength, so the weather does not repeat every few days.
+  const fronts =
+    southern *
+    (0.65 * sinTurns((lon - 112 - 6.5 * day + 0.4 * (lat + 27)) / 26) +
+      0.35 * sinTurns((lon - 112 - 3.7 * day - 0.3 * (lat + 27)) / 23 + 0.15));
+  const monsoon = -2.5 * clamp((lat + 20) / 8, 0, 1) * (0.5 + 0.5 * sinTurns(day / 11 + 0.2));
+  const heatwave = 3 * (0.5 - 0.5 * sinTurns(day / 31 + 0.25));
+  const heat = heatwave / sq(1 + sq((lon - 118 - 1.1 * day) / 9) + sq((lat + 24 + 0.35 * day) / 6));
+  return fronts + monsoon + heat;
+}
+
+/** Station-sparse inland patches where SILO would have no value: 0-2 small blobs on some days. */
+function punchGaps(values: Float32Array, mask: Uint8Array, coastKm: Float64Array, date: string): void {
+  const rand = seedRandom(`${DEMO_SEED}:${date}:gaps`);
+  const blobs = [0, 0, 1, 2][Math.floor(rand() * 4)];
+  for (let b = 0; b < blobs; b++) {
+    let centre = -1;
+    for (let tries = 0; tries < 1000 && centre < 0; tries++) {
+      const i = Math.floor(rand() * CELLS);
+      if (mask[i] === 1 && coastKm[i] > 150) centre = i;
+    }
+    if (centre < 0) continue;
+    const r0 = Math.floor(centre / GRID.width);
+    const c0 = centre % GRID.width;
+    const radius = 2 + rand() * 4;
+    const reach = Math.ceil(radius);
+    for (let row = r0 - reach; row <= r0 + reach; row++) {
+      for (let col = c0 - reach; col <= c0 + reach; col++) {
+        const i = row * GRID.width + col;
+        if (sq(row - r0) + sq(col - c0) <= radius * radius && mask[i] === 1) values[i] = NaN;
+      }
+    }
+  }
+}
+
+/** Chamfer distance from each land cell to the nearest sea cell, km; two raster passes, no geometry. */
+function measureCoastDistance(mask: Uint8Array): Float64Array {
+  const { width, height } = GRID;
+  const dist = new Float64Array(CELLS);
+  for (let i = 0; i < CELLS; i++) dist[i] = mask[i] === 1 ? Infinity : 0;
+  const dyKm = 5.55; // 0.05 degree of latitude
+  const dxKm = (row: number) => dyKm * sinTurns(0.25 + rowToLat(row) / 360);
+  const relax = (i: number, j: number, w: number) => {
+    if (dist[j] + w < dist[i]) dist[i] = dist[j] + w;
+  };
+  for (let row = 0; row < height; row++) {
+    const dx = dxKm(row);
+    const diag = Math.sqrt(dx * dx + dyKm * dyKm);
+    for (let col = 0; col < width; col++) {
+      const i = row * width + col;
+      if (dist[i] === 0) continue;
+      if (col > 0) relax(i, i - 1, dx);
+      if (row > 0) {
+        relax(i, i - width, dyKm);
+        if (col > 0) relax(i, i - width - 1, diag);
+        if (col < width - 1) relax(i, i - width + 1, diag);
+      }
+    }
+  }
+  for (let row = height - 1; row >= 0; row--) {
+    const dx = dxKm(row);
+    const diag = Math.sqrt(dx * dx + dyKm * dyKm);
+    for (let col = width - 1; col >= 0; col--) {
+      const i = row * width + col;
+      if (dist[i] === 0) continue;
+      if (col < width - 1) relax(i, i + 1, dx);
+      if (row < height - 1) {
+        relax(i, i + width, dyKm);
+        if (col < width - 1) relax(i, i + width + 1, diag);
+        if (col > 0) relax(i, i + width - 1, diag);
+      }
+    }
+  }
+  return dist;
+}
+
+/** sin(2 pi x) from + - * / only (see the file header): reduce to a quarter turn, then a Taylor series to x^11. */
+function sinTurns(turns: number): number {
+  let r = (turns - Math.round(turns)) * 2 * Math.PI; // -pi..pi
+  if (r > Math.PI / 2) r = Math.PI - r;
+  else if (r < -Math.PI / 2) r = -Math.PI - r;
+  const r2 = r * r;
+  return r * (1 + r2 * (-1 / 6 + r2 * (1 / 120 + r2 * (-1 / 5040 + r2 * (1 / 362880 + r2 * (-1 / 39916800))))));
+}
+
+function interpolate(x: number, xs: number[], ys: number[]): number {
+  if (x <= xs[0]) return ys[0];
+  for (let k = 1; k < xs.length; k++) {
+    if (x <= xs[k]) return ys[k - 1] + ((ys[k] - ys[k - 1]) * (x - xs[k - 1])) / (xs[k] - xs[k - 1]);
+  }
+  return ys[ys.length - 1];
+}
+
+function clamp(x: number, lo: number, hi: number): number {
+  return Math.min(hi, Math.max(lo, x));
+}
+
+function sq(x: number): number {
+  return x * x;
+}
+
+/** mulberry32 seeded by FNV-1a of a label, so every (seed, date, purpose) has its own reproducible stream. */
+function seedRandom(label: string): () => number {
+  let h = 0x811c9dc5;
+  for (let k = 0; k < label.length; k++) h = Math.imul(h ^ label.charCodeAt(k), 0x01000193);
+  let a = h >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+
+async function readRecord(folder: string): Promise<DemoRecord | undefined> {
+  try {
+    return JSON.parse(await readFile(join(folder, DEMO_RECORD), "utf8")) as DemoRecord;
+  } catch {
+    // A missing or unreadable record only costs a regeneration.
+    return undefined;
+  }
+}
+
+async function writeRecord(folder: string, record: DemoRecord): Promise<void> {
+  await writeFileAtomic(join(folder, DEMO_RECORD), JSON.stringify(record, null, 2) + "\n");
+}

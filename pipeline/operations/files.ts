@@ -1,0 +1,191 @@
+// Files the pipeline writes: one atomic-write helper, file hashing, and the content-addressed object store.
+
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { brotliCompressSync, constants } from "node:zlib";
+import { sha256Hex } from "../../format/hash.js";
+import { CATALOG_FILE, type FileEntry, type ObjectKind, type Ref, objectPath } from "../../format/objects.js";
+import { PublishError } from "../errors.js";
+import { type PublishJournal, isNoSpace, noSpaceError } from "./journal.js";
+
+export async function hashFile(file: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+/** A unique temporary name beside the target, so the rename is atomic and a crash leaves only *.tmp debris. */
+function tempNameFor(target: string): string {
+  return `${target}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`;
+}
+
+/**
+ * Writes `data` to `target` so that readers see the old file or the new one, never part of one: a temporary
+ * name beside it, flushed to disk when `durable` (before it replaces something readers rely on), then renamed.
+ */
+export async function writeFileAtomic(target: string, data: string | Uint8Array, durable = false): Promise<void> {
+  await mkdir(dirname(target), { recursive: true });
+  const temp = tempNameFor(target);
+  const handle = await open(temp, "w");
+  try {
+    await handle.writeFile(data);
+    if (durable) await handle.sync();
+  } catch (err) {
+    await handle.close();
+    await rm(temp, { force: true });
+    throw err;
+  }
+  await handle.close();
+  await rename(temp, target);
+}
+
+const PRECOMPRESS_MIN_BYTES = 1024;
+
+/** What a stage means to write: `items` pieces of about the size of those written so far (for a full disk's message). */
+interface StagePlan {
+  stage: string;
+  items: number;
+  done: number;
+  bytes: number;
+}
+
+/**
+ * The dist's immutable objects, named by the sha256 of their bytes. Writing an object the dist already holds
+ * writes nothing once its bytes are checked; `added` lists what this run wrote, for the publish manifest.
+ * An object found newer than the last published catalog.json was left by a publish that failed or was
+ * killed, and one a prune found unreachable (it waits for deletion) is about to be used again: both are listed
+ * too, so every object a version uses is in some manifest. With a journal, every file and folder is recorded
+ * before it is written, and a full disk becomes a PublishError naming the stage.
+ */
+export class ObjectStore {
+  readonly added: FileEntry[] = [];
+  bytesWritten = 0;
+  /** the stage of the publish writing now (day pieces are always "day pieces") */
+  stage = "index";
+  private plan: StagePlan = { stage: "", items: 0, done: 0, bytes: 0 };
+  private lastStage = "";
+  /** told when writes of a new stage begin (tests fill a disk up to a stage) */
+  onStage: ((stage: string) => void) | null = null;
+  private readonly knownDirs = new Set<string>();
+
+  constructor(
+    readonly root: string,
+    /** mtime (ms) of the catalog.json this publish starts from; 0 for a new dist */
+    private readonly publishedAtMs = 0,
+    /** files a prune found unreachable: one this publish uses again is listed again */
+    private readonly unreachable: ReadonlySet<string> = new Set(),
+    /** records what this publish writes, so a failure or a kill can take it back */
+    private readonly journal: PublishJournal | null = null,
+  ) {}
+
+  /** The stage `stage` means to write `items` files of about the same size (an estimate for a full disk's message). */
+  expect(stage: string, items: number): void {
+    this.plan = { stage, items, done: 0, bytes: 0 };
+  }
+
+  /** Bytes later stages are expected to write (the observation table, while the raster is written). */
+  laterBytes = 0;
+
+  /** Bytes the current plan still means to write, at the mean size of what it wrote, and what later stages will. */
+  private remaining(): number {
+    const { stage, items, done, bytes } = this.plan;
+    const later = stage === "day pieces" && this.lastStage !== "observations" ? this.laterBytes : 0;
+    return (done === 0 ? 0 : Math.max(0, items - done) * (bytes / done)) + later;
+  }
+
+  async put(data: string | Uint8Array, kind: ObjectKind, precompress = kind === "json"): Promise<Ref> {
+    const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    const ref = { sha256: sha256Hex(bytes), size: bytes.byteLength };
+    const path = objectPath(ref.sha256, kind);
+    const found = await this.check(path);
+    if (found && (found.size !== ref.size || found.sha256 !== ref.sha256)) {
+      throw new PublishError(path, "write", "this object's bytes do not match its name: the dist is damaged; run `make verify` and restore it from a mirror");
+    }
+    const stage = kind === "day" ? "day pieces" : this.stage;
+    if (!found) await this.write(path, bytes, stage);
+    // A brotli copy beside a JSON object (<path>.br): a static host serves it to clients that accept br (index
+    // pages shrink five to ten times); readers never need it, and day pieces are compressed already.
+    if (precompress && ref.size >= PRECOMPRESS_MIN_BYTES && !(await this.check(`${path}.br`))) {
+      await this.write(`${path}.br`, brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 9, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength } }), stage);
+    }
+    return ref;
+  }
+
+  /**
+   * What the dist holds at `path` (null: nothing). A file newer than the catalog.json this publish started from
+   * was left by a publish that failed or was killed: it is listed for this publish's manifest.
+   */
+  private async check(path: string): Promise<Ref | null> {
+    const target = join(this.root, path);
+    const found = await stat(target).catch(() => null);
+    if (!found) return null;
+    const ref = { sha256: sha256Hex(await readFile(target)), size: found.size };
+    const relisted = found.mtimeMs > this.publishedAtMs || this.unreachable.has(path);
+    if (relisted && !this.added.some((f) => f.path === path)) this.added.push({ path, ...ref });
+    return ref;
+  }
+
+  /** Writes a new object of the dist: journalled first (its folders too), a full disk named by stage and space. */
+  private async write(path: string, bytes: Uint8Array, stage: string): Promise<void> {
+    await this.guard(path, bytes.byteLength, stage, async () => {
+      await this.makeDirs(dirname(path));
+      await this.journal?.created(path);
+      await writeFileAtomic(join(this.root, path), bytes);
+    });
+    this.added.push({ path, size: bytes.byteLength, sha256: sha256Hex(bytes) });
+    this.bytesWritten += bytes.byteLength;
+    if (this.plan.stage === stage) {
+      this.plan.done++;
+      this.plan.bytes += bytes.byteLength;
+    }
+  }
+
+  /** Runs a step of writing `path`: the stage announced first, a full disk turned into its PublishError. */
+  private async guard(path: string, bytes: number, stage: string, step: () => Promise<void>): Promise<void> {
+    if (stage !== this.lastStage) this.onStage?.((this.lastStage = stage));
+    try {
+      await step();
+    } catch (err) {
+      if (!isNoSpace(err)) throw err;
+      throw await noSpaceError(this.root, path, stage, { written: this.bytesWritten, failing: bytes, remaining: this.remaining() });
+    }
+  }
+
+  /**
+   * A file of the dist that is no object (the explorer's): created, or replaced in place with its old bytes kept
+   * until the commit. Not listed in `added`: the caller lists it.
+   */
+  async writeFile(path: string, bytes: Uint8Array, stage: string): Promise<void> {
+    await this.guard(path, bytes.byteLength, stage, async () => {
+      await this.makeDirs(dirname(path));
+      const exists = await stat(join(this.root, path)).catch(() => null);
+      await (exists ? this.journal?.replacing(path) : this.journal?.created(path));
+      await writeFileAtomic(join(this.root, path), bytes);
+    });
+  }
+
+  /** catalog.json replaced in one rename, flushed first: the publish's last write (docs/format.md §1). */
+  async swapCatalog(text: string): Promise<void> {
+    await this.guard(CATALOG_FILE, text.length, "catalog.json", async () => {
+      await this.journal?.swapping();
+      await writeFileAtomic(join(this.root, CATALOG_FILE), text, true);
+    });
+  }
+
+  /** The folders of `dir` that do not exist yet, journalled and made, outermost first. */
+  private async makeDirs(dir: string): Promise<void> {
+    if (dir === "." || this.knownDirs.has(dir)) return;
+    await this.makeDirs(dirname(dir));
+    if (!(await stat(join(this.root, dir)).catch(() => null))) {
+      await this.journal?.createdDir(dir);
+      await mkdir(join(this.root, dir), { recursive: true });
+    }
+    this.knownDirs.add(dir);
+  }
+
+  putJson(value: unknown, precompress = true): Promise<Ref> {
+    return this.put(JSON.stringify(value), "json", precompress);
+  }
+}

@@ -1,0 +1,303 @@
+// `make publish`: sources -> day pieces (every core) -> index tree -> record -> catalog tree -> manifest ->
+// catalog.json, in that order. Whatever the dist already holds is reused by content hash.
+
+import { mkdir, readFile, rm, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { type Snapshot } from "../../format/snapshot.js";
+import { openVersion, type RasterView } from "../../format/versions.js";
+import { CATALOG_FILE, objectPath, type Ref } from "../../format/objects.js";
+import { type Dataset } from "../../format/records.js";
+import type { IndexNode, RasterIndex, YearPage } from "../../format/version-index.js";
+import { addToCatalog, currentCandidates, readPublished, updateCandidates, writeCatalog } from "../operations/catalog.js";
+import { citeVersion } from "./changes.js";
+import { collectDays, type DayInput, type Prefer } from "./day-sources.js";
+import { findSiloFiles, type SiloFile } from "../ingest/discover.js";
+import { type ExplorerFiles, makeExplorer, writeExplorer } from "./explorer.js";
+import { PublishError } from "../errors.js";
+import { lockDist } from "../operations/lock.js";
+import { readUnreachable } from "../operations/prune.js";
+import { ObjectStore } from "../operations/files.js";
+import { JOURNAL_FILE, PublishJournal, isNoSpace, noSpaceError } from "../operations/journal.js";
+import { publishObservations } from "./observations.js";
+import { NOAA_WEATHER } from "../../sources/noaa-weather.js";
+import { createProgress, type Progress } from "../progress.js";
+import { labelRaster, type RasterLabels } from "../ingest/provenance.js";
+import { inspectAnnualFile, publishRaster, RASTER_TRANSFORM_VERSION, type RasterSummary, startDayPool } from "./raster.js";
+import { type PeriodDay, periodFingerprints, SourceCache } from "./source-cache.js";
+import type { Coverage } from "../../format/coverage.js";
+
+export interface PublishOptions {
+  sources: string; // folder of SILO max_temp files: daily GeoTIFFs, annual NetCDF files
+  dist: string;
+  observations?: boolean; // also publish the NOAA observation table (default true)
+  datasetKey?: string;
+  accessLevel?: Dataset["access_level"];
+  /** add the folder's days to the newest compatible version instead of publishing the folder alone */
+  extend?: boolean;
+  /** record missing dates as gaps instead of refusing them */
+  allowGaps?: boolean;
+  /** which form wins a date the folder holds both as a daily GeoTIFF and in an annual file, when their cells differ */
+  prefer?: Prefer;
+  /** read and hash every source file, trusting no size and times remembered from an earlier publish */
+  rehash?: boolean;
+  /** decoding threads (default: one per core) */
+  workers?: number;
+  /**
+   * write the browser explorer into the dist (default true; a golden test pins the data format alone; tests
+   * give other files to see an explorer replaced)
+   */
+  explorer?: boolean | (() => Promise<ExplorerFiles>);
+  /** told when writes of a new stage begin (tests fill a disk up to a stage) */
+  onStage?: (stage: string) => void;
+  progress?: Progress;
+  log?: (line: string) => void; // plain lines instead of a Progress
+  publishedAt?: string; // default: SOURCE_DATE_EPOCH if set, else now
+}
+
+export interface PublishSummary {
+  added: Dataset[]; // versions new to this dist
+  unchanged: Dataset[]; // versions it already held
+  days: number;
+  decoded: number;
+  reused: number;
+  tiles: number;
+  /** source files this publish read (hashed, inspected or decoded); unchanged files are not read */
+  filesRead: number;
+  observations: number;
+  /** objects this publish added (their .br copies not counted) */
+  objectsWritten: number;
+  /** every byte this publish wrote, .br copies included */
+  bytesWritten: number;
+  /** bytes of the day pieces among them (the rest is series, index, catalog and manifest) */
+  dayBytesWritten: number;
+  /** series spans built and reused, and the bytes the built ones took (pieces and source lists) */
+  series: { built: number; reused: number; bytesWritten: number };
+  ms: number;
+}
+
+/** A record as published: its status, publish time, and the citation that names them (docs/format.md §7, step 8). */
+function stampPublished(record: Dataset, publishedAt: string): Dataset {
+  const stamped: Dataset = { ...record, status: "published", published_at: publishedAt };
+  return { ...stamped, metadata: { ...stamped.metadata, citation: citeVersion(stamped) } };
+}
+
+/** The bundled NOAA table as published, brotli copies included (measured: 3.9 MB), for a full disk's message. */
+const OBSERVATION_TABLE_BYTES = 4 << 20;
+
+function choosePublishTime(given?: string): string {
+  if (given) return given;
+  const epoch = process.env.SOURCE_DATE_EPOCH;
+  return (epoch ? new Date(Number(epoch) * 1000) : new Date()).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/**
+ * The newest published version these sources can build on: the first query candidate of the same key,
+ * transform, access level and kind (generated or real); its days are reused by sha256, or extended.
+ */
+async function findBase(previous: Snapshot | null, labels: RasterLabels): Promise<RasterView | null> {
+  for (const candidate of previous?.pointer.candidates ?? []) {
+    const record = await previous!.findRecord(candidate.id);
+    if (
+      record &&
+      record.dataset_key === labels.datasetKey &&
+      record.transform_version === RASTER_TRANSFORM_VERSION &&
+      record.access_level === labels.accessLevel &&
+      (record.metadata.synthetic === true) === (labels.provenance === "generated")
+    ) {
+      const view = await openVersion(previous!.archive, record);
+      if (view.kind === "raster") return view;
+    }
+  }
+  return null;
+}
+
+/**
+ * What the first step of every publish does, alone: under the publish lock (a killed publisher's lock is taken
+ * over), a killed publish's journal is undone or finished. Returns what was done, or null when nothing was left.
+ */
+export async function recoverDist(dist: string): Promise<string | null> {
+  let recovered: string | null = null;
+  const unlock = await lockDist(dist, "publish", (line) => (recovered = line));
+  await unlock();
+  return recovered;
+}
+
+export async function publish(options: PublishOptions): Promise<PublishSummary> {
+  const started = Date.now();
+  await mkdir(options.dist, { recursive: true });
+  const progress = options.progress ?? (options.log ? { line: options.log, status: () => {}, done: () => {} } : createProgress());
+  options.onStage?.("lock");
+  const unlock = await lockDist(options.dist, "publish", (line) => progress.line(line)).catch((err) => {
+    progress.done();
+    throw err;
+  });
+  try {
+    return await publishLocked(options, progress, started);
+  } finally {
+    progress.done();
+    await unlock();
+  }
+}
+
+/**
+ * Under the lock (what a killed publish left already cleaned up), this publish runs with a journal. On
+ * success the journal is closed; on any failure everything it wrote is taken back (catalog.json is swapped
+ * last, so nothing refers to it), and the dist is exactly as it was.
+ */
+async function publishLocked(options: PublishOptions, progress: Progress, started: number): Promise<PublishSummary> {
+  const previous = await readPublished(options.dist);
+  try {
+    const catalogTime = previous ? (await stat(join(options.dist, CATALOG_FILE))).mtimeMs : 0;
+    options.onStage?.("journal");
+    const journal = await PublishJournal.open(options.dist, previous?.sha256 ?? null).catch(async (err) => {
+      if (!isNoSpace(err)) throw err;
+      await rm(join(options.dist, JOURNAL_FILE), { force: true });
+      throw await noSpaceError(options.dist, join(options.dist, JOURNAL_FILE), "journal", { written: 0, failing: 64, remaining: 0 });
+    });
+    const store = new ObjectStore(options.dist, catalogTime, await readUnreachable(options.dist), journal);
+    store.onStage = options.onStage ?? null;
+    try {
+      const summary = await publishInto(store, previous, options, progress, started);
+      await journal.commit();
+      return summary;
+    } catch (err) {
+      await journal.rollback();
+      throw err;
+    }
+  } finally {
+    await previous?.archive.storage.close?.();
+  }
+}
+
+async function publishInto(store: ObjectStore, previous: Snapshot | null, options: PublishOptions, progress: Progress, started: number): Promise<PublishSummary> {
+  const summary: PublishSummary = {
+    added: [], unchanged: [], days: 0, decoded: 0, reused: 0, tiles: 0, filesRead: 0, observations: 0, objectsWritten: 0, bytesWritten: 0, dayBytesWritten: 0, ms: 0,
+    series: { built: 0, reused: 0, bytesWritten: 0 },
+  };
+  const fresh: { record: Dataset; coverage: Coverage | null }[] = [];
+  const isPublished = async (id: string) => (await previous?.findRecord(id)) ?? null;
+
+  const files = await findSiloFiles(options.sources);
+  progress.line(`found ${describeFiles(files)} in ${options.sources}`);
+  const labels = await labelRaster(options.sources, options);
+  const base = await findBase(previous, labels);
+  if (options.extend && !base) {
+    throw new PublishError(
+      options.sources,
+      "extend",
+      `no published ${labels.accessLevel} version of ${labels.datasetKey} (${labels.provenance === "generated" ? "generated" : "real SILO"} data) to extend in ${options.dist}; publish a folder first (make publish SOURCES=..)`,
+    );
+  }
+  if (base) progress.line(`${options.extend ? "extending" : "reusing days of"} ${base.record.id}`);
+  // what a full disk's message counts on: a file a day (an annual file holds up to a year), the observation table
+  // when this dist has none yet (it comes after the days)
+  store.expect("day pieces", files.reduce((n, f) => n + (f.kind === "annual" ? 366 : 1), 0));
+  const tableBytes = options.observations !== false && !(await previous?.listRecords(null, 1, (d) => d.dataset_key === NOAA_WEATHER.datasetKey))?.records.length;
+  store.laterBytes = tableBytes ? OBSERVATION_TABLE_BYTES : 0;
+  const { raster, filesRead, remember } = await publishFolder(files, labels, base, options, store, progress);
+  const { built, reused, bytesWritten } = raster.series;
+  Object.assign(summary, { days: raster.days, decoded: raster.decoded, reused: raster.reused, tiles: raster.tiles, filesRead, series: { built, reused, bytesWritten } });
+  const existing = await isPublished(raster.record.id);
+  if (existing) summary.unchanged.push(existing);
+  else fresh.push({ record: raster.record, coverage: raster.coverage });
+
+  if (options.observations !== false) {
+    store.stage = "observations";
+    let sameTable: Dataset | null = null;
+    const table = await publishObservations(store, async (id) => (sameTable = await isPublished(id)) !== null);
+    if (table) {
+      summary.observations = table.observations;
+      fresh.push({ record: table.record, coverage: null });
+    } else if (sameTable) summary.unchanged.push(sameTable);
+  }
+
+  if (fresh.length > 0) summary.added = await publishRecords(store, previous, fresh, options);
+  await remember();
+  summary.objectsWritten = store.added.filter((f) => !f.path.endsWith(".br")).length;
+  summary.bytesWritten = store.bytesWritten;
+  summary.dayBytesWritten = store.added.filter((f) => f.path.endsWith(".day")).reduce((n, f) => n + f.size, 0);
+  summary.ms = Date.now() - started;
+  return summary;
+}
+
+/** The new records stamped and added to the catalog tree, the explorer, the manifest and catalog.json, last. */
+async function publishRecords(store: ObjectStore, previous: Snapshot | null, fresh: { record: Dataset; coverage: Coverage | null }[], options: PublishOptions): Promise<Dataset[]> {
+  const publishedAt = choosePublishTime(options.publishedAt);
+  const records = fresh.map(({ record }) => stampPublished(record, publishedAt));
+  store.stage = "catalog";
+  const root = await addToCatalog(store, previous, records);
+  const candidates = updateCandidates(
+    await currentCandidates(previous),
+    records.flatMap((record, i) => (fresh[i].coverage ? [{ record, coverage: fresh[i].coverage! }] : [])),
+  );
+  const explorer = options.explorer === false ? [] : await (options.explorer === true || options.explorer === undefined ? makeExplorer : options.explorer)();
+  const explorerFiles = await writeExplorer(store, explorer);
+  await writeCatalog(store, options.dist, previous?.pointer.manifest ?? null, root, candidates, explorerFiles);
+  return records;
+}
+
+function describeFiles(files: SiloFile[]): string {
+  const daily = files.flatMap((f) => (f.kind === "daily" ? [f.date] : []));
+  const annual = files.flatMap((f) => (f.kind === "annual" ? [f.year] : []));
+  return [
+    daily.length > 0 ? `${daily.length} daily files (${daily[0]} .. ${daily[daily.length - 1]})` : "",
+    annual.length > 0 ? `${annual.length} annual files (${annual[0]}${annual.length > 1 ? ` .. ${annual[annual.length - 1]}` : ""})` : "",
+  ].filter(Boolean).join(" and ");
+}
+
+interface FolderRaster {
+  raster: RasterSummary;
+  filesRead: number;
+  /** after the catalog swap: remembers what this publish learned of the folder for the next one */
+  remember: () => Promise<void>;
+}
+
+/**
+ * The raster version of the sources folder: its days (with the sha256 and dates remembered from earlier publishes
+ * for files whose size and times did not change), then the raster stage, taking whole every year and month of the
+ * base whose files did not change.
+ */
+async function publishFolder(files: SiloFile[], labels: RasterLabels, base: RasterView | null, options: PublishOptions, store: ObjectStore, progress: Progress): Promise<FolderRaster> {
+  const cache = await SourceCache.open(options.sources, files, options.rehash ?? false);
+  const prefer = options.prefer ?? null;
+  const fingerprints = (days: DayInput[]) => periodFingerprints(days.map((d) => toPeriodDay(d, labels)), `${RASTER_TRANSFORM_VERSION} prefer=${prefer ?? "none"}`);
+  const pool = startDayPool(files, options.workers);
+  try {
+    const days = await collectDays(files, cache, (file) => inspectAnnualFile(pool, file));
+    if (days.length === 0) throw new PublishError(options.sources, "discover", "its annual files hold no days");
+    const planned = fingerprints(days);
+    const raster = await publishRaster(
+      {
+        days, labels, base, prefer, pool,
+        extend: options.extend ?? false,
+        allowGaps: options.allowGaps ?? false,
+        isUnchanged: (key, node) => cache.isUnchanged(key, planned.get(key), node),
+        onRead: (source, sha256) => {
+          source.sha256 = sha256;
+          if (source.file.kind === "daily") cache.remember(source.file, { sha256 });
+          else cache.read.add(source.file.memberPath);
+        },
+      },
+      store,
+      progress,
+    );
+    const remember = async () => {
+      const index = await readObjectJson<RasterIndex>(options.dist, raster.record.metadata.index);
+      await cache.recordNodes(index.years, fingerprints(days), async (year: IndexNode) => (await readObjectJson<YearPage>(options.dist, year.ref)).months);
+      const note = await cache.save();
+      if (note) progress.line(note);
+    };
+    return { raster, filesRead: cache.read.size, remember };
+  } finally {
+    await pool.close();
+  }
+}
+
+/** A day's source entries as the publish would record them; null for a file not hashed yet. */
+function toPeriodDay(day: DayInput, labels: RasterLabels): PeriodDay {
+  return { date: day.date, entries: day.sources.map((s) => (s.sha256 === null ? null : labels.sourceEntry({ ...s, sha256: s.sha256 }))) };
+}
+
+async function readObjectJson<T>(dist: string, ref: Ref): Promise<T> {
+  return JSON.parse(await readFile(join(dist, objectPath(ref.sha256, "json")), "utf8")) as T;
+}
