@@ -3,7 +3,8 @@
 
 import type { Coverage } from "../format/coverage.js";
 import { GRID, type Window, bboxToWindow, intersectWindows, windowBbox, windowTransform } from "../format/grid.js";
-import { type Dataset, isQueryCompatible } from "../format/records.js";
+import { candidatesOf } from "../format/catalog.js";
+import { type Dataset, QUERY_VARIABLE, isQueryCompatible } from "../format/records.js";
 import { type RasterView, openVersion } from "../format/versions.js";
 import type { Context } from "./context.js";
 import { LIMITS } from "./contract.js";
@@ -66,7 +67,7 @@ const unavailable = (reason: UnavailableReason, message: string): Resolved => ({
 /** The candidates a request may choose from: its pinned version, or the catalog's candidates in choice order. */
 async function listCandidates(ctx: Context, config: RequestConfig): Promise<Candidate[] | Resolved> {
   const id = config.dataset_version;
-  if (id === undefined) return ctx.snapshot.pointer.candidates.map((c) => ({ id: c.id, coverage: c.coverage }));
+  if (id === undefined) return candidatesOf(ctx.snapshot.pointer, QUERY_VARIABLE).map((c) => ({ id: c.id, coverage: c.coverage }));
   const record = await ctx.snapshot.findRecord(id);
   if (!record || !isVisible(record) || !isQueryCompatible(record)) {
     const why = !record || !isVisible(record) ? "is not a published version here" : "is not a public demo version of SILO daily air_temperature_max in degC";

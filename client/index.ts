@@ -7,7 +7,8 @@
 import { type Answer, JSON_TYPE, answerHeaders, answerSha256 } from "../api/answer.js";
 import { Service } from "../api/service.js";
 import { CatalogError } from "../format/archive.js";
-import type { Dataset } from "../format/records.js";
+import { candidatesOf } from "../format/catalog.js";
+import { type Dataset, QUERY_VARIABLE } from "../format/records.js";
 import { IntegrityError, StorageError, fromUtf8, utf8 } from "../format/storage.js";
 import { type Fetch, HttpStorage, type TransferStats } from "../format/http-storage.js";
 import { type DateDiff, type DateSide, diffVersions } from "./diff.js";
@@ -160,7 +161,7 @@ export class MirrorClient {
    */
   async newestQueryVersion(): Promise<Dataset | null> {
     await this.refreshCatalog();
-    const first = (await this.service.snapshot()).pointer.candidates[0];
+    const first = candidatesOf((await this.service.snapshot()).pointer, QUERY_VARIABLE)[0];
     return first ? (await this.getJson<{ dataset: Dataset }>(`/api/v1/datasets/${first.id}`)).dataset : null;
   }
 

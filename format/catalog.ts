@@ -3,12 +3,12 @@
 
 import type { Coverage } from "./coverage.js";
 import type { DIST_FORMAT, FileEntry, Ref } from "./objects.js";
-import type { Dataset } from "./records.js";
+import { type Dataset, QUERY_VARIABLE } from "./records.js";
 
 /** Records per catalog leaf before it splits. */
 export const CATALOG_LEAF_MAX = 64;
 
-/** A query-compatible version that no newer version shadows (the publish keeps the list). */
+/** A candidate version (records.ts isCandidate) that no newer version of its variable shadows (the publish keeps the list). */
 export interface Candidate {
   id: string;
   published_at: string;
@@ -27,7 +27,7 @@ export interface CatalogPointer {
   catalog: Ref;
   /** the newest publish manifest; manifests chain back through `previous` and together list every file */
   manifest: Ref;
-  /** query candidates, in choice order: newest published_at first, ties by id ascending */
+  /** candidates of every variable, in choice order: newest published_at first, ties by id ascending */
   candidates: Candidate[];
 }
 
@@ -63,4 +63,12 @@ export function findLeaf(root: CatalogRoot, id: string): number {
     } else hi = mid - 1;
   }
   return found;
+}
+
+/**
+ * The candidates of one variable (API name), in choice order. A candidate without its record comes from a dist
+ * published before candidates carried records, when every candidate was of air_temperature_max.
+ */
+export function candidatesOf(pointer: CatalogPointer, variable: string): Candidate[] {
+  return pointer.candidates.filter((c) => (c.record ? Object.keys(c.record.variables)[0] === variable : variable === QUERY_VARIABLE));
 }

@@ -1,6 +1,7 @@
 // Dataset records: their fields (docs/contract.md §1.2), the version id, and which records may answer a query.
 
 import type { Ref } from "./objects.js";
+import { variableOfRecord } from "./variables.js";
 
 export const QUERY_VARIABLE = "air_temperature_max";
 export const QUERY_UNIT = "degC";
@@ -52,16 +53,27 @@ export function versionId(datasetKey: string, first: string, last: string, conte
 }
 
 /**
- * What may answer a direct query, from the catalog record alone (docs/contract.md §3.4): published demo data of
- * the SILO source, interpolated observations, daily, air_temperature_max in degC.
+ * A catalog candidate (docs/format.md §3): published demo data of the SILO source, interpolated observations,
+ * daily, one variable of format/variables.ts in its unit. The newest candidates of each variable answer requests
+ * that pin no version (the query route's, the series route's, the Zarr view's `latest`).
  */
-export function isQueryCompatible(record: Dataset): boolean {
+export function isCandidate(record: Dataset): boolean {
+  const variable = variableOfRecord(record);
   return (
     record.status === "published" &&
     record.access_level === "demo" &&
     record.metadata?.source === QUERY_SOURCE &&
     record.data_class === QUERY_DATA_CLASS &&
     record.temporal_resolution === "daily" &&
-    record.variables?.[QUERY_VARIABLE] === QUERY_UNIT
+    variable !== undefined &&
+    record.variables[variable.name] === variable.unit
   );
+}
+
+/**
+ * What may answer a direct query, from the catalog record alone (docs/contract.md §3.4): a candidate of
+ * air_temperature_max in degC.
+ */
+export function isQueryCompatible(record: Dataset): boolean {
+  return isCandidate(record) && record.variables[QUERY_VARIABLE] === QUERY_UNIT;
 }

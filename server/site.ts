@@ -6,8 +6,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type Answer, CACHE_CONTROL, makeAnswer } from "../api/answer.js";
 import { makeDataRequest } from "../api/request.js";
+import { candidatesOf } from "../format/catalog.js";
 import type { Window } from "../format/grid.js";
 import { CATALOG_FILE, isReaderFile } from "../format/objects.js";
+import { QUERY_VARIABLE } from "../format/records.js";
 import type { Snapshot } from "../format/snapshot.js";
 import { type Platform, type Storage, StorageError } from "../format/storage.js";
 import { type BodyState, sendAnswer } from "./http.js";
@@ -29,7 +31,7 @@ const PIECE_READ_BYTES = 1 << 20;
  * Australia on the full grid); null when no version answers queries.
  */
 export function exampleQuery(snapshot: Snapshot): object | null {
-  const newest = snapshot.pointer.candidates[0];
+  const newest = candidatesOf(snapshot.pointer, QUERY_VARIABLE)[0];
   if (!newest || newest.coverage.windowAll[2] === 0) return null;
   const [col, row, width, height] = newest.coverage.windowAll;
   const window: Window = [col + Math.max(0, Math.floor(width / 2) - 1), row + Math.max(0, Math.floor(height / 2) - 1), Math.min(2, width), Math.min(2, height)];

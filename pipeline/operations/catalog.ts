@@ -8,7 +8,7 @@ import { LocalStorage, nodePlatform } from "../../format/local.js";
 import { CATALOG_LEAF_MAX, type Candidate, type CatalogLeaf, type CatalogPointer, type CatalogRoot, type Manifest } from "../../format/catalog.js";
 import { type Coverage, shadows } from "../../format/coverage.js";
 import { CATALOG_FILE, DIST_FORMAT, type FileEntry, type Ref } from "../../format/objects.js";
-import { type Dataset, isQueryCompatible } from "../../format/records.js";
+import { type Dataset, isCandidate } from "../../format/records.js";
 import { assertValid } from "../../schemas/validate.js";
 import { PublishError } from "../errors.js";
 import type { ObjectStore } from "./files.js";
@@ -79,15 +79,19 @@ export async function currentCandidates(previous: Snapshot | null): Promise<Cand
   return Promise.all(previous.pointer.candidates.map(async (c) => (c.record ? c : { ...c, record: (await previous.findRecord(c.id)) ?? undefined })));
 }
 
-/** The query candidates after adding `fresh`: in choice order, without any version a version before it shadows. */
+/**
+ * The candidates after adding `fresh`: in choice order, without any version that a version of the same variable
+ * before it shadows.
+ */
 export function updateCandidates(current: Candidate[], fresh: { record: Dataset; coverage: Coverage }[]): Candidate[] {
   const all = [...current];
   for (const { record, coverage } of fresh) {
-    if (isQueryCompatible(record)) all.push({ id: record.id, published_at: record.published_at!, coverage, record });
+    if (isCandidate(record)) all.push({ id: record.id, published_at: record.published_at!, coverage, record });
   }
   all.sort(compareCandidates);
+  const variableOf = (c: Candidate) => (c.record ? Object.keys(c.record.variables)[0] : undefined);
   const kept: Candidate[] = [];
-  for (const c of all) if (!kept.some((k) => shadows(k.coverage, c.coverage))) kept.push(c);
+  for (const c of all) if (!kept.some((k) => variableOf(k) === variableOf(c) && shadows(k.coverage, c.coverage))) kept.push(c);
   return kept;
 }
 
