@@ -116,6 +116,19 @@ async function runSync(dist: string, flags: Record<string, string | boolean | un
   return 0;
 }
 
+async function runFetch(flags: Record<string, string | boolean | undefined>): Promise<number> {
+  const { years, from, to, sources } = flags as Record<string, string | undefined>;
+  if (!years && (!from || !to)) {
+    throw new PublishError("make fetch", "arguments", "FROM=YYYY-MM-DD and TO=YYYY-MM-DD (daily files), or YEARS=YYYY-YYYY (annual files), are required");
+  }
+  const folder = sources || ".cache/silo";
+  const range = years ? { years } : { from, to };
+  const variables = flags.variables ? parseVariables(flags.variables as string) : undefined;
+  const report = await fetchSilo({ ...range, variables, folder, log: (l) => console.log(l) });
+  console.log(`fetched ${report.downloaded.length}, skipped ${report.skipped.length} (${formatBytes(report.bytes)}) into ${folder}; publish with: make publish SOURCES=${folder}`);
+  return 0;
+}
+
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
@@ -161,17 +174,8 @@ async function main(argv: string[]): Promise<number> {
       console.log(`${written.length} demo files in ${values.sources || DEMO_SOURCES}`);
       return 0;
     }
-    case "fetch": {
-      if (!values.years && (!values.from || !values.to)) {
-        throw new PublishError("make fetch", "arguments", "FROM=YYYY-MM-DD and TO=YYYY-MM-DD (daily files), or YEARS=YYYY-YYYY (annual files), are required");
-      }
-      const folder = values.sources || ".cache/silo";
-      const range = values.years ? { years: values.years } : { from: values.from!, to: values.to! };
-      const variables = values.variables ? parseVariables(values.variables) : undefined;
-      const report = await fetchSilo({ ...range, variables, folder, log: (l) => console.log(l) });
-      console.log(`fetched ${report.downloaded.length}, skipped ${report.skipped.length} (${formatBytes(report.bytes)}) into ${folder}; publish with: make publish SOURCES=${folder}`);
-      return 0;
-    }
+    case "fetch":
+      return runFetch(values);
     default:
       console.error(USAGE);
       return 2;
