@@ -325,7 +325,10 @@ async function publishFolder(files: SiloFile[], labels: RasterLabels, base: Rast
     );
     const remember = async () => {
       const index = await readObjectJson<RasterIndex>(options.dist, raster.record.metadata.index);
-      await cache.recordNodes(scope, index.years, fingerprints(days), async (year: IndexNode) => (await readObjectJson<YearPage>(options.dist, year.ref)).months);
+      // the periods that held a file not hashed before the publish: their fingerprints, now that every file is hashed
+      const unplanned = days.filter((d) => !planned.has(d.date.slice(0, 4)) || !planned.has(d.date.slice(0, 7)));
+      const known = new Map([...planned, ...fingerprints(unplanned)]);
+      await cache.recordNodes(scope, index.years, known, async (year: IndexNode) => (await readObjectJson<YearPage>(options.dist, year.ref)).months);
     };
     return { raster, remember };
   } finally {
