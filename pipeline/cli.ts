@@ -7,6 +7,7 @@ import { PublishError } from "./errors.js";
 import { fetchSilo, parseVariables } from "./ingest/fetch.js";
 import { createProgress, formatBytes, formatSeconds } from "./progress.js";
 import { prune } from "./operations/prune.js";
+import { publishNextDemoDay } from "./publish/demo-day.js";
 import { publish, type PublishOptions } from "./publish/publish.js";
 import { sync } from "./operations/sync.js";
 import { verifyDist } from "./operations/verify.js";
@@ -21,7 +22,8 @@ const USAGE = `usage:
   tsx pipeline/cli.ts verify [--dist DIR]
   tsx pipeline/cli.ts prune [--dist DIR] [--keep-days N] [--keep-file FILE] [--grace-hours H] [--drop-versions 0|1] [--dry-run]
   tsx pipeline/cli.ts sync --from URL [--dist DIR] [--prune 0|1] [--grace-hours H] [--concurrency N]
-  tsx pipeline/cli.ts demo [--sources DIR]`;
+  tsx pipeline/cli.ts demo [--sources DIR]
+  tsx pipeline/cli.ts demo-day [--sources DIR] [--dist DIR]     the next generated day of every demo variable, published`;
 
 type PublishFlags = Pick<PublishOptions, "extend" | "allowGaps" | "prefer" | "rehash">;
 
@@ -176,6 +178,13 @@ async function main(argv: string[]): Promise<number> {
     }
     case "fetch":
       return runFetch(values);
+    case "demo-day": {
+      const progress = createProgress();
+      const { date, summary } = await publishNextDemoDay(values.sources || DEMO_SOURCES, values.dist!, progress);
+      progress.done();
+      console.log(`published ${date} onto ${values.dist} in ${formatSeconds(summary.ms)}: ${summary.added.map((d) => d.id).join(", ")}`);
+      return 0;
+    }
     default:
       console.error(USAGE);
       return 2;
