@@ -19,7 +19,10 @@ TSX := node_modules/.bin/tsx
 SERVER_JS := build/server.js
 SERVER_SOURCES := $(shell find api format server schemas sources -name '*.ts' -o -name '*.json' 2>/dev/null)
 PIPELINE_JS := build/cli.js
-PIPELINE_SOURCES := $(shell find pipeline format schemas sources explorer -name '*.ts' -o -name '*.json' 2>/dev/null)
+PIPELINE_SOURCES := $(shell find pipeline format schemas sources -name '*.ts' -o -name '*.json' 2>/dev/null)
+# the explorer: one self-contained page a publish stores as an object (docs/format.md §1)
+EXPLORER_HTML := build/explorer.html
+EXPLORER_SOURCES := $(shell find explorer client api format schemas -name '*.ts' -o -name '*.json' -o -name '*.html' 2>/dev/null)
 # npm packages stay imports (resolved from node_modules at run time); the worker threads' entries sit beside the
 # CLI, where pipeline/pool.ts looks for them
 ESBUILD_NODE := node_modules/.bin/esbuild --bundle --platform=node --format=esm --target=node20 --log-level=warning
@@ -29,7 +32,7 @@ ESBUILD_NODE := node_modules/.bin/esbuild --bundle --platform=node --format=esm 
 help:
 	@grep -E '^[a-z]+:.*## ' Makefile | sed 's/:.*## /\t/' | expand -t 12
 
-install: node_modules/.package-lock.json $(SERVER_JS) $(PIPELINE_JS) ## install npm packages (exact versions from package-lock.json) and build the server and the pipeline
+install: node_modules/.package-lock.json $(SERVER_JS) $(PIPELINE_JS) $(EXPLORER_HTML) ## install npm packages (exact versions from package-lock.json) and build the server, the pipeline and the explorer
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -37,6 +40,9 @@ node_modules/.package-lock.json: package.json package-lock.json
 
 $(PIPELINE_JS): node_modules/.package-lock.json $(PIPELINE_SOURCES)
 	@$(ESBUILD_NODE) pipeline/cli.ts pipeline/publish/day-worker.ts pipeline/publish/series-worker.ts --packages=external --outdir=build --entry-names=[name]
+
+$(EXPLORER_HTML): node_modules/.package-lock.json $(EXPLORER_SOURCES)
+	@$(TSX) explorer/build.ts
 
 # the bench's publish probe: the same pipeline modules, built the same way, printing the publish summary as JSON
 build/publish-probe.js: $(PIPELINE_JS) bench/publish-probe.ts
