@@ -2,6 +2,7 @@
 // hosts it: bundled here from explorer/ with the client library, deterministically, and rewritten only when
 // its bytes change.
 
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,7 +12,8 @@ import { EXPLORER_FILES, type FileEntry } from "../../format/objects.js";
 import { PublishError } from "../errors.js";
 import type { ObjectStore } from "../operations/files.js";
 
-const SOURCES = fileURLToPath(new URL("../../explorer/", import.meta.url));
+// explorer/ beside build/ (the bundled CLI of make publish) or two floors up from pipeline/publish/ (through tsx)
+const SOURCES = ["../explorer/", "../../explorer/"].map((up) => fileURLToPath(new URL(up, import.meta.url))).find((dir) => existsSync(join(dir, "main.ts")))!;
 
 async function bundleApp(): Promise<Uint8Array> {
   try {
