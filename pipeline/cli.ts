@@ -1,11 +1,12 @@
 // Entry point of the pipeline commands (publish, fetch, verify, prune, sync, demo): parses flags, prints, exits non-zero on error.
 
 import { readFile } from "node:fs/promises";
-import { parseArgs } from "node:util";
+import { type ParseArgsConfig, parseArgs } from "node:util";
 import { writeDemo } from "./ingest/demo.js";
 import { PublishError } from "./errors.js";
 import { fetchSilo } from "./ingest/fetch.js";
 import { createProgress, formatBytes, formatSeconds } from "./progress.js";
+import { DEFAULT_LOCK_WAIT_SEC, type LockOptions } from "./operations/lock.js";
 import { prune } from "./operations/prune.js";
 import { publish, type PublishOptions } from "./publish/publish.js";
 import { sync } from "./operations/sync.js";
@@ -21,9 +22,10 @@ const USAGE = `usage:
   tsx pipeline/cli.ts verify [--dist DIR]
   tsx pipeline/cli.ts prune [--dist DIR] [--keep-days N] [--keep-file FILE] [--grace-hours H] [--drop-versions 0|1] [--dry-run]
   tsx pipeline/cli.ts sync --from URL [--dist DIR] [--prune 0|1] [--grace-hours H] [--concurrency N]
-  tsx pipeline/cli.ts demo [--sources DIR]`;
+  tsx pipeline/cli.ts demo [--sources DIR]
+  publish, prune and sync also take [--lock-wait SECONDS] (default ${DEFAULT_LOCK_WAIT_SEC}) [--local-lock]`;
 
-type PublishFlags = Pick<PublishOptions, "extend" | "allowGaps" | "prefer" | "rehash">;
+type PublishFlags = Pick<PublishOptions, "extend" | "allowGaps" | "prefer" | "rehash" | "lock">;
 
 async function runPublish(sources: string | undefined, dist: string, flags: PublishFlags): Promise<void> {
   const progress = createProgress();
@@ -76,6 +78,11 @@ function readCount(flag: string, text: string, min: number): number {
   return n;
 }
 
+/** How a writer waits for another (LOCK_WAIT seconds), and whether a lock that stays on this host will do (LOCAL_LOCK). */
+function readLockFlags(flags: Record<string, string | boolean | undefined>): LockOptions {
+  return { waitSec: readCount("lock-wait", flags["lock-wait"] as string, 0), localLock: flags["local-lock"] === true };
+}
+
 async function runPrune(dist: string, flags: Record<string, string | boolean | undefined>): Promise<number> {
   const keepFile = flags["keep-file"] as string | undefined;
   const keepIds = keepFile
@@ -84,7 +91,7 @@ async function runPrune(dist: string, flags: Record<string, string | boolean | u
   const rule = { keepDays: readCount("keep-days", flags["keep-days"] as string, 0), keepIds, dropVersions: flags["drop-versions"] !== "0" };
   const graceMs = readCount("grace-hours", flags["grace-hours"] as string, 0) * 3_600_000;
   const dryRun = flags["dry-run"] === true;
-  const r = await prune({ dist, rule, graceMs, dryRun });
+  const r = await prune({ dist, rule, graceMs, dryRun, lock: { ...readLockFlags(flags), log: (line) => console.error(line) } });
   const verb = dryRun ? "would " : "";
   for (const d of r.dropped) console.log(`  - ${d.id}  published ${d.published_at}  (${verb}leave the catalog)`);
   console.log(`${dist}: ${r.kept.length} versions kept, ${r.dropped.length} ${verb}dropped; ${r.deleted.files} unreachable files (${formatBytes(r.deleted.bytes)}) ${verb}deleted`);
@@ -103,6 +110,7 @@ async function runSync(dist: string, flags: Record<string, string | boolean | un
     prune: flags.prune !== "0",
     graceMs: readCount("grace-hours", flags["grace-hours"] as string, 0) * 3_600_000,
     concurrency: readCount("concurrency", flags.concurrency as string, 1),
+    lock: readLockFlags(flags),
   });
   progress.done();
   const traffic = `${r.requests} requests, ${formatBytes(r.bytes)} received, ${formatSeconds(r.ms)}`;
@@ -116,29 +124,30 @@ async function runSync(dist: string, flags: Record<string, string | boolean | un
   return 0;
 }
 
+/** Every flag of every command (parseArgs options). */
+const FLAGS = {
+  sources: { type: "string" },
+  dist: { type: "string", default: "dist" },
+  from: { type: "string" },
+  to: { type: "string" },
+  years: { type: "string" },
+  extend: { type: "boolean", default: false },
+  "allow-gaps": { type: "boolean", default: false },
+  prefer: { type: "string" },
+  rehash: { type: "boolean", default: false },
+  "keep-days": { type: "string", default: "30" },
+  "keep-file": { type: "string" },
+  "grace-hours": { type: "string", default: "24" },
+  "drop-versions": { type: "string", default: "1" },
+  "dry-run": { type: "boolean", default: false },
+  prune: { type: "string", default: "1" },
+  concurrency: { type: "string", default: "8" },
+  "lock-wait": { type: "string", default: String(DEFAULT_LOCK_WAIT_SEC) },
+  "local-lock": { type: "boolean", default: false },
+} satisfies ParseArgsConfig["options"];
+
 async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      sources: { type: "string" },
-      dist: { type: "string", default: "dist" },
-      from: { type: "string" },
-      to: { type: "string" },
-      years: { type: "string" },
-      extend: { type: "boolean", default: false },
-      "allow-gaps": { type: "boolean", default: false },
-      prefer: { type: "string" },
-      rehash: { type: "boolean", default: false },
-      "keep-days": { type: "string", default: "30" },
-      "keep-file": { type: "string" },
-      "grace-hours": { type: "string", default: "24" },
-      "drop-versions": { type: "string", default: "1" },
-      "dry-run": { type: "boolean", default: false },
-      prune: { type: "string", default: "1" },
-      concurrency: { type: "string", default: "8" },
-    },
-  });
+  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: FLAGS });
   const command = positionals[0];
   switch (command) {
     case "publish":
@@ -147,6 +156,7 @@ async function main(argv: string[]): Promise<number> {
         allowGaps: values["allow-gaps"],
         prefer: parsePrefer(values.prefer),
         rehash: values.rehash,
+        lock: readLockFlags(values),
       });
       return 0;
     case "verify":
