@@ -82,7 +82,8 @@ export function judgeMount(mount: Mount, kernel: string): LockReach {
 export async function checkLockReach(dist: string, file: string, localLock: boolean): Promise<LockReach | null> {
   const text = await readFile("/proc/self/mountinfo", "utf8").catch(() => null);
   if (text === null) return null;
-  const mount = findMount(parseMountInfo(text), await realpath(dist));
+  const path = await realpath(dist).catch(() => null); // a missing dist: the lock file's open says so
+  const mount = path === null ? null : findMount(parseMountInfo(text), path);
   if (!mount) return null;
   const judged = judgeMount(mount, release());
   if (judged.reach === "host-only" && !localLock) {
