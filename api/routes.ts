@@ -9,6 +9,7 @@ import type { ErrorKind } from "./errors.js";
 import { answerLayers, answerSample } from "./layers.js";
 import { answerCapabilities, answerHealth, answerOpenApi } from "./meta.js";
 import type { Context } from "./context.js";
+import { TILE_PARAM } from "./params.js";
 import { checkRequest, parseJsonBody } from "./request.js";
 
 export interface ParameterSpec {
@@ -143,7 +144,7 @@ export const ROUTES: RouteSpec[] = [
     query: [
       limit,
       after,
-      { name: "tile", description: "A tile id from the layer index; omit to list tile metadata.", schema: { type: "string", maxLength: 128 } },
+      { name: "tile", description: "A tile id from the layer index; omit to list tile metadata (an empty value is 400).", schema: { type: "string", ...TILE_PARAM } },
     ],
     answers: ["layers-page.schema.json", "tile-response.schema.json"],
     errors: PAGE_ERRORS,
@@ -157,7 +158,7 @@ export const ROUTES: RouteSpec[] = [
     computed: true,
     summary: "One raster cell by tile id and zero-based row and column within the tile.",
     query: [
-      { name: "tile", required: true, description: "Tile id from the layer index.", schema: { type: "string", maxLength: 128 } },
+      { name: "tile", required: true, description: "Tile id from the layer index.", schema: { type: "string", ...TILE_PARAM } },
       { name: "row", required: true, description: "Zero-based row within the tile.", schema: { type: "integer", minimum: 0 } },
       { name: "col", required: true, description: "Zero-based column within the tile.", schema: { type: "integer", minimum: 0 } },
     ],

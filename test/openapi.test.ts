@@ -94,6 +94,31 @@ document("openapi - every path documents HEAD for GET, OPTIONS, and a 405 with A
   }
 });
 
+document("openapi - every array schema has items (Spectral's oas rule array-items); period and units say they ignore extra properties, the body and region stay closed; tile has minLength 1 on layers and sample", () => {
+  const doc: any = buildOpenApi();
+  const bare: string[] = [];
+  const walk = (node: unknown, path: string) => {
+    if (!node || typeof node !== "object") return;
+    const n = node as Record<string, unknown>;
+    const types = Array.isArray(n.type) ? n.type : [n.type];
+    if (types.includes("array") && !n.items) bare.push(path);
+    for (const [key, child] of Object.entries(n)) walk(child, `${path}/${key}`);
+  };
+  walk(doc, "#");
+  assert.equal(bare, []);
+  const schemas = doc.components.schemas;
+  for (const open of [schemas["data-request.period"], schemas["data-request"].properties.units]) {
+    assert.is(open.additionalProperties, true);
+    assert.match(open.description, /Other properties are accepted and ignored: they are neither echoed by validate nor part of requestSha256\.$/);
+  }
+  assert.is(schemas["data-request"].additionalProperties, false);
+  assert.is(schemas["data-request.region"].additionalProperties, false);
+  for (const path of ["/api/v1/layers/{id}", "/api/v1/layers/{id}/sample"]) {
+    const tile = doc.paths[path].get.parameters.find((p: any) => p.name === "tile");
+    assert.equal(tile.schema, { type: "string", minLength: 1, maxLength: 128 }, path);
+  }
+});
+
 const live = suite("openapi over HTTP");
 live.before(useFixture);
 

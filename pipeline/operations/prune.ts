@@ -21,7 +21,7 @@ import { openVersion } from "../../format/versions.js";
 import { addToCatalog, readPublished, updateCandidates, writeCatalog } from "./catalog.js";
 import { PublishError } from "../errors.js";
 import { ObjectStore, hashFile, writeFileAtomic } from "./files.js";
-import { lockDist } from "./lock.js";
+import { type LockOptions, lockDist } from "./lock.js";
 
 export const PENDING_FILE = ".prune-pending.json";
 const HOUR_MS = 3_600_000;
@@ -44,6 +44,8 @@ export interface PruneOptions {
   /** report only: change nothing */
   dryRun?: boolean;
   now?: Date;
+  /** how long to wait for another writer of the dist (default: refuse at once), and where to say so */
+  lock?: LockOptions;
 }
 
 export interface PruneReport {
@@ -134,7 +136,7 @@ async function listManifestFiles(archive: Archive, newest: Ref): Promise<{ files
 }
 
 export async function prune(options: PruneOptions): Promise<PruneReport> {
-  const unlock = options.dryRun ? async () => {} : await lockDist(options.dist, "prune");
+  const unlock = options.dryRun ? async () => {} : await lockDist(options.dist, "prune", undefined, options.lock);
   try {
     return await pruneLocked(options);
   } finally {

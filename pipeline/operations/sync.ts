@@ -18,7 +18,7 @@ import { readPublished } from "./catalog.js";
 import { type DownloadConfig, downloadVerified, runConcurrently } from "./download.js";
 import { PublishError, describeError } from "../errors.js";
 import { hashFile, writeFileAtomic } from "./files.js";
-import { lockDist } from "./lock.js";
+import { type LockOptions, lockDist } from "./lock.js";
 import { type Progress, formatBytes, formatTransfer } from "../progress.js";
 import { PENDING_FILE, type PruneReport, pruneLocked } from "./prune.js";
 
@@ -45,6 +45,8 @@ export interface SyncOptions {
   graceMs?: number;
   now?: Date;
   progress?: Progress;
+  /** how long to wait for another writer of the dist (default: refuse at once) */
+  lock?: LockOptions;
 }
 
 export interface SyncReport {
@@ -95,13 +97,14 @@ function toSyncConfig(options: SyncOptions): SyncConfig {
     graceMs: options.graceMs ?? 24 * HOUR_MS,
     now: options.now,
     progress: options.progress ?? quiet,
+    lock: options.lock ?? {},
   };
 }
 
 export async function sync(options: SyncOptions): Promise<SyncReport> {
   const config = toSyncConfig(options);
   await mkdir(config.dist, { recursive: true });
-  const unlock = await lockDist(config.dist, "sync");
+  const unlock = await lockDist(config.dist, "sync", undefined, { log: (line) => config.progress.line(line), ...config.lock });
   try {
     return await syncLocked(config);
   } finally {

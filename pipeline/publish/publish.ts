@@ -15,7 +15,7 @@ import type { Variable } from "../../format/variables.js";
 import { findSiloFiles, type SiloFile } from "../ingest/discover.js";
 import { storeExplorer } from "./explorer.js";
 import { PublishError } from "../errors.js";
-import { lockDist } from "../operations/lock.js";
+import { type LockOptions, lockDist } from "../operations/lock.js";
 import { readUnreachable } from "../operations/prune.js";
 import { ObjectStore } from "../operations/files.js";
 import { JOURNAL_FILE, PublishJournal, isNoSpace, noSpaceError } from "../operations/journal.js";
@@ -54,6 +54,8 @@ export interface PublishOptions {
   progress?: Progress;
   log?: (line: string) => void; // plain lines instead of a Progress
   publishedAt?: string; // default: SOURCE_DATE_EPOCH if set, else now
+  /** how long to wait for another writer of the dist (default: refuse at once) */
+  lock?: LockOptions;
 }
 
 export interface PublishSummary {
@@ -129,7 +131,7 @@ export async function publish(options: PublishOptions): Promise<PublishSummary> 
   await mkdir(options.dist, { recursive: true });
   const progress = options.progress ?? (options.log ? { line: options.log, status: () => {}, done: () => {} } : createProgress());
   options.onStage?.("lock");
-  const unlock = await lockDist(options.dist, "publish", (line) => progress.line(line)).catch((err) => {
+  const unlock = await lockDist(options.dist, "publish", (line) => progress.line(line), { log: (line) => progress.line(line), ...options.lock }).catch((err) => {
     progress.done();
     throw err;
   });
