@@ -5,7 +5,7 @@ import type { Answer } from "./answer.js";
 import { BINARY_TYPE } from "./answer.js";
 import type { Context } from "./context.js";
 import { readChunkBytes } from "./zarr-chunks.js";
-import { type ZarrGroup, ZARR_COMPRESSOR, ZARR_GROUPS, describeArrays, groupDocument, isZarrKeyShape, openZarrVersion, parseChunkKey, zarrNotFound, zarrayOf } from "./zarr.js";
+import { type ZarrGroup, ZARR_COMPRESSOR, ZARR_GROUPS, describeArrays, groupDocument, isCompressed, isZarrKeyShape, openZarrVersion, parseChunkKey, zarrNotFound, zarrayOf } from "./zarr.js";
 
 const isGroup = (group: string): group is ZarrGroup => (ZARR_GROUPS as readonly string[]).includes(group);
 
@@ -47,7 +47,7 @@ export async function answerZarrArrayKey(ctx: Context): Promise<Answer> {
   const index = parseChunkKey(described, key);
   const values = index ? await readChunkBytes(zv, group, array, index) : null;
   if (!values) throw zarrNotFound(`Chunk ${group}/${array}/${key} of ${id} (outside the array, or no cell of it held)`);
-  const body = await ctx.platform.deflate(values, ZARR_COMPRESSOR.level);
+  const body = isCompressed(described) ? await ctx.platform.deflate(values, ZARR_COMPRESSOR.level) : values;
   return ctx.answer(body, { cache: "immutable", type: BINARY_TYPE, ranges: true, headers: { "Service-Dataset-Version": id } });
 }
 

@@ -105,6 +105,7 @@ export async function readChunkBytes(zv: ZarrVersion, group: ZarrGroup, name: st
   if (name === "time") return bytes(Int32Array.from({ length: zv.days }, (_, i) => zv.firstDay + i));
   if (name === "lat") return bytes(Float64Array.from({ length: GRID.height }, (_, row) => rowToLat(row)));
   if (name === "lon") return bytes(Float64Array.from({ length: GRID.width }, (_, col) => colToLon(col)));
+  if (name === "crs") return bytes(new Int32Array(1));
   if (name !== zv.variable.name) return null;
   const [t, row, col] = index;
   return bytes(group === "maps" ? await readMapsChunk(zv, t, row, col) : await readSeriesChunk(zv, CHUNK_SHAPES.series, t, row, col));

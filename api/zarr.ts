@@ -111,14 +111,14 @@ export function describeArrays(zv: ZarrVersion, group: ZarrGroup, shape = CHUNK_
     ["time", { shape: [zv.days], chunks: [zv.days], dtype: "<i4", fill: null, attrs: COORDINATE_ATTRS.time }],
     ["lat", { shape: [height], chunks: [height], dtype: "<f8", fill: "NaN", attrs: COORDINATE_ATTRS.lat }],
     ["lon", { shape: [width], chunks: [width], dtype: "<f8", fill: "NaN", attrs: COORDINATE_ATTRS.lon }],
-    // a scalar with no chunk: readers take its fill value, and read its attributes
-    ["crs", { shape: [], chunks: [], dtype: "<i4", fill: 0, attrs: COORDINATE_ATTRS.crs }],
+    // a scalar, its attributes the point (CF grid mapping); its one chunk, key "0", is 0, uncompressed
+    ["crs", { shape: [], chunks: [], dtype: "<i4", fill: null, attrs: COORDINATE_ATTRS.crs }],
   ]);
 }
 
 /** The .zarray document of an array. */
 export function zarrayOf(array: ZarrArray): Record<string, unknown> {
-  const compressor = array.shape.length === 0 ? null : ZARR_COMPRESSOR;
+  const compressor = isCompressed(array) ? ZARR_COMPRESSOR : null;
   return { chunks: array.chunks, compressor, dtype: array.dtype, fill_value: array.fill, filters: null, order: "C", shape: array.shape, zarr_format: 2 };
 }
 
@@ -154,12 +154,15 @@ export function groupDocument(zv: ZarrVersion, group: ZarrGroup, key: string): R
 
 const INDEX = "(?:0|[1-9][0-9]{0,8})";
 const CHUNK_KEY = [new RegExp(`^${INDEX}$`), new RegExp(`^${INDEX}\\.${INDEX}\\.${INDEX}$`)];
+/** Whether an array's chunks are zlib-compressed (the scalar's one chunk is four bytes: not). */
+export const isCompressed = (array: ZarrArray) => array.shape.length > 0;
 
 /**
- * The chunk indices a key names for an array of `dims` dimensions (1 or 3), or null: decimal indices without
+ * The chunk indices a key names for an array (3, 1 or 0 dimensions), or null: decimal indices without
  * leading zeros, joined by "." (Zarr v2's default separator), each inside the array's chunk grid.
  */
 export function parseChunkKey(array: ZarrArray, key: string): number[] | null {
+  if (array.shape.length === 0) return key === "0" ? [0] : null; // a scalar's one chunk is "0" (zarr-python's key)
   const pattern = array.shape.length === 1 ? CHUNK_KEY[0] : array.shape.length === 3 ? CHUNK_KEY[1] : null;
   if (!pattern?.test(key)) return null;
   const index = key.split(".").map(Number);
