@@ -181,12 +181,8 @@ function describeResponses(route: RouteSpec, method: Method): Json {
         },
       };
     }
-    const headers: HeaderName[] = [
-      ...bodyHeaders,
-      ...(route.etag ? ["ETag"] : []),
-      ...(route.ranges ? ["Accept-Ranges"] : []),
-      ...(route.provenance ? ["Service-Dataset-Version", "Service-Request-SHA256", "Link"] : []),
-    ];
+    const extra = [...(route.etag ? ["ETag"] : []), ...(route.ranges ? ["Accept-Ranges"] : [])];
+    const headers: HeaderName[] = [...bodyHeaders, ...extra, ...(route.provenance ? ["Service-Dataset-Version", "Service-Request-SHA256", "Link"] : [])];
     responses["200"] = { description: route.summary, headers: headersOf(headers), ...body(content) };
   }
   Object.assign(responses, describeRangesAndRedirects(route, head));
