@@ -106,4 +106,40 @@ readers("zarr readers - xarray opens both groups lazily and reads a whole map, w
   });
 });
 
+/** The code blocks of docs/clients.md's Zarr section in a language, in order. */
+function docBlocks(language: string): string[] {
+  const page = readFileSync(join(HERE, "../docs/clients.md"), "utf8");
+  const section = page.slice(page.indexOf("## The Zarr view"));
+  return [...section.matchAll(new RegExp("```" + language + "\\n([\\s\\S]*?)```", "g"))].map((m) => m[1]);
+}
+
+readers("zarr readers - every example of docs/clients.md's Zarr section runs against a live server: xarray, GDAL, the QGIS and R source strings", async () => {
+  await withServer(dist, async (served) => {
+    const live = (text: string) => text.replaceAll("http://127.0.0.1:8080", served.url);
+    const cwd = await mkdtemp(join(out, "docs-"));
+    const [python] = docBlocks("python");
+    const xarray = await run("/usr/bin/python3", ["-c", live(python)], { cwd, timeout: 120_000 });
+    assert.match(xarray.stdout, /count\s+31\.0/);
+    assert.match(xarray.stdout, /\(41, 41\)/);
+    const [sh] = docBlocks("sh");
+    const gdal = await run("bash", ["-euo", "pipefail", "-c", live(sh)], { cwd, timeout: 120_000 });
+    const lines = gdal.stdout.split("\n");
+    assert.ok(lines.includes("Size is 841, 681"), gdal.stdout);
+    const cell = lines.find((line) => /^-?[0-9.]+$/.test(line));
+    assert.is(Math.fround(Number(cell)), (await queryWindow(served, { col: 437, row: 274, width: 1, height: 1 }, "2003-01-15", "2003-01-15"))[0]);
+    // GDAL's box: whole cells from the edge at or west of 133 and north of -23 (40 x 40); xarray's: the 41 x 41 centres inside
+    for (const [file, size, west, north] of [["box.tif", 40, 132.975, -22.975], ["box.nc", 40, 132.975, -22.975], ["region.nc", 41, 132.975, -22.975]] as const) {
+      const info = JSON.parse((await run("gdalinfo", ["-json", join(cwd, file)])).stdout);
+      assert.equal(info.size, [size, size], file);
+      assert.ok(Math.abs(info.geoTransform[0] - west) < 1e-9 && Math.abs(info.geoTransform[3] - north) < 1e-9, `${file}: ${info.geoTransform}`);
+    }
+    const sources = [...docBlocks("text"), ...docBlocks("r")].flatMap((block) => [...block.matchAll(/ZARR:"[^"]*":\/\w+:[0-9]+/g)].map((m) => m[0]));
+    assert.is(sources.length, 2);
+    for (const source of sources) {
+      const info = await run("gdalinfo", [live(source)], { env: { ...process.env, GDAL_DISABLE_READDIR_ON_OPEN: "EMPTY_DIR" } });
+      assert.match(info.stdout, /Size is 841, 681/);
+    }
+  });
+});
+
 readers.run();
