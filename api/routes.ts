@@ -11,6 +11,7 @@ import { answerCapabilities, answerHealth, answerOpenApi } from "./meta.js";
 import type { Context } from "./context.js";
 import { TILE_PARAM } from "./params.js";
 import { checkRequest, parseJsonBody } from "./request.js";
+import { ZARR_ROUTES } from "./zarr-routes.js";
 
 export interface ParameterSpec {
   name: string;
@@ -50,6 +51,15 @@ export interface RouteSpec {
    */
   precheck?: (ctx: Context) => void;
   handle: (ctx: Context) => Promise<Answer>;
+  /** documentation of routes beyond the contract (the Zarr view): their OpenAPI tag, path parameters besides `id`, */
+  tag?: string;
+  pathParams?: ParameterSpec[];
+  /** the 200's media types and schemas when they are not the contract's JSON schemas of `answers` */
+  content?: Record<string, { schema: Record<string, unknown> }>;
+  /** a byte range may be asked for (206, 416) */
+  ranges?: boolean;
+  /** it may answer 302 with a Location */
+  redirects?: boolean;
 }
 
 /** The contract check of a data request's body (docs/contract.md §3.1, §4.1): cheap, and what most bad requests fail. */
@@ -220,6 +230,7 @@ export const ROUTES: RouteSpec[] = [
     errors: ["acquisition_not_ready"],
     handle: answerAcquisition,
   },
+  ...ZARR_ROUTES,
 ];
 
 /** What a client should do on a 405 for a path, by the methods it has. */
