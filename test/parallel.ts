@@ -8,6 +8,7 @@ import { availableParallelism } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkManifest, preparedFixtures } from "./fixture-cache.js";
+import { bundleWorkers } from "./worker-bundles.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
 /** The suites that run a second time over a dist served by nginx (withServer with SERVER_DIST=nginx). */
@@ -55,6 +56,8 @@ export interface RunOptions {
   typecheck?: boolean;
   /** build the shared fixtures first (test/prepare-fixtures.ts) */
   fixtures?: boolean;
+  /** start the pipeline's threads from JavaScript built first (test/worker-bundles.ts) */
+  workers?: boolean;
   /** which files run a second time against nginx; null: none */
   nginx?: RegExp | null;
   timeoutSec?: number;
@@ -113,7 +116,9 @@ export function planJobs(options: RunOptions): Job[] {
   const uvu = join(ROOT, "node_modules/uvu/bin.js");
   const jobs: Omit<Job, "order">[] = [];
   if (options.fixtures) jobs.push({ name: "fixtures", command: [node, join(ROOT, "node_modules/tsx/dist/cli.mjs"), join(ROOT, "test/prepare-fixtures.ts")], uvu: false, needsFixtures: false });
-  if (options.typecheck) jobs.push({ name: "typecheck", command: [node, join(ROOT, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", ROOT], uvu: false, needsFixtures: false });
+  // incremental: the last check's state in .cache/ (a fresh clone checks everything; the diagnostics are the same)
+  const tsc = [node, join(ROOT, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", ROOT, "--incremental", "--tsBuildInfoFile", join(ROOT, ".cache", "typecheck.tsbuildinfo")];
+  if (options.typecheck) jobs.push({ name: "typecheck", command: tsc, uvu: false, needsFixtures: false });
   const files = listTestFiles(dir, options.pattern);
   const uvuJob = (file: string) => [node, uvu, "-r", "tsx", dir, `^${file.replaceAll(".", "\\.")}$`];
   for (const file of files) {
@@ -224,6 +229,15 @@ async function runPool(jobs: Job[], slots: number, expected: (job: Job) => numbe
   });
 }
 
+/** Every job's publishes start their threads from built JavaScript; when the build fails, from TypeScript as alone. */
+async function useBuiltWorkers(write: (text: string) => void): Promise<void> {
+  try {
+    process.env.PIPELINE_WORKERS = await bundleWorkers();
+  } catch (err) {
+    write(`could not build the pipeline's workers (the typecheck will say why), so threads start under tsx: ${(err as Error).message}\n`);
+  }
+}
+
 /** The shared fixtures are read-only: a run that changed them fails, and the next run builds them again. */
 async function checkFixturesUntouched(tally: Tally): Promise<void> {
   const folder = preparedFixtures();
@@ -252,6 +266,7 @@ export async function runTests(options: RunOptions): Promise<Tally> {
   const durationsFile = options.durationsFile === undefined ? DURATIONS_FILE : options.durationsFile;
   const durations = readDurations(durationsFile);
   const started = performance.now();
+  if (options.workers) await useBuiltWorkers(write);
   write(`${jobs.length} jobs, ${slots} at a time\n`);
   const printer = new OrderedPrinter(write);
   const outcomes = await runPool(jobs, slots, (job) => expectedSeconds(job, durations, dir), options.timeoutSec ?? DEFAULT_TIMEOUT_SEC, (o) => printer.add(o));
@@ -266,7 +281,7 @@ export async function runTests(options: RunOptions): Promise<Tally> {
 }
 
 function parseArgs(argv: string[]): RunOptions {
-  const options: RunOptions = { typecheck: true, fixtures: true, nginx: NGINX_SUITES };
+  const options: RunOptions = { typecheck: true, fixtures: true, workers: true, nginx: NGINX_SUITES };
   const jobs = Number(process.env.TEST_JOBS);
   if (Number.isInteger(jobs) && jobs > 0) options.jobs = jobs;
   const timeout = Number(process.env.TEST_TIMEOUT_SEC);
@@ -277,7 +292,7 @@ function parseArgs(argv: string[]): RunOptions {
       // another folder of test files (the runner's own tests): its durations kept there; no typecheck, no shared
       // fixtures, no nginx pass
       const dir = resolve(argv[++i]);
-      Object.assign(options, { dir, durationsFile: join(dir, "durations.json"), typecheck: false, fixtures: false, nginx: null });
+      Object.assign(options, { dir, durationsFile: join(dir, "durations.json"), typecheck: false, fixtures: false, workers: false, nginx: null });
     } else if (arg === "--no-typecheck") options.typecheck = false;
     else if (arg === "--no-nginx") options.nginx = null;
     else options.pattern = new RegExp(arg);
