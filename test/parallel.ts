@@ -115,7 +115,6 @@ export function planJobs(options: RunOptions): Job[] {
   const node = process.execPath;
   const uvu = join(ROOT, "node_modules/uvu/bin.js");
   const jobs: Omit<Job, "order">[] = [];
-  if (options.fixtures) jobs.push({ name: "fixtures", command: [node, join(ROOT, "node_modules/tsx/dist/cli.mjs"), join(ROOT, "test/prepare-fixtures.ts")], uvu: false, needsFixtures: false });
   // incremental: the last check's state in .cache/ (a fresh clone checks everything; the diagnostics are the same)
   const tsc = [node, join(ROOT, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", ROOT, "--incremental", "--tsBuildInfoFile", join(ROOT, ".cache", "typecheck.tsbuildinfo")];
   if (options.typecheck) jobs.push({ name: "typecheck", command: tsc, uvu: false, needsFixtures: false });
@@ -126,6 +125,9 @@ export function planJobs(options: RunOptions): Job[] {
   }
   for (const file of files.filter((f) => options.nginx?.test(f))) {
     jobs.push({ name: `${file} (nginx)`, command: uvuJob(file), env: { SERVER_DIST: "nginx" }, uvu: true, needsFixtures: true });
+  }
+  if (options.fixtures && jobs.some((j) => j.needsFixtures)) {
+    jobs.unshift({ name: "fixtures", command: [node, join(ROOT, "node_modules/tsx/dist/cli.mjs"), join(ROOT, "test/prepare-fixtures.ts")], uvu: false, needsFixtures: false });
   }
   return jobs.map((job, order) => ({ ...job, order }));
 }
