@@ -14,9 +14,10 @@ import { dateToMemberPath } from "../sources/silo.js";
 import { verifyDist } from "../pipeline/operations/verify.js";
 import { publishNextDemoDay } from "../pipeline/publish/demo-day.js";
 import { publish } from "../pipeline/publish/publish.js";
+import { quietProgress } from "./helpers.js";
 import { buildDemoDist, request, withServer } from "./server-fixture.js";
 
-const quiet = { line: () => {}, status: () => {}, done: () => {} };
+const quiet = quietProgress;
 
 async function listTree(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });

@@ -4,9 +4,8 @@
 
 import { MAX_TEMP } from "../format/variables.js";
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { cp, readFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -22,15 +21,12 @@ import type { Dataset } from "../format/records.js";
 import type { DayEntry, MonthPage, RasterIndex, YearPage } from "../format/version-index.js";
 import { CHANGE_RANGES_MAX } from "../pipeline/publish/changes.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
-import { type PublishOptions, publish } from "../pipeline/publish/publish.js";
 import { dateToMemberPath } from "../sources/silo.js";
+import { freshDirs, makeWorkDir, publishSilently } from "./helpers.js";
 import { readRecords } from "./server-fixture.js";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
-const WORK = mkdtempSync(join(tmpdir(), "diff-test-"));
-process.on("exit", () => rmSync(WORK, { recursive: true, force: true }));
-let folders = 0;
-const freshDir = (name: string) => join(WORK, `${++folders}-${name}`);
+const freshDir = freshDirs(makeWorkDir("diff-test"));
 
 const WINDOW: Window = [300, 300, 3, 3];
 /** Two years: a diff of a change in 2004 never reads 2003's pages. */
@@ -47,7 +43,7 @@ async function writeDays(dir: string, dates: string[], shift = 0): Promise<void>
   }
 }
 
-const quietly = (sources: string, dist: string, options: Partial<PublishOptions>) => publish({ sources, dist, observations: false, explorer: false, log: () => {}, ...options });
+const quietly = publishSilently;
 
 // ---------------------------------------------------------------------------------------------------------------
 

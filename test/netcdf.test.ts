@@ -3,9 +3,7 @@
 // that bad annual files stop the publish naming the file, the day and the reason.
 
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
 import { copyFile, mkdir, readFile, readdir, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { suite } from "uvu";
@@ -16,7 +14,8 @@ import type { MonthPage, RasterIndex, YearPage } from "../format/version-index.j
 import { PublishError } from "../pipeline/errors.js";
 import { NETCDF_LIBRARY } from "../pipeline/ingest/netcdf.js";
 import { WorkerPool } from "../pipeline/pool.js";
-import { type PublishSummary, publish } from "../pipeline/publish/publish.js";
+import type { PublishSummary } from "../pipeline/publish/publish.js";
+import { expectPublishError, freshDirs, makeWorkDir, publishSilently } from "./helpers.js";
 import type { NetcdfReply, NetcdfRequest } from "./netcdf-worker.js";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
@@ -24,10 +23,7 @@ const FIXTURES = fileURLToPath(new URL("./fixtures/", import.meta.url));
 const MAKE = join(FIXTURES, "make-netcdf-fixtures.py");
 const PYTHON = "/usr/bin/python3";
 const LEGACY_OCEAN = Math.fround(-3276.8);
-const WORK = mkdtempSync(join(tmpdir(), "netcdf-test-"));
-process.on("exit", () => rmSync(WORK, { recursive: true, force: true }));
-let folders = 0;
-const freshDir = (name: string) => join(WORK, `${++folders}-${name}`);
+const freshDir = freshDirs(makeWorkDir("netcdf-test"));
 
 const HAS_TOOLS = spawnSync(PYTHON, ["-c", "import netCDF4, numpy; from osgeo import gdal"]).status === 0;
 
@@ -232,7 +228,7 @@ full.run();
 // ---------------------------------------------------------------------------------------------------------------
 
 function publishQuietly(sources: string, dist: string, extra: object = {}): Promise<PublishSummary> {
-  return publish({ sources, dist, observations: false, explorer: false, log: () => {}, publishedAt: "2026-01-01T00:00:00Z", ...extra });
+  return publishSilently(sources, dist, { publishedAt: "2026-01-01T00:00:00Z", ...extra });
 }
 
 /** date -> [cells sha256, piece sha256] of a single-version dist. */
@@ -279,16 +275,6 @@ for (const [label, make] of [
 same.run();
 
 // ---------------------------------------------------------------------------------------------------------------
-
-async function expectPublishError(run: Promise<unknown>): Promise<PublishError> {
-  try {
-    await run;
-  } catch (err) {
-    assert.instance(err, PublishError, String(err));
-    return err as PublishError;
-  }
-  return assert.unreachable("the publish should have failed") as never;
-}
 
 /** A sources folder holding one annual file (as 2003.max_temp.nc unless named), made from `bytes`. */
 async function folderWith(bytes: Buffer, name = "2003.max_temp.nc"): Promise<string> {

@@ -2,9 +2,7 @@
 // period, never anything a kept version uses (even one republished meanwhile), and a mirror following its origin.
 
 import { MAX_TEMP } from "../format/variables.js";
-import { mkdtempSync, rmSync } from "node:fs";
 import { cp, readFile, readdir } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -13,15 +11,12 @@ import type { Window } from "../format/grid.js";
 import type { Dataset } from "../format/records.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
 import { type PruneReport, type RetentionRule, prune, selectKept } from "../pipeline/operations/prune.js";
-import { publish } from "../pipeline/publish/publish.js";
 import { verifyDist } from "../pipeline/operations/verify.js";
 import { dateToMemberPath } from "../sources/silo.js";
+import { freshDirs, makeWorkDir, publishSilently } from "./helpers.js";
 import { type Served, assertError, post, readRecords, request, requestFor, withServer } from "./server-fixture.js";
 
-const WORK = mkdtempSync(join(tmpdir(), "prune-test-"));
-process.on("exit", () => rmSync(WORK, { recursive: true, force: true }));
-let folders = 0;
-const freshDir = (name: string) => join(WORK, `${++folders}-${name}`);
+const freshDir = freshDirs(makeWorkDir("prune-test"));
 
 const WINDOW: Window = [300, 300, 6, 5];
 const DATES = listDates("2004-01-25", "2004-02-03");
@@ -49,7 +44,7 @@ async function publishFive(): Promise<{ dist: string; ids: string[]; folders: st
     const copy = freshDir(`sources-${i + 1}`);
     await cp(folder, copy, { recursive: true });
     kept.push(copy);
-    const s = await publish({ sources: folder, dist, observations: false, explorer: false, log: () => {}, publishedAt });
+    const s = await publishSilently(folder, dist, { publishedAt });
     ids.push(s.added[0].id);
   }
   return { dist, ids, folders: kept };
@@ -123,7 +118,7 @@ lifecycle("prune - a dropped version published again before the grace period end
   const { dist, ids, folders } = await publishFive();
   await prune({ dist, rule: rule(10), now: NOW, graceMs: HOUR });
   // the fourth version's folder, published again: the same cells give the same id, back in the catalog
-  const again = await publish({ sources: folders[3], dist, observations: false, explorer: false, log: () => {}, publishedAt: "2026-03-25T01:00:00Z" });
+  const again = await publishSilently(folders[3], dist, { publishedAt: "2026-03-25T01:00:00Z" });
   assert.equal(again.added.map((d) => d.id), [ids[3]]);
   const later = await prune({ dist, rule: rule(10), now: new Date(NOW.getTime() + 2 * HOUR), graceMs: HOUR });
   assert.ok(later.deleted.files > 0, "what the first version alone used is deleted");

@@ -3,9 +3,8 @@
 // publish succeeds and leaves nothing of the failed one behind.
 
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, statfsSync } from "node:fs";
+import { statfsSync } from "node:fs";
 import { cp, mkdir, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { suite } from "uvu";
@@ -15,11 +14,11 @@ import { sha256Hex } from "../format/hash.js";
 import { PublishError } from "../pipeline/errors.js";
 import { publish, recoverDist } from "../pipeline/publish/publish.js";
 import { verifyDist } from "../pipeline/operations/verify.js";
+import { makeWorkDir } from "./helpers.js";
 import { request, withServer, writeSources } from "./server-fixture.js";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
-const WORK = mkdtempSync(join(tmpdir(), "publish-faults-"));
-process.on("exit", () => rmSync(WORK, { recursive: true, force: true }));
+const WORK = makeWorkDir("publish-faults");
 
 const WINDOW: Window = [400, 300, 40, 40];
 const BASE_DATES = ["2004-02-01", "2004-02-02", "2004-02-03"];

@@ -3,9 +3,7 @@
 
 import { MAX_TEMP } from "../format/variables.js";
 import { execFile, execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
 import { copyFile, cp, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { suite } from "uvu";
@@ -14,7 +12,6 @@ import { Archive } from "../format/archive.js";
 import { openVersion } from "../format/versions.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
 import { makeDemoDay, makeLandMask } from "../pipeline/ingest/demo.js";
-import { PublishError } from "../pipeline/errors.js";
 import { ObjectStore, hashFile } from "../pipeline/operations/files.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
 import { type PublishOptions, type PublishSummary, publish } from "../pipeline/publish/publish.js";
@@ -28,17 +25,13 @@ import { CATALOG_FILE, type Ref, objectPath } from "../format/objects.js";
 import { type Dataset } from "../format/records.js";
 import { type DayEntry, type MonthPage, type RasterIndex, type YearPage } from "../format/version-index.js";
 import { dateToUrl } from "../sources/silo.js";
+import { expectPublishError, freshDirs, makeWorkDir, readObject } from "./helpers.js";
 import { type Answer, type Served, assertError, post, readRecords, request, requestFor, withServer } from "./server-fixture.js";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const FIXTURES = fileURLToPath(new URL("./fixtures/", import.meta.url));
-// exit handlers run synchronously, so the temp dir goes with rmSync (uvu runs every file in one process)
-const WORK = mkdtempSync(join(tmpdir(), "publish-test-"));
-process.on("exit", () => rmSync(WORK, { recursive: true, force: true }));
-
-let folders = 0;
 /** A new, not yet created path under the temp dir. */
-const freshDir = (name: string) => join(WORK, `${++folders}-${name}`);
+const freshDir = freshDirs(makeWorkDir("publish-test"));
 
 /** Crosses lattice column 256 and row 256: four tiles and four blocks a day. */
 const SMALL: Window = [254, 254, 4, 4];
@@ -99,10 +92,6 @@ async function readPointer(dist: string): Promise<CatalogPointer> {
   return JSON.parse(await readFile(join(dist, CATALOG_FILE), "utf8")) as CatalogPointer;
 }
 
-async function readObject<T>(dist: string, ref: Ref): Promise<T> {
-  return JSON.parse(await readFile(join(dist, objectPath(ref.sha256, "json")), "utf8")) as T;
-}
-
 async function findRecord(dist: string, id: string): Promise<Dataset> {
   const found = (await readRecords(dist)).find((d) => d.id === id);
   if (!found) throw new Error(`no ${id} in ${dist}`);
@@ -121,18 +110,6 @@ async function readTree(dist: string, record: Dataset): Promise<{ months: Map<st
     }
   }
   return { months, days };
-}
-
-/** Awaits a publish expected to fail, and returns its PublishError. */
-async function expectPublishError(run: Promise<unknown>): Promise<PublishError> {
-  try {
-    await run;
-  } catch (err) {
-    assert.instance(err, PublishError, String(err));
-    return err as PublishError;
-  }
-  assert.unreachable("the publish should have failed");
-  throw new Error("unreachable");
 }
 
 /** Runs the CLI (under a soft open-file limit when given), as a maintainer would. */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test command (make test, .ci/run): installs what the tests need, typechecks, runs uvu, prints "N passed, N failed".
+# The test command (make test, .ci/run): installs what the tests need, then test/parallel.ts runs everything and prints "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,24 +12,6 @@ bash test/ensure-command.sh nginx nginx-light || { echo "could not install nginx
 bash test/ensure-command.sh rclone rclone || { echo "could not install rclone (the test of README's bucket commands)"; echo "0 passed, 1 failed"; exit 1; }
 bash test/ensure-command.sh bindfs bindfs || { echo "could not install bindfs (the dist lock's test of two mounts of one folder)"; echo "0 passed, 1 failed"; exit 1; }
 
-failed_extra=0
-if ! npx tsc --noEmit -p .; then
-  echo "typecheck failed"
-  failed_extra=1
-fi
-
-log=$(mktemp)
-node_modules/.bin/uvu -r tsx test '\.test\.ts$' 2>&1 | tee "$log"
-status=${PIPESTATUS[0]}
-# the route suites again, against a server over the same dists served by nginx (make serve DIST=<url>)
-SERVER_DIST=nginx node_modules/.bin/uvu -r tsx test 'server-(read|query|http|plans|integrity|site)\.test\.ts$' 2>&1 | tee -a "$log"
-remote_status=${PIPESTATUS[0]}
-[ "$remote_status" -ne 0 ] && status=$remote_status
-total=$(sed -n 's/.*Total:[[:space:]]*\([0-9]*\).*/\1/p' "$log" | awk '{ n += $1 } END { print n + 0 }')
-passed=$(sed -n 's/.*Passed:[[:space:]]*\([0-9]*\).*/\1/p' "$log" | awk '{ n += $1 } END { print n + 0 }')
-rm -f "$log"
-failed=$((total - passed + failed_extra))
-# uvu exits non-zero without a summary when a suite crashes at load: count that as a failure too
-if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
-echo "${passed} passed, ${failed} failed"
-[ "$failed" -eq 0 ]
+# typecheck, the shared fixtures and every test file as parallel processes (TEST_JOBS at a time, default the
+# number of cores), then the route suites again over nginx; the runner prints the last line, "N passed, N failed"
+exec node_modules/.bin/tsx test/parallel.ts "$@"

@@ -3,9 +3,7 @@
 // a query reads.
 
 import { MAX_TEMP } from "../format/variables.js";
-import { mkdtempSync, rmSync } from "node:fs";
 import { cp, readFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import { buildDemoDist } from "./server-fixture.js";
@@ -24,16 +22,13 @@ import { GroupLattice, buildMerkle, chooseChunkSide, verifyGroupRecord } from ".
 import type { Storage } from "../format/storage.js";
 import { type RasterView, openVersion } from "../format/versions.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
-import { type PublishOptions, type PublishSummary, publish } from "../pipeline/publish/publish.js";
 import { binaryRuns } from "../pipeline/publish/series.js";
 import { verifyDist } from "../pipeline/operations/verify.js";
 import { dateToMemberPath } from "../sources/silo.js";
+import { freshDirs, makeWorkDir, publishSilently } from "./helpers.js";
 import { findSeriesChunk, flipByte, readRecords, requestFor } from "./server-fixture.js";
 
-const WORK = mkdtempSync(join(tmpdir(), "series-test-"));
-process.on("exit", () => rmSync(WORK, { recursive: true, force: true }));
-let folders = 0;
-const freshDir = (name: string) => join(WORK, `${++folders}-${name}`);
+const freshDir = freshDirs(makeWorkDir("series-test"));
 
 /** Crosses a 64-cell block edge and an 8-cell chunk edge, and holds whole and partial groups. */
 const WINDOW: Window = [250, 250, 20, 18];
@@ -57,8 +52,7 @@ async function writeDays(dir: string, dates: string[], shift = 0): Promise<void>
   }
 }
 
-const quietly = (sources: string, dist: string, options: Partial<PublishOptions> = {}): Promise<PublishSummary> =>
-  publish({ sources, dist, observations: false, explorer: false, log: () => {}, ...options });
+const quietly = publishSilently;
 
 async function openRaster(dist: string, record: Dataset, storage: Storage = new LocalStorage(dist)): Promise<RasterView> {
   const view = await openVersion(new Archive(storage, nodePlatform), record);

@@ -1,9 +1,7 @@
 // Server test fixture: a small dist published by the real pipeline from generated SILO-window GeoTIFFs, plus an HTTP client.
 
-import { rmSync } from "node:fs";
-import { cp, mkdtemp, open, readFile } from "node:fs/promises";
+import { cp, open, readFile } from "node:fs/promises";
 import http from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as assert from "uvu/assert";
 import type { Coverage } from "../format/coverage.js";
@@ -24,6 +22,8 @@ import type { Dataset } from "../format/records.js";
 import type { Window } from "../format/grid.js";
 import { toIssues, validatorFor } from "../schemas/validate.js";
 import { type App, type AppOptions, createApp } from "../server/app.js";
+import { preparedFixtures } from "./fixture-cache.js";
+import { makeWorkDir } from "./helpers.js";
 import { startNginx } from "./nginx.js";
 import { openApiValidator } from "./openapi-validator.js";
 
@@ -73,6 +73,7 @@ export async function writeSources(dir: string, dates: string[], window: Window,
 }
 
 export interface Fixture {
+  /** a folder of this process's own, for copies and scratch files (the dist may be shared: never write into it) */
   root: string;
   dist: string;
   /** every catalog record (restricted included), in id order */
@@ -85,35 +86,52 @@ export interface Fixture {
   noaa: Dataset;
 }
 
+/**
+ * The fixture's recipe: versions A, B, C, paid and restricted published from generated sources into root/dist.
+ * test/prepare-fixtures.ts runs it once per `make test`; a file run alone runs it through buildFixture.
+ */
+export async function publishFixture(root: string): Promise<void> {
+  const dist = join(root, "dist");
+  const sourcesA = join(root, "sources-a");
+  const sourcesB = join(root, "sources-b");
+  const sourcesC = join(root, "sources-c");
+  await writeSources(sourcesA, DATES_A, WINDOW_A, valueA);
+  await writeSources(sourcesB, DATES_B, WINDOW_B, () => VALUE_B);
+  await writeSources(sourcesC, DATES_B, WINDOW_B, () => VALUE_C);
+  const log = () => {};
+  await publish({ sources: sourcesA, dist, log, publishedAt: PUBLISHED_A });
+  await publish({ sources: sourcesB, dist, log, publishedAt: PUBLISHED_BC, datasetKey: "silo-tmax-b", observations: false });
+  await publish({ sources: sourcesC, dist, log, publishedAt: PUBLISHED_BC, datasetKey: "silo-tmax-c", observations: false });
+  await publish({ sources: sourcesA, dist, log, publishedAt: PUBLISHED_PAID, datasetKey: "silo-tmax-paid", accessLevel: "paid", observations: false });
+  await publish({
+    sources: sourcesA,
+    dist,
+    log,
+    publishedAt: PUBLISHED_PAID,
+    datasetKey: "silo-tmax-restricted",
+    accessLevel: "restricted",
+    observations: false,
+  });
+}
+
+/** The demo's recipe: the generated sources (root/sources) published into root/dist. */
+export async function publishDemo(root: string): Promise<void> {
+  await writeDemo(join(root, "sources"));
+  await publish({ sources: join(root, "sources"), dist: join(root, "dist"), log: () => {} });
+}
+
 let building: Promise<Fixture> | null = null;
 
-/** One published dist shared by every server suite in this process (publishing is the slow part). */
+/**
+ * One published dist shared by every server suite: the one `make test` prepared (shared by every process, read-only:
+ * copyDist before changing it), else published here once per process. `root` is this process's own folder.
+ */
 export function buildFixture(): Promise<Fixture> {
   building ??= (async () => {
-    const root = await mkdtemp(join(tmpdir(), "server-test-"));
-    // exit handlers run synchronously, so the temp dir goes with rmSync
-    process.on("exit", () => rmSync(root, { recursive: true, force: true }));
-    const dist = join(root, "dist");
-    const sourcesA = join(root, "sources-a");
-    const sourcesB = join(root, "sources-b");
-    const sourcesC = join(root, "sources-c");
-    await writeSources(sourcesA, DATES_A, WINDOW_A, valueA);
-    await writeSources(sourcesB, DATES_B, WINDOW_B, () => VALUE_B);
-    await writeSources(sourcesC, DATES_B, WINDOW_B, () => VALUE_C);
-    const log = () => {};
-    await publish({ sources: sourcesA, dist, log, publishedAt: PUBLISHED_A });
-    await publish({ sources: sourcesB, dist, log, publishedAt: PUBLISHED_BC, datasetKey: "silo-tmax-b", observations: false });
-    await publish({ sources: sourcesC, dist, log, publishedAt: PUBLISHED_BC, datasetKey: "silo-tmax-c", observations: false });
-    await publish({ sources: sourcesA, dist, log, publishedAt: PUBLISHED_PAID, datasetKey: "silo-tmax-paid", accessLevel: "paid", observations: false });
-    await publish({
-      sources: sourcesA,
-      dist,
-      log,
-      publishedAt: PUBLISHED_PAID,
-      datasetKey: "silo-tmax-restricted",
-      accessLevel: "restricted",
-      observations: false,
-    });
+    const root = makeWorkDir("server-test");
+    const prepared = preparedFixtures();
+    const dist = prepared ? join(prepared, "fixture", "dist") : join(root, "dist");
+    if (!prepared) await publishFixture(root);
     const records = await readRecords(dist);
     const byKey = (key: string) => {
       const found = records.find((d) => d.dataset_key === key);
@@ -137,13 +155,16 @@ export function buildFixture(): Promise<Fixture> {
 
 let buildingDemo: Promise<string> | null = null;
 
-/** The demo dist (the whole SILO grid, 2003-01-01..31), published once per test process; its folder. */
+/**
+ * The demo dist (the whole SILO grid, 2003-01-01..31, five variables), its sources beside it (../sources): the one
+ * `make test` prepared (read-only: copy it before changing it), else published once per process; its folder.
+ */
 export function buildDemoDist(): Promise<string> {
   buildingDemo ??= (async () => {
-    const root = await mkdtemp(join(tmpdir(), "demo-dist-"));
-    process.on("exit", () => rmSync(root, { recursive: true, force: true }));
-    await writeDemo(join(root, "sources"));
-    await publish({ sources: join(root, "sources"), dist: join(root, "dist"), log: () => {} });
+    const prepared = preparedFixtures();
+    if (prepared) return join(prepared, "demo", "dist");
+    const root = makeWorkDir("demo-dist");
+    await publishDemo(root);
     return join(root, "dist");
   })();
   return buildingDemo;

@@ -66,9 +66,13 @@ interface ServerProcess {
   exit: Promise<{ code: number | null; atMs: number }>;
 }
 
-/** `server/main.ts` in its own process, as `make serve` runs it (the environment sets its limits). */
+/**
+ * `server/main.ts` in its own process, as `make serve` runs it (the environment sets its limits): node itself with
+ * tsx as its loader, so a signal reaches the server (tsx's CLI relays one within 30 ms or kills the server and exits
+ * 130, which a busy machine missed).
+ */
 async function startProcess(dist: string, env: Record<string, string> = {}): Promise<ServerProcess> {
-  const child = spawn("node_modules/.bin/tsx", ["server/main.ts"], { env: { ...process.env, DIST: dist, PORT: "0", LOG: "0", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], { env: { ...process.env, DIST: dist, PORT: "0", LOG: "0", ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   child.stdout!.on("data", (c) => (out += c));

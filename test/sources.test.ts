@@ -4,9 +4,7 @@
 
 import { MAX_TEMP } from "../format/variables.js";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
 import { copyFile, cp, mkdir, readFile, readdir, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { suite } from "uvu";
@@ -14,24 +12,21 @@ import * as assert from "uvu/assert";
 import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
 import type { Window } from "../format/grid.js";
 import { sha256Hex } from "../format/hash.js";
-import { objectPath, type Ref } from "../format/objects.js";
+import { objectPath } from "../format/objects.js";
 import type { Dataset } from "../format/records.js";
 import type { DayEntry, MonthPage, RasterIndex, YearPage } from "../format/version-index.js";
-import { PublishError } from "../pipeline/errors.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
-import { type PublishOptions, type PublishSummary, publish } from "../pipeline/publish/publish.js";
+import type { PublishOptions, PublishSummary } from "../pipeline/publish/publish.js";
 import { SOURCE_CACHE_FILE } from "../pipeline/publish/source-cache.js";
 import { verifyDist } from "../pipeline/operations/verify.js";
 import { yearToUrl } from "../sources/silo.js";
+import { expectPublishError, freshDirs, makeWorkDir, publishSilently, readObject } from "./helpers.js";
 import { post, requestFor, withServer } from "./server-fixture.js";
 
 const FIXTURES = fileURLToPath(new URL("./fixtures/", import.meta.url));
 const MAKE = join(FIXTURES, "make-netcdf-fixtures.py");
 const ANNUAL = join(FIXTURES, "nc-packed-south-up.nc"); // 2003-01-01..05, window [0, 330, 37, 23]
-const WORK = mkdtempSync(join(tmpdir(), "sources-test-"));
-process.on("exit", () => rmSync(WORK, { recursive: true, force: true }));
-let folders = 0;
-const freshDir = (name: string) => join(WORK, `${++folders}-${name}`);
+const freshDir = freshDirs(makeWorkDir("sources-test"));
 
 function runPython(args: string[]): string {
   const run = spawnSync("/usr/bin/python3", args, { encoding: "utf8" });
@@ -44,11 +39,7 @@ let publishes = 0;
 /** Each publish a minute after the one before: the catalog orders versions by publish time (to the second). */
 function publishQuietly(sources: string, dist: string, extra: Partial<PublishOptions> = {}): Promise<PublishSummary> {
   const publishedAt = new Date(Date.UTC(2026, 0, 1) + ++publishes * 60_000).toISOString().replace(/\.\d{3}Z$/, "Z");
-  return publish({ sources, dist, observations: false, explorer: false, log: () => {}, publishedAt, ...extra });
-}
-
-async function readObject<T>(dist: string, ref: Ref): Promise<T> {
-  return JSON.parse(await readFile(join(dist, objectPath(ref.sha256, "json")), "utf8")) as T;
+  return publishSilently(sources, dist, { publishedAt, ...extra });
 }
 
 /** A version's year and month page refs (by key) and day entries (by date). */
@@ -63,16 +54,6 @@ async function readTree(dist: string, record: Dataset): Promise<{ nodes: Map<str
     }
   }
   return { nodes, days };
-}
-
-async function expectPublishError(run: Promise<unknown>): Promise<PublishError> {
-  try {
-    await run;
-  } catch (err) {
-    assert.instance(err, PublishError, String(err));
-    return err as PublishError;
-  }
-  return assert.unreachable("the publish should have failed") as never;
 }
 
 const hashFile = async (path: string) => sha256Hex(await readFile(path));

@@ -6,9 +6,7 @@
 
 import { MAX_TEMP } from "../format/variables.js";
 import { execFile, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
 import { readFile, readdir, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -27,13 +25,12 @@ import { verifyDist } from "../pipeline/operations/verify.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { startMirrorServer } from "../client/mirror-server.js";
 import { type Nginx, startNginx } from "./nginx.js";
+import { freshDirs, makeWorkDir } from "./helpers.js";
 import { flipByte } from "./server-fixture.js";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
-const WORK = mkdtempSync(join(tmpdir(), "sync-test-"));
-process.on("exit", () => rmSync(WORK, { recursive: true, force: true }));
-let folders = 0;
-const freshDir = (name: string) => join(WORK, `${++folders}-${name}`);
+const WORK = makeWorkDir("sync-test");
+const freshDir = freshDirs(WORK);
 const HOUR = 3_600_000;
 
 /** 30,000 cells of little-compressible tenths: day pieces of some tens of kB, so a slow host is slow. */

@@ -3,9 +3,7 @@
 // route with its own unit; a revision of one variable makes no version of another; bad files stop the whole publish.
 
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -20,6 +18,7 @@ import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
 import { verifyDist } from "../pipeline/operations/verify.js";
 import { publish } from "../pipeline/publish/publish.js";
 import { dateToMemberPath, yearToMemberPath } from "../sources/silo.js";
+import { makeWorkDir } from "./helpers.js";
 import { assertSchema, request, withServer } from "./server-fixture.js";
 
 const PYTHON = "/usr/bin/python3";
@@ -31,8 +30,7 @@ const DATES_2003 = listDates("2003-12-20", "2003-12-31");
 const DATES_2004 = listDates("2004-01-01", "2004-01-10");
 const DATES = [...DATES_2003, ...DATES_2004];
 
-const root = mkdtempSync(join(tmpdir(), "variables-test-"));
-process.on("exit", () => rmSync(root, { recursive: true, force: true }));
+const root = makeWorkDir("variables-test");
 const sources = join(root, "sources");
 const dist = join(root, "dist");
 const log = () => {};
