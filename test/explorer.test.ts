@@ -163,7 +163,8 @@ explorer("explorer - make serve's own: the landing page's links work, and /explo
       }
       await page.click("#run");
       await page.waitForSelector("#answer:not([hidden])");
-      assert.match((await page.textContent("#answer"))!, /^200 OK\n\{.*,"data":\[\{"date":/s);
+      // the answer, readable: the status, the rows and the version they came from
+      assert.match((await page.textContent("#answer"))!, /^200 OK\n4 rows of silo-tmax-[a-z0-9-]+ \(dataSha256 [0-9a-f]{64}\)\n\d{4}-\d{2}-\d{2}  [0-9.]+  -[0-9.]+  [0-9.]+  degC\n/);
       await Promise.all([page.waitForURL(`${served.url}/explorer/`), page.click("text=The explorer")]);
       await page.waitForSelector("body[data-status=ready], body[data-status=error]", { state: "attached", timeout: 60_000 });
       assert.is(await page.getAttribute("body", "data-status"), "ready", (await page.textContent("#status")) ?? "");
