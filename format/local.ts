@@ -24,6 +24,8 @@ function toStorageError(path: string, file: string, code: string | undefined, me
 export interface LocalStorageOptions {
   /** descriptors kept open for the most recently read day pieces (default 256) */
   maxOpenFiles?: number;
+  /** after this long without a read every descriptor is closed (default 10 s) */
+  idleCloseMs?: number;
 }
 
 /** An open descriptor and the reads using it: once evicted or forgotten, it is closed when its last read ends. */
@@ -33,9 +35,11 @@ interface OpenFile {
   retired: boolean;
 }
 
-function closeFile(entry: OpenFile): Promise<void> {
-  return entry.handle.then((handle) => handle.close()).catch(() => undefined);
-}
+/**
+ * Descriptors of a storage nobody has read for this long are closed: a reader that drops a storage without
+ * close() (a snapshot read once) lets them go, rather than leaving them to garbage collection, which Node warns of.
+ */
+const IDLE_CLOSE_MS = 10_000;
 
 /**
  * Dist files on disk, every read off the event loop: a cold archive larger than memory slows the answers that
@@ -47,12 +51,17 @@ export class LocalStorage implements Storage {
   /** the open descriptors, least recently read first */
   private readonly files = new Map<string, OpenFile>();
   private readonly maxOpenFiles: number;
+  private readonly idleCloseMs: number;
+  private idle: ReturnType<typeof setTimeout> | null = null;
+  /** descriptors being closed, so close() resolves once they are */
+  private readonly closing = new Set<Promise<void>>();
 
   constructor(
     readonly root: string,
     options: LocalStorageOptions = {},
   ) {
     this.maxOpenFiles = Math.max(1, options.maxOpenFiles ?? 256);
+    this.idleCloseMs = options.idleCloseMs ?? IDLE_CLOSE_MS;
   }
 
   describe(path: string): string {
@@ -70,6 +79,9 @@ export class LocalStorage implements Storage {
 
   private async readRange(file: string, offset: number, length: number): Promise<Uint8Array> {
     const entry = this.acquire(file);
+    this.idle?.refresh();
+    // unref'd: it never keeps a process alive, and while pending it keeps this storage from being collected open
+    this.idle ??= setTimeout(() => void this.close(), this.idleCloseMs).unref();
     try {
       const buffer = new Uint8Array(length);
       const { bytesRead } = await (await entry.handle).read(buffer, 0, length, offset);
@@ -79,7 +91,7 @@ export class LocalStorage implements Storage {
       throw err;
     } finally {
       entry.users--;
-      if (entry.retired && entry.users === 0) void closeFile(entry);
+      if (entry.retired && entry.users === 0) void this.closeFile(entry);
     }
   }
 
@@ -103,7 +115,13 @@ export class LocalStorage implements Storage {
     if (this.files.get(file) === entry) this.files.delete(file);
     if (entry.retired) return Promise.resolve();
     entry.retired = true;
-    return entry.users === 0 ? closeFile(entry) : Promise.resolve();
+    return entry.users === 0 ? this.closeFile(entry) : Promise.resolve();
+  }
+
+  private closeFile(entry: OpenFile): Promise<void> {
+    const closed = entry.handle.then((handle) => handle.close()).catch(() => undefined);
+    this.closing.add(closed);
+    return closed.finally(() => this.closing.delete(closed));
   }
 
   /** Closes the descriptor of `path`: after a failed check, a restored file is opened afresh. */
@@ -115,6 +133,8 @@ export class LocalStorage implements Storage {
 
   /** Closes the descriptors (one a read is using, once that read ends). */
   async close(): Promise<void> {
-    await Promise.all([...this.files].map(([file, entry]) => this.retire(file, entry)));
+    if (this.idle) clearTimeout(this.idle);
+    this.idle = null;
+    await Promise.all([...[...this.files].map(([file, entry]) => this.retire(file, entry)), ...this.closing]);
   }
 }

@@ -1,7 +1,8 @@
 // format/local.ts's LocalStorage: ranges read with FileHandle.read on descriptors kept open for the most recent
-// files; a descriptor evicted while reads use it closes after them; forget reopens; close lets every one go.
+// files; a descriptor evicted while reads use it closes after them; forget reopens; close, or a while without
+// reads, lets every one go.
 
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,7 +16,17 @@ process.on("exit", () => rmSync(WORK, { recursive: true, force: true }));
 
 /** 4,096 bytes that differ per file and per position. */
 const bytesOf = (n: number) => Uint8Array.from({ length: 4096 }, (_, i) => (i * 31 + n * 7) & 0xff);
-const openDescriptors = () => readdirSync("/proc/self/fd").length;
+/** This process's descriptors open on the test's files (others come and go: tsx's cache, the runner's pipes). */
+function openDescriptors(): number {
+  const targets = readdirSync("/proc/self/fd").map((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      return ""; // closed since the listing
+    }
+  });
+  return targets.filter((t) => t.startsWith(WORK)).length;
+}
 
 const local = suite("local storage");
 
@@ -64,6 +75,27 @@ local("local - forget: a file replaced under its name is read afresh (its old de
   storage.forget("pieces/3.day");
   assert.equal(await storage.read("pieces/3.day", 0, 8), bytesOf(4).subarray(0, 8));
   await storage.close();
+});
+
+local("local - a storage left open closes its descriptors once no range was read for idleCloseMs (never sooner), and reads again after", async () => {
+  const before = openDescriptors();
+  const storage = new LocalStorage(WORK, { idleCloseMs: 1000 });
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  let lastRead = 0;
+  // reads every 100 ms for 1.5 s: each starts the wait again, so the three stay open throughout
+  for (let i = 0; i < 15; i++) {
+    if (i > 0) assert.is(openDescriptors(), before + 3, `open at read ${i + 1}`);
+    lastRead = performance.now(); // the wait starts as a read begins
+    await Promise.all([0, 1, 2].map((n) => storage.read(`pieces/${n}.day`, i, 4)));
+    await sleep(100);
+  }
+  while (openDescriptors() > before && performance.now() - lastRead < 5000) await sleep(10);
+  const closedAfterMs = performance.now() - lastRead;
+  assert.ok(closedAfterMs >= 1000 && closedAfterMs < 5000, `closed ${closedAfterMs} ms after the last read`);
+  assert.is(openDescriptors(), before);
+  assert.equal(await storage.read("pieces/1.day", 0, 4), bytesOf(1).subarray(0, 4));
+  await storage.close();
+  assert.is(openDescriptors(), before);
 });
 
 local.run();
