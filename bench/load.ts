@@ -94,6 +94,13 @@ export function startServer(dist: string, env: Record<string, string> = {}, stde
   return startProcess("make", ["--no-print-directory", "-s", "serve", `DIST=${dist}`], { LOG: "0", ...env }, "/api/health", stderr);
 }
 
+/** A server bundle (SERVER_JS or another build of it) started with make serve's node flags: for A/B runs of two builds. */
+export function startServerBundle(bundle: string, dist: string, env: Record<string, string> = {}, stderr?: (text: string) => void): Promise<Proc> {
+  const cacheMb = Number(env.CACHE_MB ?? 32);
+  const flags = ["--max-semi-space-size=4", `--max-old-space-size=${64 + 2 * cacheMb}`];
+  return startProcess("node", [...flags, bundle], { LOG: "0", DIST: dist, HOST: "127.0.0.1", CACHE_MB: String(cacheMb), ...env }, "/api/health", stderr);
+}
+
 /** The floor of any start: node starting a bare HTTP server that answers 200 (on this machine, now). */
 export function startBareNode(): Promise<Proc> {
   return startProcess("node", ["-e", 'require("http").createServer((q, r) => r.end("ok")).listen(Number(process.env.PORT), "127.0.0.1")'], {}, "/");

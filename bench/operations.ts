@@ -41,7 +41,7 @@ function post(url: string, body: unknown): Promise<{ status: number; bytes: numb
 }
 
 /** Drops the page cache (root only): the archive's pieces come from the disk again. Null when done, else why not. */
-function dropPageCache(): string | null {
+export function dropPageCache(): string | null {
   try {
     execFileSync("sh", ["-c", "sync; echo 3 > /proc/sys/vm/drop_caches"], { stdio: "pipe" });
     return null;

@@ -36,14 +36,21 @@ export interface ArchiveOptions {
   coalesceBytes?: number;
 }
 
-/** catalog.json cannot be used; the message says what is wrong and what fixes it. */
+/**
+ * catalog.json cannot be used; the message says what is wrong and what fixes it. `missing`: there is no catalog.json
+ * (no dist published there yet), as against one that cannot be read or is damaged.
+ */
 export class CatalogError extends Error {
+  readonly missing: boolean;
+
   constructor(
     readonly path: string,
     reason: string,
+    options: { missing?: boolean } = {},
   ) {
     super(`${path}: ${reason}`);
     this.name = "CatalogError";
+    this.missing = options.missing ?? false;
   }
 }
 
@@ -87,8 +94,9 @@ export class Archive {
     try {
       bytes = await this.storage.read(CATALOG_FILE);
     } catch (err) {
-      const reason = err instanceof StorageError && err.missing ? "is missing" : `cannot be read (${(err as Error).message})`;
-      throw new CatalogError(where, `${reason}; publish a dist with \`make publish\``);
+      const missing = err instanceof StorageError && err.missing;
+      const reason = missing ? "is missing" : `cannot be read (${(err as Error).message})`;
+      throw new CatalogError(where, `${reason}; publish a dist with \`make publish\``, { missing });
     }
     let pointer: unknown;
     try {

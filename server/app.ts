@@ -39,8 +39,6 @@ export interface AppOptions {
   planBytes?: number;
   /** load shedding, fairness and timeouts (default DEFAULT_LIMITS) */
   limits?: Partial<ServeLimits>;
-  /** threads reading day pieces (default 2) */
-  readThreads?: number;
 }
 
 export interface App {
@@ -230,7 +228,7 @@ function watchCatalog(options: AppOptions, remote: boolean, changed: () => void)
 export async function createApp(options: AppOptions): Promise<App> {
   const limits: ServeLimits = { ...DEFAULT_LIMITS, ...options.limits };
   const remote = isDistUrl(options.dist);
-  const storage: Storage = remote ? new HttpStorage(options.dist) : new LocalStorage(options.dist, { readThreads: options.readThreads });
+  const storage: Storage = remote ? new HttpStorage(options.dist) : new LocalStorage(options.dist);
   const service = new Service({
     storage,
     platform: nodePlatform,

@@ -35,7 +35,6 @@ async function main(): Promise<void> {
       cacheBytes: (config.cacheMb << 20) * 0.75,
       answerCacheBytes: (config.cacheMb << 20) * 0.25,
       limits: config.limits,
-      readThreads: config.readThreads,
     });
   } catch (err) {
     if (err instanceof CatalogError) {

@@ -14,8 +14,6 @@ export interface ServeConfig {
   environment: string;
   /** memory for caches, MiB: three quarters for verified pieces and blocks, a quarter for computed answers */
   cacheMb: number;
-  /** threads reading day pieces: the disk reads in flight */
-  readThreads: number;
   limits: ServeLimits;
 }
 
@@ -51,7 +49,7 @@ export interface ServeLimits {
 }
 
 export const DEFAULT_LIMITS: ServeLimits = {
-  // one computed answer per core: the work is CPU on one event loop (reads are on threads), and more at once
+  // one computed answer per core: the work is CPU on one event loop (reads are on libuv's threadpool), and more at once
   // only lengthens the event loop's turns (measured: 2 on 2 cores answered more, and health faster, than 4 or 8)
   active: availableParallelism(),
   queue: 64,
@@ -123,7 +121,6 @@ export function readServeConfig(env: NodeJS.ProcessEnv): ServeConfig {
     log: env.LOG !== "0",
     environment: env.SERVICE_ENVIRONMENT || "demo",
     cacheMb: readInt(env, "CACHE_MB", 32, 4, 65536),
-    readThreads: readInt(env, "READ_THREADS", 2, 1, 64),
     limits: readLimits(env),
   };
 }

@@ -382,6 +382,20 @@ failing("publish - a folder with no SILO files, or a file named for an impossibl
   assert.equal([err.file, err.stage, err.reason], ["20030229.max_temp.tif", "discover", "2003-02-29 is not a calendar date"]);
 });
 
+failing("publish - a folder without catalog.json is a new dist; a damaged catalog.json stops the publish, naming make verify", async () => {
+  const dist = freshDir("damaged-catalog");
+  await mkdir(dist, { recursive: true });
+  await writeFile(join(dist, CATALOG_FILE), '{"format": "climate-dist-2", ');
+  const err = await expectPublishError(publishQuietly(goldenSources, dist));
+  assert.equal([err.file, err.stage], [join(dist, CATALOG_FILE), "catalog"]);
+  assert.match(err.reason, new RegExp(`^${join(dist, CATALOG_FILE)}: is not JSON \\(.+\\); republish with \`make publish\`; run \`make verify DIST=${dist}\`$`));
+  assert.equal(await readdir(dist), [CATALOG_FILE, ".publish.lock"].sort());
+  await rm(join(dist, CATALOG_FILE));
+  const s = await publishQuietly(goldenSources, dist);
+  assert.equal(s.unchanged, []);
+  assert.is(s.added.length, 1);
+});
+
 failing("publish - an object whose bytes do not match its name is reported as damage, never overwritten", async () => {
   const root = freshDir("store");
   const store = new ObjectStore(root);

@@ -147,8 +147,8 @@ const unavailable = (id: string, reason: string) => `dataset ${id} is unavailabl
 const start = suite("start-up");
 start.before(useFixture);
 
-/** createApp must reject with a CatalogError; returns its message. */
-async function startFails(dist: string): Promise<string> {
+/** createApp must reject with a CatalogError, `missing` only when there is no catalog.json; returns its message. */
+async function startFails(dist: string, missing = false): Promise<string> {
   const failure = await createApp({ dist, log: false }).then(
     async (app) => {
       await app.close();
@@ -158,15 +158,16 @@ async function startFails(dist: string): Promise<string> {
   );
   assert.instance(failure, CatalogError, `createApp should refuse ${dist}`);
   assert.is((failure as CatalogError).path, join(dist, "catalog.json"));
+  assert.is((failure as CatalogError).missing, missing);
   return (failure as CatalogError).message;
 }
 
 start("start - refuses a missing dist and a dist without catalog.json, naming catalog.json and make publish", async () => {
   const missing = join(fixture.root, "no-such-dist");
-  assert.is(await startFails(missing), `${missing}/catalog.json: is missing; publish a dist with \`make publish\``);
+  assert.is(await startFails(missing, true), `${missing}/catalog.json: is missing; publish a dist with \`make publish\``);
   const dist = await copyDist(fixture);
   await rm(join(dist, "catalog.json"));
-  assert.is(await startFails(dist), `${dist}/catalog.json: is missing; publish a dist with \`make publish\``);
+  assert.is(await startFails(dist, true), `${dist}/catalog.json: is missing; publish a dist with \`make publish\``);
 });
 
 start("start - refuses a catalog.json that is not JSON", async () => {

@@ -255,7 +255,7 @@ const shedding = suite("load shedding over HTTP");
 shedding.before(useFixture);
 
 /**
- * A private dist whose version B day piece is a named pipe: reading it blocks a read thread until the test
+ * A private dist whose version B day piece is a named pipe: a read of it waits (its open waits for a writer) until the test
  * opens the pipe, so a query of B holds its turn exactly as long as the test wants. Opening the pipe lets the
  * read fail, and that query ends (503: its version cannot be read).
  */

@@ -1,16 +1,14 @@
 // Mirrors SILO files of any variables from the public bucket into a local folder, resumable through silo.lock.json:
 // daily GeoTIFFs (FROM..TO), and annual NetCDF files (YEARS), which SILO rewrites while a year is recent: a recorded annual
-// file is asked for again with its ETag, and fetched again only when the bucket's copy changed.
+// file is asked for again with its ETag, and fetched again only when the bucket's copy changed. Each file comes through
+// the pipeline's one downloader (operations/download.ts: retries, stall watch, .part file), checked by its first bytes.
 
-import { createHash } from "node:crypto";
-
-import { mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
-import { STATUS_CODES } from "node:http";
+import { mkdir, readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { isCalendarDate, listDates } from "../../format/dates.js";
 import { type Variable, VARIABLES, findVariable } from "../../format/variables.js";
 import { dateToMemberPath, SILO, yearToMemberPath } from "../../sources/silo.js";
-import { AttemptError, RETRY_AFTER_CAP_MS, describeFetchError, runConcurrently } from "../operations/download.js";
+import { type Downloaded, type FileSignature, download, runConcurrently } from "../operations/download.js";
 import { PublishError, describeError } from "../errors.js";
 import { hashFile, writeFileAtomic } from "../operations/files.js";
 import { formatBytes } from "../progress.js";
@@ -62,8 +60,6 @@ export const LOCK_FILE = "silo.lock.json";
 
 const STAGE = "fetch";
 const LOCK_SAVE_MS = 2000;
-// A connection that sends nothing for this long is treated as dropped, so one hung socket cannot stall the run forever.
-const STALL_MS = 60_000;
 
 /** One file to fetch: a day's GeoTIFF or a year's NetCDF file of one variable. */
 interface FetchItem {
@@ -89,7 +85,6 @@ interface DayFailure {
   reason: string;
 }
 
-// One failed HTTP attempt; `retryable` separates transient trouble (network, truncation, 5xx, 429) from answers.
 /**
  * The lock file, written as downloads complete: chained so concurrent completions never interleave, each write
  * carrying the whole current state, at most one every LOCK_SAVE_MS (and one at the end): rewriting it after every
@@ -148,7 +143,7 @@ export async function fetchSilo(options: FetchOptions): Promise<FetchReport> {
 async function fetchItem(item: FetchItem, config: FetchConfig, lock: LockWriter, report: FetchReport, failures: DayFailure[]): Promise<void> {
   const { relPath, url } = item;
   const dest = path.join(config.folder, ...relPath.split("/"));
-  let result: Downloaded | "unchanged";
+  let result: Downloaded;
   try {
     const entry = lock.entries.get(relPath);
     const intact = entry !== undefined && (await isIntact(dest, entry));
@@ -160,14 +155,17 @@ async function fetchItem(item: FetchItem, config: FetchConfig, lock: LockWriter,
       return;
     }
     await mkdir(path.dirname(dest), { recursive: true });
-    result = await downloadWithRetries(item, dest, config, intact ? entry : undefined);
+    const held = intact ? { etag: entry.etag, lastModified: entry.last_modified } : undefined;
+    const notFound = `no such ${item.annual ? "year" : "day"} of ${item.key.split(" ")[0]} in the bucket`;
+    const signature = item.annual ? HDF5_SIGNATURE : TIFF_SIGNATURE;
+    result = await download({ url, file: dest, label: relPath, held, head: signature, notFound }, { retries: config.retries, backoffMs: config.backoffMs, log: config.log });
   } catch (err) {
     const reason = describeError(err);
     failures.push({ key: item.key, url, reason });
     config.log(`failed ${relPath}: ${reason}`);
     return;
   }
-  if (result === "unchanged") {
+  if (result.unchanged) {
     report.skipped.push(relPath);
     config.log(`skipped ${relPath} (unchanged in the bucket, sha256 ok)`);
     return;
@@ -338,165 +336,8 @@ async function isIntact(file: string, entry: LockEntry): Promise<boolean> {
   }
 }
 
-interface Downloaded {
-  bytes: number;
-  sha256: string;
-  etag?: string;
-  lastModified?: string;
-}
-
-/** The item's file, or "unchanged" when the bucket says its copy is still the `recorded` one. */
-async function downloadWithRetries(item: FetchItem, dest: string, config: FetchConfig, recorded?: LockEntry): Promise<Downloaded | "unchanged"> {
-  const attempts = config.retries + 1;
-  const relPath = item.relPath;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await downloadOnce(item, dest, recorded);
-    } catch (err) {
-      const retryable = err instanceof AttemptError && err.retryable;
-      if (!retryable || attempt === attempts) {
-        const reason = describeError(err);
-        throw new AttemptError(attempt > 1 ? `${reason} after ${attempt} attempts` : reason, false);
-      }
-      const delayMs = err.retryAfterMs ?? computeBackoffMs(config.backoffMs, attempt);
-      config.log(`retry ${relPath} in ${delayMs} ms: ${err.message} (attempt ${attempt} of ${attempts})`);
-      await sleep(delayMs);
-    }
-  }
-}
-
-// Exponential from the base with up to 20% random jitter, so parallel workers hitting the same 503 spread out.
-function computeBackoffMs(baseMs: number, attempt: number): number {
-  const delayMs = baseMs * 2 ** (attempt - 1);
-  return Math.min(RETRY_AFTER_CAP_MS, Math.round(delayMs * (1 + Math.random() * 0.2)));
-}
-
-/** Aborts a download when nothing arrives for STALL_MS; every chunk received starts the wait again. */
-class StallWatch {
-  readonly controller = new AbortController();
-  stalled = false;
-  private timer = this.start();
-
-  private start(): NodeJS.Timeout {
-    return setTimeout(() => ((this.stalled = true), this.controller.abort()), STALL_MS);
-  }
-
-  reset(): void {
-    clearTimeout(this.timer);
-    this.timer = this.start();
-  }
-
-  stop(): void {
-    clearTimeout(this.timer);
-  }
-}
-
-async function downloadOnce(item: FetchItem, dest: string, recorded?: LockEntry): Promise<Downloaded | "unchanged"> {
-  const watch = new StallWatch();
-  const partPath = `${dest}.part`;
-  let complete = false;
-  try {
-    let response: Response;
-    // identity: Content-Length must count the bytes we store, not a compressed transfer.
-    const headers: Record<string, string> = { "accept-encoding": "identity" };
-    if (recorded?.etag) headers["if-none-match"] = recorded.etag;
-    if (recorded?.last_modified) headers["if-modified-since"] = recorded.last_modified;
-    try {
-      response = await fetch(item.url, { signal: watch.controller.signal, headers });
-    } catch (err) {
-      throw new AttemptError(watch.stalled ? `stalled: no response for ${STALL_MS / 1000} s` : `network error: ${describeFetchError(err)}`, true);
-    }
-    if (response.status === 304 && recorded) {
-      await response.body?.cancel().catch(() => undefined);
-      return "unchanged";
-    }
-    if (response.status !== 200) {
-      await response.body?.cancel().catch(() => undefined);
-      throw toStatusError(response, item);
-    }
-    const expected = readContentLength(response);
-    const { received, sha256 } = await streamToFile(response, partPath, item, expected, watch);
-    if (expected !== undefined && received !== expected) {
-      throw new AttemptError(`truncated: ${received} of ${expected} bytes`, true);
-    }
-    await rename(partPath, dest);
-    complete = true;
-    return { bytes: received, sha256, etag: response.headers.get("etag") ?? undefined, lastModified: response.headers.get("last-modified") ?? undefined };
-  } finally {
-    watch.stop();
-    if (!complete) await rm(partPath, { force: true });
-  }
-}
-
-/** The response body into `partPath`, hashed as it arrives; refused as soon as its first bytes are not the file kind expected. */
-async function streamToFile(response: Response, partPath: string, item: FetchItem, expected: number | undefined, watch: StallWatch): Promise<{ received: number; sha256: string }> {
-  const signature = item.annual ? HDF5_SIGNATURE : TIFF_SIGNATURE;
-  const reader = response.body?.getReader();
-  const handle = await open(partPath, "w");
-  const hash = createHash("sha256");
-  let received = 0;
-  let head = Buffer.alloc(0);
-  try {
-    while (reader) {
-      let chunk: ReadableStreamReadResult<Uint8Array>;
-      try {
-        chunk = await reader.read();
-      } catch {
-        if (watch.stalled) throw new AttemptError(`stalled: no data for ${STALL_MS / 1000} s after ${received} bytes`, true);
-        const truncated = expected === undefined ? `truncated: connection closed after ${received} bytes` : `truncated: ${received} of ${expected} bytes`;
-        throw new AttemptError(truncated, true);
-      }
-      if (chunk.done) break;
-      watch.reset();
-      if (head.length < signature.length) {
-        head = Buffer.concat([head, chunk.value]).subarray(0, 32);
-        if (head.length >= signature.length && !signature.matches(head)) {
-          await reader.cancel().catch(() => undefined);
-          throw makeWrongKindError(item, head);
-        }
-      }
-      await handle.write(chunk.value);
-      hash.update(chunk.value);
-      received += chunk.value.length;
-    }
-  } finally {
-    await handle.close();
-  }
-  if (!signature.matches(head)) throw makeWrongKindError(item, head);
-  return { received, sha256: hash.digest("hex") };
-}
-
-function toStatusError(response: Response, item: FetchItem): AttemptError {
-  const status = response.status;
-  const statusText = STATUS_CODES[status] ?? response.statusText;
-  if (status === 404) return new AttemptError(`404 Not Found (no such ${item.annual ? "year" : "day"} of ${item.key.split(" ")[0]} in the bucket)`, false);
-  const retryable = status === 429 || status >= 500;
-  const retryAfterMs = retryable ? parseRetryAfterMs(response.headers.get("retry-after")) : undefined;
-  return new AttemptError(`${status} ${statusText}`.trim(), retryable, retryAfterMs);
-}
-
-// Only the delay-seconds form is honoured; an HTTP-date falls back to our own backoff.
-function parseRetryAfterMs(value: string | null): number | undefined {
-  if (value === null || !/^\s*\d+(\.\d+)?\s*$/.test(value)) return undefined;
-  return Math.min(RETRY_AFTER_CAP_MS, Math.round(Number(value) * 1000));
-}
-
-// A length only binds when the body arrives unencoded; with a Content-Encoding it counts compressed bytes.
-function readContentLength(response: Response): number | undefined {
-  const encoding = response.headers.get("content-encoding");
-  if (encoding !== null && encoding.trim().toLowerCase() !== "identity") return undefined;
-  const value = response.headers.get("content-length");
-  return value !== null && /^\d+$/.test(value.trim()) ? Number(value) : undefined;
-}
-
-interface Signature {
-  length: number;
-  kind: string;
-  matches: (head: Buffer) => boolean;
-}
-
 // Little-endian TIFF, big-endian TIFF, little-endian BigTIFF.
-const TIFF_SIGNATURE: Signature = {
+const TIFF_SIGNATURE: FileSignature = {
   length: 4,
   kind: "GeoTIFF",
   matches: (head) => {
@@ -512,14 +353,4 @@ const TIFF_SIGNATURE: Signature = {
 
 // A NetCDF-4 file is HDF5: its superblock signature opens the file.
 const HDF5_MAGIC = Buffer.from([0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a]);
-const HDF5_SIGNATURE: Signature = { length: 8, kind: "NetCDF-4 (HDF5) file", matches: (head) => head.length >= 8 && head.subarray(0, 8).equals(HDF5_MAGIC) };
-
-// Not retried: a 200 that is not the file kind asked for (typically an HTML error page from a proxy) will not fix itself.
-function makeWrongKindError(item: FetchItem, head: Buffer): AttemptError {
-  const kind = item.annual ? HDF5_SIGNATURE.kind : TIFF_SIGNATURE.kind;
-  return new AttemptError(`${item.url} is not a ${kind} (starts with ${JSON.stringify(head.toString("latin1"))}; an HTML error page?)`, false);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+const HDF5_SIGNATURE: FileSignature = { length: 8, kind: "NetCDF-4 (HDF5) file", matches: (head) => head.length >= 8 && head.subarray(0, 8).equals(HDF5_MAGIC) };

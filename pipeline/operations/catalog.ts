@@ -20,7 +20,7 @@ export async function readPublished(dist: string): Promise<Snapshot | null> {
     const { pointer, sha256 } = await archive.readPointer();
     return new Snapshot(archive, pointer, sha256);
   } catch (err) {
-    if (err instanceof CatalogError && / is missing;/.test(err.message)) return null;
+    if (err instanceof CatalogError && err.missing) return null;
     throw new PublishError(join(dist, CATALOG_FILE), "catalog", `${(err as Error).message}; run \`make verify DIST=${dist}\``);
   }
 }

@@ -15,7 +15,7 @@ import { CATALOG_FILE, type FileEntry, type Ref, isListedFile, objectPath, parse
 import { IntegrityError, StorageError } from "../../format/storage.js";
 import { toIssues, validatorFor } from "../../schemas/validate.js";
 import { readPublished } from "./catalog.js";
-import { type DownloadConfig, downloadVerified, runConcurrently } from "./download.js";
+import { type DownloadConfig, DownloadError, download, runConcurrently } from "./download.js";
 import { PublishError, describeError } from "../errors.js";
 import { hashFile, writeFileAtomic } from "./files.js";
 import { type LockOptions, lockDist } from "./lock.js";
@@ -237,17 +237,17 @@ class TransferProgress {
 async function downloadAll(config: SyncConfig, baseUrl: string, missing: FileEntry[]): Promise<number> {
   const progress = new TransferProgress(config.progress, missing.length, missing.reduce((n, f) => n + f.size, 0));
   const tempDir = join(config.dist, SYNC_TEMP_DIR);
-  const download: DownloadConfig = { tempDir, retries: config.retries, backoffMs: config.backoffMs, onBytes: (n) => progress.add(n), log: (line) => config.progress.line(line) };
+  const receiving: DownloadConfig = { tempDir, retries: config.retries, backoffMs: config.backoffMs, onBytes: (n) => progress.add(n), log: (line) => config.progress.line(line) };
   let requests = 0;
   await runConcurrently(missing, config.concurrency, async (entry) => {
     const url = baseUrl + entry.path;
     try {
-      const sent = await downloadVerified({ url, file: join(config.dist, entry.path), size: entry.size, sha256: entry.sha256 }, download);
-      requests += sent;
+      const target = { url, file: join(config.dist, entry.path), expect: { size: entry.size, sha256: entry.sha256 }, notFound: "the host does not hold it" };
+      const { attempts } = await download(target, receiving);
+      requests += attempts; // not `requests += await ...`: that reads requests before the wait, losing concurrent counts
     } catch (err) {
-      const reason = describeError(err);
-      const tampered = reason.includes("does not match its sha256") ? ": the host serves a damaged or tampered copy; it was not placed" : "";
-      throw new PublishError(url, STAGE, `${reason}${tampered}; ${join(config.dist, CATALOG_FILE)} is unchanged; sync again later, or from the origin or another mirror`);
+      const tampered = err instanceof DownloadError && err.failure === "unexpected" ? ": the host serves a damaged or tampered copy; it was not placed" : "";
+      throw new PublishError(url, STAGE, `${describeError(err)}${tampered}; ${join(config.dist, CATALOG_FILE)} is unchanged; sync again later, or from the origin or another mirror`);
     }
     progress.add(0, 1);
   });

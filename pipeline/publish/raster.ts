@@ -98,7 +98,7 @@ export async function publishRaster(input: RasterInput, store: ObjectStore, prog
     series = await buildSeries(tree, base?.index.series ?? [], archive, store, (text) => progress.status(text));
     notes = await describeChanges(base, archive, tree);
   } finally {
-    // at once, failure or not: a read thread's open descriptor would hold the space of a file a rollback deletes
+    // at once, failure or not: a descriptor kept open would hold the space of a file a rollback deletes
     await archive.storage.close?.();
   }
   const indexRef = await writeIndex(store, input.labels, tree, series.spans);

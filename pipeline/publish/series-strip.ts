@@ -88,7 +88,7 @@ class Strip {
   static async load(days: DayEntry[], window: Window, archive: Archive): Promise<Strip> {
     const cells = window[2] * window[3];
     const codes = new Int16Array(cells * days.length);
-    // a batch of days at once: their reads go to the read threads together, not one round trip a day
+    // a batch of days at once: their reads are in flight together (libuv's threadpool), not one after another
     for (let first = 0; first < days.length; first += LOAD_BATCH) {
       const batch = days.slice(first, first + LOAD_BATCH);
       const held = await Promise.all(batch.map((day, k) => archive.readCodes(day, window, codes.subarray((first + k) * cells, (first + k + 1) * cells))));
