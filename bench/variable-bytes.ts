@@ -21,6 +21,13 @@ export interface VariableBytes {
   total: number;
 }
 
+/** Bytes of a dist by variable, and the rest of it. */
+export interface DistBytes {
+  byVariable: VariableBytes[];
+  other: number;
+  total: number;
+}
+
 async function sizeOf(dist: string, path: string): Promise<number> {
   return (await stat(join(dist, path)).catch(() => null))?.size ?? 0;
 }
@@ -29,7 +36,7 @@ async function sizeOf(dist: string, path: string): Promise<number> {
  * Bytes by variable of `records`' versions in `dist`; `other` is the rest of the dist (objects two variables reach,
  * which a dist of distinct variables never has, are counted there too).
  */
-export async function measureVariableBytes(dist: string, records: Dataset[], variables: readonly Variable[]): Promise<{ byVariable: VariableBytes[]; other: number; total: number }> {
+export async function measureVariableBytes(dist: string, records: Dataset[], variables: readonly Variable[]): Promise<DistBytes> {
   const snapshot = await readPublished(dist);
   if (!snapshot) throw new Error(`${dist} holds no catalog.json`);
   try {

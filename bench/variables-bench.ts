@@ -3,15 +3,16 @@
 // day onto each, and what each variable costs on disk after an append season and make prune. The long archive's
 // rows are bench/variable-long.ts. Every publish runs in its own process, as `make publish` runs it.
 
-import { rm } from "node:fs/promises";
+import { rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { MAX_TEMP, type Variable, VARIABLES } from "../format/variables.js";
 import { formatBytes } from "../pipeline/progress.js";
 import { prune } from "../pipeline/operations/prune.js";
+import { dateToMemberPath } from "../sources/silo.js";
 import { median, runSeason } from "./series.js";
 import type { BenchContext } from "./sources-bench.js";
 import { type PublishedYear, linkFolder, runProbe, sizeOfTree } from "./tools.js";
-import { measureVariableBytes } from "./variable-bytes.js";
+import { type DistBytes, measureVariableBytes } from "./variable-bytes.js";
 
 export interface VariablesContext extends BenchContext {
   /** prints "!! <why>: a goal is not met" and counts a failure */
@@ -26,6 +27,8 @@ const NEXT_DAYS = ["2004-01-01", "2004-01-02", "2004-01-03"];
 const SILO_NAMES = VARIABLES.map((v) => v.silo).join(", ");
 
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+/** A row: its label in a column as wide as the other rows' of make bench. */
+const row = (label: string, text: string) => `  ${label.padEnd(44)}${text}`;
 
 /** `dates` of `variables` from `cache`, published into a new dist in a new process. */
 async function publishYear(ctx: VariablesContext, cache: string, dates: string[], variables: readonly Variable[], name: string): Promise<PublishedYear> {
@@ -56,8 +59,8 @@ export async function benchVariableYear(ctx: VariablesContext, cache: string, ye
   const { say } = ctx;
   say();
   say(`five variables (${SILO_NAMES}): a full-grid year of daily COGs, a new process each (start-up included)`);
-  say(`  max_temp alone, ${fmt(year.length)} files (baseline${baseline ? ": the sources rows' GeoTIFFs" : ""})   ${fmt(one.wallMs / 1000, 1)} s, peak memory ${fmt(one.maxRssMb)} MB, dist ${formatBytes(oneBytes)}`);
-  say(`  five variables, ${fmt(year.length * VARIABLES.length)} files                  ${fmt(five.wallMs / 1000, 1)} s, peak memory ${fmt(five.maxRssMb)} MB, dist ${formatBytes(fiveBytes)}   ratio ${fmt(ratio, 2)}  (goal <= ${RATIO_GOAL})`);
+  say(row(`max_temp alone, ${fmt(year.length)} files (baseline)`, `${fmt(one.wallMs / 1000, 1)} s, peak memory ${fmt(one.maxRssMb)} MB, dist ${formatBytes(oneBytes)}${baseline ? " (the sources rows' GeoTIFFs above)" : ""}`));
+  say(row(`five variables, ${fmt(year.length * VARIABLES.length)} files`, `${fmt(five.wallMs / 1000, 1)} s, peak memory ${fmt(five.maxRssMb)} MB, dist ${formatBytes(fiveBytes)}   ratio ${fmt(ratio, 2)}  (goal <= ${RATIO_GOAL})`));
   if (ratio > RATIO_GOAL) ctx.fail("a full-grid year of five variables");
   await benchVariableDay(ctx, cache, one, five);
   await rm(five.dist, { recursive: true, force: true });
@@ -79,9 +82,16 @@ async function benchVariableDay(ctx: VariablesContext, cache: string, one: Publi
   const ratio = fiveMs / oneMs;
   Object.assign(ctx.figures, { variables_day_one_s: oneMs / 1000, variables_day_five_s: fiveMs / 1000, variables_day_ratio: ratio });
   ctx.say(`one more day onto the year, the grown folder, a new process each (median of ${NEXT_DAYS.length} days, ${NEXT_DAYS[0]} .. ${NEXT_DAYS.at(-1)}, one and five in turn)`);
-  ctx.say(`  max_temp alone (baseline)                   ${fmt(oneMs / 1000, 2)} s, ${formatBytes(oneBytes)} written`);
-  ctx.say(`  five variables                              ${fmt(fiveMs / 1000, 2)} s, ${formatBytes(fiveBytes)} written   ratio ${fmt(ratio, 2)}  (goal <= ${RATIO_GOAL})`);
+  ctx.say(row("max_temp alone (baseline)", `${fmt(oneMs / 1000, 2)} s, ${formatBytes(oneBytes)} written`));
+  ctx.say(row("five variables", `${fmt(fiveMs / 1000, 2)} s, ${formatBytes(fiveBytes)} written   ratio ${fmt(ratio, 2)}  (goal <= ${RATIO_GOAL})`));
   if (ratio > RATIO_GOAL) ctx.fail("one more day of five variables onto a year");
+}
+
+/** Bytes of each variable's source files of `dates` in `cache`. */
+async function sourceBytes(cache: string, dates: string[]): Promise<Map<Variable, number>> {
+  const out = new Map<Variable, number>();
+  for (const v of VARIABLES) out.set(v, (await Promise.all(dates.map((d) => stat(join(cache, dateToMemberPath(d, v)))))).reduce((n, s) => n + s.size, 0));
+  return out;
 }
 
 /**
@@ -98,28 +108,36 @@ export async function benchVariableSeason(ctx: VariablesContext, cache: string, 
   const bytes = await measureVariableBytes(dist, pruned.kept, VARIABLES);
   await rm(dist, { recursive: true, force: true });
   const worst = runs.reduce((a, b) => (b.wallMs > a.wallMs ? b : a));
-  const perDay = (n: number) => n / season.length;
+  ctx.figures.variables_season_median_s = median(runs.map((r) => r.wallMs)) / 1000;
+  ctx.figures.variables_season_worst_s = worst.wallMs / 1000;
+  ctx.say();
+  ctx.say(`five variables: an append season (${base} full-grid days, then one a day for ${runs.length} days, ${season[base]} .. ${season.at(-1)}), a new process each, then make prune`);
+  ctx.say(row("daily publish of five variables", `median ${fmt(median(runs.map((r) => r.wallMs)) / 1000, 2)} s, slowest ${fmt(worst.wallMs / 1000, 2)} s on ${worst.date}; written per day, mean ${formatBytes(runs.reduce((n, r) => n + r.bytes, 0) / runs.length)}`));
+  ctx.say(row("make prune (default rule: KEEP_DAYS=30)", `${pruned.dropped.length} of ${pruned.kept.length + pruned.dropped.length} versions dropped, ${formatBytes(before - bytes.total)} deleted`));
+  sayVariableBytes(ctx, bytes, await sourceBytes(cache, season), season.length, maxTempSeason);
+}
+
+/** The bytes row: each variable's bytes per day beside its sources', all five against the goal. */
+function sayVariableBytes(ctx: VariablesContext, bytes: DistBytes, sources: Map<Variable, number>, days: number, maxTempSeason?: number): void {
   const tmax = bytes.byVariable.find((b) => b.variable === MAX_TEMP)!;
   const rain = bytes.byVariable.find((b) => b.variable.silo === "daily_rain")!;
+  const [all, allSources] = [bytes.total / days, [...sources.values()].reduce((n, b) => n + b, 0) / days];
   Object.assign(ctx.figures, {
-    variables_season_median_s: median(runs.map((r) => r.wallMs)) / 1000,
-    variables_season_worst_s: worst.wallMs / 1000,
-    variables_pruned_bytes_per_day: perDay(bytes.total),
-    variables_pruned_other_bytes_per_day: perDay(bytes.other),
-    ...Object.fromEntries(bytes.byVariable.map((b) => [`variables_pruned_${b.variable.silo}_bytes_per_day`, perDay(b.total)])),
+    variables_pruned_bytes_per_day: all,
+    variables_pruned_other_bytes_per_day: bytes.other / days,
+    variables_sources_bytes_per_day: allSources,
+    ...Object.fromEntries(bytes.byVariable.map((b) => [`variables_pruned_${b.variable.silo}_bytes_per_day`, b.total / days])),
   });
-  const { say } = ctx;
-  say();
-  say(`five variables: an append season (${base} full-grid days, then one a day for ${runs.length} days, ${season[base]} .. ${season.at(-1)}), a new process each, then make prune (KEEP_DAYS=30)`);
-  say(`  daily publish of five variables             median ${fmt(median(runs.map((r) => r.wallMs)) / 1000, 2)} s, slowest ${fmt(worst.wallMs / 1000, 2)} s on ${worst.date}; written per day, mean ${formatBytes(runs.reduce((n, r) => n + r.bytes, 0) / runs.length)}`);
-  say(`  make prune                                  ${pruned.dropped.length} of ${pruned.kept.length + pruned.dropped.length} versions dropped, ${formatBytes(before - bytes.total)} deleted`);
-  say(`  dist per full-grid day after the prune, what each variable's versions reach (day pieces, series, index pages):`);
+  ctx.say("  dist per full-grid day after the prune: what each variable's kept versions reach (day pieces + series + index pages),");
+  ctx.say("  beside its sources (SILO-format COGs) per day");
   for (const b of bytes.byVariable) {
-    const versus = b === tmax ? (maxTempSeason ? `  (the max_temp season above: ${formatBytes(maxTempSeason)}, everything counted)` : "") : `  ${fmt(b.total / tmax.total, 2)} of max_temp`;
-    say(`    ${b.variable.silo.padEnd(12)}${formatBytes(perDay(b.total)).padStart(10)}   (${formatBytes(perDay(b.day))}, ${formatBytes(perDay(b.series))}, ${formatBytes(perDay(b.json))})${versus}`);
+    const versus = b === tmax ? (maxTempSeason ? `; the max_temp season above: ${formatBytes(maxTempSeason)}, everything counted` : "") : `; ${fmt(b.total / tmax.total, 2)} of max_temp`;
+    const source = sources.get(b.variable)! / days;
+    const parts = [b.day, b.series, b.json].map((n) => formatBytes(n / days)).join(" + ");
+    ctx.say(row(`  ${b.variable.silo}`, `${formatBytes(b.total / days)}  (${parts})   sources ${formatBytes(source)}, ratio ${fmt(b.total / days / source, 2)}${versus}`));
   }
-  say(`    ${"no variable's own (catalog tree, manifests, explorer)".padEnd(54)}${formatBytes(perDay(bytes.other))}`);
-  say(`    all five, everything counted ${formatBytes(perDay(bytes.total)).padStart(20)}  (goal <= ${formatBytes(PRUNED_GOAL_BYTES)}; rain below max_temp)`);
-  if (perDay(bytes.total) > PRUNED_GOAL_BYTES) ctx.fail("five variables' bytes per full-grid day after make prune");
+  ctx.say(row("  no one variable's (catalog tree, manifests, explorer)", formatBytes(bytes.other / days)));
+  ctx.say(row("  all five, everything counted", `${formatBytes(all)}   sources ${formatBytes(allSources)}, ratio ${fmt(all / allSources, 2)}  (goal <= ${formatBytes(PRUNED_GOAL_BYTES)}; rain below max_temp)`));
+  if (all > PRUNED_GOAL_BYTES) ctx.fail("five variables' bytes per full-grid day after make prune");
   if (rain.total >= tmax.total) ctx.fail("rain costing less than maximum temperature");
 }
