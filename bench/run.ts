@@ -257,7 +257,6 @@ try {
   // (2b) An append season, then what a cold mirror client reads -------------------------------------------
   log("an append season of daily publishes");
   const seasonDist = await appendSeason(work, yearCache, SEASON, 349, say, figures);
-  await benchVariableSeason(variablesContext(), yearCache, SEASON, 349, figures.season_dist_bytes_per_day_pruned);
   say();
   say("a cold mirror client over a static host (make mirror), HTTP requests and bytes read");
   const newest = SEASON[SEASON.length - 1];
@@ -271,6 +270,8 @@ try {
     say,
     figures,
   );
+
+  await benchVariableSeason(variablesContext(), yearCache, SEASON, 349, figures.season_dist_bytes_per_day_pruned);
 
   // (2c) make sync: a 365-day mirror, then one more day from its origin ------------------------------------
   log("make sync: a 365-day full-grid mirror, then one more day");
@@ -298,8 +299,6 @@ try {
   say(`  one more day (EXTEND)                       ${fmt(longOne.wallMs / 1000, 2)} s, ${formatBytes(longOne.bytesWritten - longOne.dayBytesWritten)} written besides the day piece (goal <= 256 kB)`);
   await benchGrownArchive({ work, say, log, figures }, longFolder, longBase, longCache, LONG[LONG.length - 1], 1024);
   await rm(longBase, { recursive: true, force: true });
-  await makeSmallVariableDays(longCache, LONG, [400, 300, 8, 8], log);
-  await benchVariableLong(variablesContext(), longCache, LONG, 1024);
 
   const longServer = await startServer(longDist);
   procs.push(longServer);
@@ -344,6 +343,8 @@ try {
     figures,
   );
   await Promise.all(procs.splice(0).map((p) => p.stop()));
+  await makeSmallVariableDays(longCache, LONG, [400, 300, 8, 8], log);
+  await benchVariableLong(variablesContext(), longCache, LONG, 1024);
 
   // (4) Operations ------------------------------------------------------------------------------------------
   await runOperations(operations(opsDist, nextOnly), "operations");

@@ -1,5 +1,6 @@
 // Bench inputs, made once and kept in .cache/bench/ (deterministic, like the demo): a year of full-grid days as
-// SILO ships them (COG, DEFLATE + floating-point predictor), and a long archive of small-window days.
+// SILO ships them (COG, DEFLATE + floating-point predictor), and a long archive of small-window days, of max_temp
+// (the other four variables' beside them: bench/variable-sources.ts).
 
 import { MAX_TEMP } from "../format/variables.js";
 import { execFile } from "node:child_process";

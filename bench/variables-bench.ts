@@ -28,7 +28,7 @@ const SILO_NAMES = VARIABLES.map((v) => v.silo).join(", ");
 
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 /** A row: its label in a column as wide as the other rows' of make bench. */
-const row = (label: string, text: string) => `  ${label.padEnd(44)}${text}`;
+const row = (label: string, text: string) => `  ${label.padEnd(43)} ${text}`;
 
 /** `dates` of `variables` from `cache`, published into a new dist in a new process. */
 async function publishYear(ctx: VariablesContext, cache: string, dates: string[], variables: readonly Variable[], name: string): Promise<PublishedYear> {
@@ -136,7 +136,7 @@ function sayVariableBytes(ctx: VariablesContext, bytes: DistBytes, sources: Map<
     const parts = [b.day, b.series, b.json].map((n) => formatBytes(n / days)).join(" + ");
     ctx.say(row(`  ${b.variable.silo}`, `${formatBytes(b.total / days)}  (${parts})   sources ${formatBytes(source)}, ratio ${fmt(b.total / days / source, 2)}${versus}`));
   }
-  ctx.say(row("  no one variable's (catalog tree, manifests, explorer)", formatBytes(bytes.other / days)));
+  ctx.say(row("  the rest: catalog tree, manifests, explorer", formatBytes(bytes.other / days)));
   ctx.say(row("  all five, everything counted", `${formatBytes(all)}   sources ${formatBytes(allSources)}, ratio ${fmt(all / allSources, 2)}  (goal <= ${formatBytes(PRUNED_GOAL_BYTES)}; rain below max_temp)`));
   if (all > PRUNED_GOAL_BYTES) ctx.fail("five variables' bytes per full-grid day after make prune");
   if (rain.total >= tmax.total) ctx.fail("rain costing less than maximum temperature");
