@@ -20,5 +20,6 @@ console.log(
     seriesBuilt: summary.series.built,
     seriesBytesWritten: summary.series.bytesWritten,
     id: summary.added[0]?.id ?? null,
+    added: summary.added.length,
   }),
 );

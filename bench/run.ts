@@ -11,7 +11,9 @@
 // small-window archive: publish time and memory under an open-file limit of 1024, one more day, start-up,
 // memory, the largest answer, and a cold mirror client reading one place over thirty years; (3b) the Zarr view
 // (bench/zarr.ts) over the year and the long archive. The sources rows
-// (bench/sources-bench.ts; alone with BENCH_ONLY=sources) follow phases (1) and (3). (4) operations (bench/
+// (bench/sources-bench.ts; alone with BENCH_ONLY=sources) follow phases (1) and (3); the five-variable rows
+// (bench/variables-bench.ts, bench/variable-long.ts; alone with BENCH_ONLY=variables) follow phases (1), (2b) and
+// (3), each beside its max_temp row. (4) operations (bench/
 // operations.ts): the whole grid's 413, an overload from a cold page cache, SIGTERM during load, a soak with a
 // live publish. BENCH_ONLY=operations (or plans, overload, stop, soak, comma-separated) runs those alone, on
 // BENCH_DIST when it names a published year (2003) of full-grid days, else on one published here.
@@ -37,6 +39,10 @@ import { benchRemote } from "./remote.js";
 import { benchSync } from "./sync.js";
 import { type OperationsContext, linkFolder, runProbe, sizeOfTree } from "./tools.js";
 import { runOperations } from "./operations.js";
+import { benchVariableLong } from "./variable-long.js";
+import { makeFullGridVariableDays, makeSmallVariableDays } from "./variable-sources.js";
+import { benchVariablesAlone } from "./variables-alone.js";
+import { type VariablesContext, benchVariableSeason, benchVariableYear } from "./variables-bench.js";
 import { benchZarr } from "./zarr.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -65,10 +71,16 @@ if (process.env.BENCH_ONLY === "sources") {
   await benchSourcesAlone();
   process.exit(0);
 }
+if (ONLY === "variables" || ONLY.startsWith("variables-")) process.exit((await benchVariablesAlone(ONLY)) > 0 ? 1 : 0);
 
 const work = await mkdtemp(join(tmpdir(), "bench-"));
 const procs: Proc[] = [];
 const figures: Record<string, number> = {};
+const fail = (why: string) => {
+  failures++;
+  say(`  !! ${why}: a goal is not met`);
+};
+const variablesContext = (): VariablesContext => ({ work, say, log, figures, fail });
 const operations = (dist: string, nextDay: string): OperationsContext => ({
   dist,
   nextDay,
@@ -77,10 +89,7 @@ const operations = (dist: string, nextDay: string): OperationsContext => ({
   say,
   log,
   figures,
-  fail: (why) => {
-    failures++;
-    say(`  !! ${why}: a goal is not met`);
-  },
+  fail,
 });
 if (ONLY) {
   // the operations phases alone, on a year of full-grid days
@@ -108,6 +117,7 @@ try {
   // (1) A year of full-grid days ----------------------------------------------------------------------------
   const yearCache = join(BENCH_CACHE, "year");
   await makeFullGridDays(yearCache, SEASON, log);
+  await makeFullGridVariableDays(yearCache, SEASON, log);
   const yearFolder = await linkFolder(join(work, "year"), yearCache, YEAR);
   const sample = (await findSiloFiles(yearFolder)).get(MAX_TEMP)!.filter((_, i) => i % 18 === 0);
   const decodeMs: number[] = [];
@@ -154,7 +164,8 @@ try {
   say("adding one full-grid day to the 365-day version (a new process each: start-up included)");
   say(`  the grown folder (366 files)                ${fmt(grown.wallMs / 1000, 2)} s  decoded ${grown.decoded}, reused ${grown.reused}  ${formatBytes(grown.bytesWritten)} written (day piece ${formatBytes(grown.dayBytesWritten)})  (goal <= 8 s)`);
   say(`  EXTEND=1 with the new file alone            ${fmt(extended.wallMs / 1000, 2)} s  decoded ${extended.decoded}  ${formatBytes(extended.bytesWritten)} written (day piece ${formatBytes(extended.dayBytesWritten)})`);
-  await benchAnnual({ work, say, log, figures }, yearCache, YEAR);
+  const tiffsYear = await benchAnnual({ work, say, log, figures }, yearCache, YEAR);
+  await benchVariableYear(variablesContext(), yearCache, YEAR, tiffsYear);
 
   // (2) The server against sirv serving the same bytes ----------------------------------------------------
   const bare = await startBareNode();
@@ -262,6 +273,8 @@ try {
     figures,
   );
 
+  await benchVariableSeason(variablesContext(), yearCache, SEASON, 349, figures.season_dist_bytes_per_day_pruned);
+
   // (2c) make sync: a 365-day mirror, then one more day from its origin ------------------------------------
   log("make sync: a 365-day full-grid mirror, then one more day");
   await benchSync(work, yearCache, YEAR, NEXT_DAY, say, figures);
@@ -332,6 +345,8 @@ try {
     figures,
   );
   await Promise.all(procs.splice(0).map((p) => p.stop()));
+  await makeSmallVariableDays(longCache, LONG, [400, 300, 8, 8], log);
+  await benchVariableLong(variablesContext(), longCache, LONG, 1024);
 
   // (3b) The Zarr view over the year and the long archive ----------------------------------------------------
   await benchZarr({ say, log, figures, work, seconds: SECONDS }, dist, longDist);

@@ -12,31 +12,53 @@ import { formatBytes } from "../pipeline/progress.js";
 import { prune } from "../pipeline/operations/prune.js";
 import { publish } from "../pipeline/publish/publish.js";
 import { linkFolder, runProbe, sizeOfTree } from "./tools.js";
+import { MAX_TEMP, type Variable } from "../format/variables.js";
 
 type Say = (line?: string) => void;
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const DAY_MS = 86_400_000;
 
+/** One daily publish of a season: its wall time, bytes written (of them series), and what `onDay` counted after it. */
+export interface SeasonDay {
+  date: string;
+  wallMs: number;
+  bytes: number;
+  series: number;
+  counted: number;
+}
+
 /**
- * From the first `base` days, one day at a time through the rest; each publish stamped as published on its own
- * day (before now), so the retention rule sees a season of daily versions. Returns the dist.
+ * From the first `base` days of `variables` (linked from `cache` into `folder`), one day at a time through the rest,
+ * each publish in a new process; each stamped as published on its own day (before now), so the retention rule sees
+ * a season of daily versions. `onDay` measures something after each daily publish.
  */
-export async function appendSeason(work: string, cache: string, dates: string[], base: number, say: Say, figures: Record<string, number>): Promise<string> {
-  const folder = await linkFolder(join(work, "season"), cache, dates.slice(0, base));
-  const dist = join(work, "dist-season");
+export async function runSeason(folder: string, dist: string, cache: string, dates: string[], base: number, variables: readonly Variable[], onDay: (date: string) => Promise<number> = async () => 0): Promise<SeasonDay[]> {
+  await linkFolder(folder, cache, dates.slice(0, base), variables);
   const daily = dates.length - base;
   const publishedOn = (k: number) => new Date(Date.now() - (daily - k) * DAY_MS);
   await publish({ sources: folder, dist, observations: false, log: () => {}, publishedAt: publishedOn(-1).toISOString().replace(/\.\d{3}Z$/, "Z") });
-  const runs: { date: string; wallMs: number; bytes: number; series: number; coldReads: number }[] = [];
+  const runs: SeasonDay[] = [];
   for (let k = 0; k < daily; k++) {
     const date = dates[base + k];
-    await linkFolder(folder, cache, [date]);
+    await linkFolder(folder, cache, [date], variables);
     const run = runProbe(folder, dist, false, 0, { SOURCE_DATE_EPOCH: String(Math.floor(publishedOn(k).getTime() / 1000)) });
-    // what a cold mirror client reads for the month up to the new day, on each day of the season
+    if (run.added !== variables.length) throw new Error(`the season's publish of ${date} added ${run.added} versions, not ${variables.length}`);
+    runs.push({ date, wallMs: run.wallMs, bytes: run.bytesWritten, series: run.seriesBytesWritten, counted: await onDay(date) });
+  }
+  return runs;
+}
+
+/** A season of max_temp from the first `base` days, then make prune with its default rule; returns the dist. */
+export async function appendSeason(work: string, cache: string, dates: string[], base: number, say: Say, figures: Record<string, number>): Promise<string> {
+  const dist = join(work, "dist-season");
+  // what a cold mirror client reads for the month up to the new day, on each day of the season
+  const coldReads = async (date: string) => {
     const cold: Record<string, number> = {};
     await measureMirrorReads(dist, [{ name: "", key: "cold", goal: "", read: pointQuery(500, 300, addDays(date, -30), date) }], () => {}, cold);
-    runs.push({ date, wallMs: run.wallMs, bytes: run.bytesWritten, series: run.seriesBytesWritten, coldReads: cold.cold_requests });
-  }
+    return cold.cold_requests;
+  };
+  const runs = (await runSeason(join(work, "season"), dist, cache, dates, base, [MAX_TEMP], coldReads)).map((r) => ({ ...r, coldReads: r.counted }));
+  const daily = runs.length;
   const worst = runs.reduce((a, b) => (b.wallMs > a.wallMs ? b : a));
   const mostReads = runs.reduce((a, b) => (b.coldReads > a.coldReads ? b : a));
   const meanBytes = runs.reduce((n, r) => n + r.bytes, 0) / runs.length;
@@ -61,7 +83,7 @@ export async function appendSeason(work: string, cache: string, dates: string[],
   return dist;
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];
 }

@@ -13,7 +13,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { formatBytes } from "../pipeline/progress.js";
 import { dateToMemberPath } from "../sources/silo.js";
-import { linkFolder, runProbe } from "./tools.js";
+import { type PublishedYear, linkFolder, runProbe } from "./tools.js";
 import { BENCH_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
 
 const run = promisify(execFile);
@@ -48,8 +48,11 @@ async function makeAnnualFiles(yearCache: string, year: string[], log: (line: st
   return { annual, revised };
 }
 
-/** One full-grid annual file against the same 365 days as GeoTIFFs, then the same file re-fetched with 30 days revised. */
-export async function benchAnnual(ctx: BenchContext, yearCache: string, year: string[]): Promise<void> {
+/**
+ * One full-grid annual file against the same 365 days as GeoTIFFs, then the same file re-fetched with 30 days revised.
+ * Returns the GeoTIFFs' publish (a baseline of the five-variable rows).
+ */
+export async function benchAnnual(ctx: BenchContext, yearCache: string, year: string[]): Promise<PublishedYear> {
   const { say, log, work, figures } = ctx;
   const { annual, revised } = await makeAnnualFiles(yearCache, year, log);
   const tiffs = await linkFolder(join(work, "src-tiffs"), yearCache, year);
@@ -80,6 +83,7 @@ export async function benchAnnual(ctx: BenchContext, yearCache: string, year: st
   say(`  one annual NetCDF file (${formatBytes(size)}, int16)     ${fmt(fromAnnual.wallMs / 1000, 1)} s, peak memory ${fmt(fromAnnual.maxRssMb)} MB   ratio ${fmt(fromAnnual.wallMs / fromTiffs.wallMs, 2)}  same version id: ${sameId ? "yes" : "NO"}`);
   say(`  the annual file re-fetched, ${REVISED_DAYS} days revised     ${fmt(revisedRun.wallMs / 1000, 1)} s   ratio ${fmt(revisedRun.wallMs / fromAnnual.wallMs, 2)} of the first  ${revisedRun.decoded} new pieces, ${revisedRun.reused} days reused, ${formatBytes(revisedRun.bytesWritten)} written (day pieces ${formatBytes(revisedRun.dayBytesWritten)})`);
   if (!sameId) throw new Error(`the annual file published ${fromAnnual.id}, its GeoTIFFs ${fromTiffs.id}`);
+  return { folder: tiffs, dist: join(work, "dist-src-tiffs"), wallMs: fromTiffs.wallMs, maxRssMb: fromTiffs.maxRssMb };
 }
 
 /**

@@ -1,14 +1,15 @@
 // Bench inputs, made once and kept in .cache/bench/ (deterministic, like the demo): a year of full-grid days as
-// SILO ships them (COG, DEFLATE + floating-point predictor), and a long archive of small-window days.
+// SILO ships them (COG, DEFLATE + floating-point predictor), and a long archive of small-window days, of max_temp
+// (the other four variables' beside them: bench/variable-sources.ts).
 
 import { MAX_TEMP } from "../format/variables.js";
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
-import type { Window } from "../format/grid.js";
+import { GRID, type Window } from "../format/grid.js";
 import { makeDemoDay, makeLandMask } from "../pipeline/ingest/demo.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
 import { dateToMemberPath } from "../sources/silo.js";
@@ -21,10 +22,40 @@ export function listDays(first: string, count: number): string[] {
   return Array.from({ length: count }, (_, i) => dayNumberToDate(start + i));
 }
 
+/** The bench's max_temp of a day: the demo generator's January cells shifted by the day of the year (no two days equal). */
+export function makeBenchMaxTemp(date: string, mask: Uint8Array): Float32Array {
+  const values = makeDemoDay(dayNumberToDate(dateToDayNumber("2003-01-01") + (dateToDayNumber(date) % 31)), mask);
+  const shift = Math.fround(((dateToDayNumber(date) % 365) - 182) / 20);
+  for (let k = 0; k < values.length; k++) if (values[k] === values[k]) values[k] = Math.fround(Math.round((values[k] + shift) * 10) / 10);
+  return values;
+}
+
 /**
- * Full-grid days from `first`, as COGs: the demo generator's cells (its January climate, shifted by the day of
- * the year so no two days are equal), written by GDAL as SILO writes its files. Two conversions at a time.
+ * Writes full-grid days as SILO writes its files: a plain GeoTIFF in `scratch`, rewritten by GDAL as a COG
+ * (DEFLATE + floating-point predictor) under its name; two conversions at a time. `finish` waits for the last.
  */
+export function createCogWriter(scratch: string): { write(target: string, values: Float32Array): Promise<void>; finish(): Promise<void> } {
+  const pending: Promise<void>[] = [];
+  return {
+    async write(target, values) {
+      const plain = join(scratch, basename(target));
+      await writeSiloTiff(plain, [0, 0, GRID.width, GRID.height], values);
+      await mkdir(dirname(target), { recursive: true });
+      pending.push(
+        run("gdal_translate", ["-q", "-of", "COG", "-co", "COMPRESS=DEFLATE", "-co", "PREDICTOR=FLOATING_POINT", plain, `${target}.part`]).then(async () => {
+          await rename(`${target}.part`, target);
+          await rm(plain);
+        }),
+      );
+      if (pending.length >= 2) await pending.shift();
+    },
+    async finish() {
+      await Promise.all(pending.splice(0));
+    },
+  };
+}
+
+/** Full-grid days of max_temp (makeBenchMaxTemp) as COGs, made once. */
 export async function makeFullGridDays(folder: string, dates: string[], log: (line: string) => void): Promise<void> {
   const missing = dates.filter((d) => !existsSync(join(folder, dateToMemberPath(d, MAX_TEMP))));
   if (missing.length === 0) return;
@@ -32,25 +63,12 @@ export async function makeFullGridDays(folder: string, dates: string[], log: (li
   const mask = makeLandMask();
   const scratch = join(folder, ".scratch");
   await mkdir(scratch, { recursive: true });
-  const pending: Promise<void>[] = [];
+  const writer = createCogWriter(scratch);
   for (const [i, date] of missing.entries()) {
-    const values = makeDemoDay(dayNumberToDate(dateToDayNumber("2003-01-01") + (dateToDayNumber(date) % 31)), mask);
-    const shift = Math.fround(((dateToDayNumber(date) % 365) - 182) / 20);
-    for (let k = 0; k < values.length; k++) if (values[k] === values[k]) values[k] = Math.fround(Math.round((values[k] + shift) * 10) / 10);
-    const plain = join(scratch, `${date}.tif`);
-    await writeSiloTiff(plain, [0, 0, 841, 681], values);
-    const target = join(folder, dateToMemberPath(date, MAX_TEMP));
-    await mkdir(join(target, ".."), { recursive: true });
-    pending.push(
-      run("gdal_translate", ["-q", "-of", "COG", "-co", "COMPRESS=DEFLATE", "-co", "PREDICTOR=FLOATING_POINT", plain, `${target}.part`]).then(async () => {
-        await rename(`${target}.part`, target);
-        await rm(plain);
-      }),
-    );
-    if (pending.length >= 2) await pending.shift();
+    await writer.write(join(folder, dateToMemberPath(date, MAX_TEMP)), makeBenchMaxTemp(date, mask));
     if ((i + 1) % 50 === 0) log(`  ${i + 1}/${missing.length}`);
   }
-  await Promise.all(pending);
+  await writer.finish();
   await rm(scratch, { recursive: true, force: true });
 }
 

@@ -1,10 +1,10 @@
 // Helpers of the bench phases: folders of links to cached sources, a publish in its own process, sizes on disk.
 
-import { MAX_TEMP } from "../format/variables.js";
+import { MAX_TEMP, type Variable } from "../format/variables.js";
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, stat, symlink } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { dateToMemberPath } from "../sources/silo.js";
 
 export async function sizeOfTree(dir: string): Promise<number> {
@@ -16,12 +16,20 @@ export async function sizeOfTree(dir: string): Promise<number> {
   return total;
 }
 
-/** A folder of links to some of the cached source files: a maintainer's folder without copying 250 MB. */
-export async function linkFolder(folder: string, cache: string, dates: string[]): Promise<string> {
+/**
+ * A folder of links to some of the cached source files (max_temp's unless `variables` says): a maintainer's folder
+ * without copying 250 MB.
+ */
+export async function linkFolder(folder: string, cache: string, dates: string[], variables: readonly Variable[] = [MAX_TEMP]): Promise<string> {
+  const made = new Set<string>();
   for (const date of dates) {
-    const target = join(folder, dateToMemberPath(date, MAX_TEMP));
-    await mkdir(join(target, ".."), { recursive: true });
-    await symlink(resolve(cache, dateToMemberPath(date, MAX_TEMP)), target);
+    for (const variable of variables) {
+      const member = dateToMemberPath(date, variable);
+      const target = join(folder, member);
+      if (!made.has(dirname(target))) await mkdir(dirname(target), { recursive: true });
+      made.add(dirname(target));
+      await symlink(resolve(cache, member), target);
+    }
   }
   return folder;
 }
@@ -38,6 +46,14 @@ export function runProbe(sources: string, dist: string, extend = false, openFile
   const started = performance.now();
   const out = execFileSync("bash", ["-c", command], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 20, env: { ...process.env, ...env } });
   return { ...JSON.parse(out.trim().split("\n").pop()!), wallMs: performance.now() - started };
+}
+
+/** A full-grid year published in its own process: its sources folder (links), its dist, the publish's time and peak memory. */
+export interface PublishedYear {
+  folder: string;
+  dist: string;
+  wallMs: number;
+  maxRssMb: number;
 }
 
 /** What the operations phases (bench/operations.ts, bench/soak.ts) are given. */

@@ -84,7 +84,7 @@ async function listRecords(snapshot: Snapshot): Promise<Dataset[]> {
 }
 
 /** Paths of every object the records reach: index trees down to day and series pieces, observation chunks. */
-async function reachFrom(archive: Archive, records: Dataset[]): Promise<Set<string>> {
+export async function reachFrom(archive: Archive, records: Dataset[]): Promise<Set<string>> {
   const reached = new Set<string>();
   const json = (ref: Ref) => {
     const path = objectPath(ref.sha256, "json");
