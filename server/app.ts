@@ -37,6 +37,8 @@ export interface AppOptions {
   answerCacheBytes?: number;
   /** the bound of a 413's body (default the contract's 1,000,000 bytes; tests scale it down) */
   planBytes?: number;
+  /** the bound on values of a series call (default api/series-params.ts MAX_SERIES_VALUES; tests scale it down) */
+  seriesMaxValues?: number;
   /** load shedding, fairness and timeouts (default DEFAULT_LIMITS) */
   limits?: Partial<ServeLimits>;
   /** threads reading day pieces (default 2) */
@@ -238,6 +240,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     cacheBytes: options.cacheBytes,
     answerCacheBytes: options.answerCacheBytes,
     planBytes: options.planBytes,
+    seriesMaxValues: options.seriesMaxValues,
   });
   await service.snapshot();
   const admission = new Admission(limits);

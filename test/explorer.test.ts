@@ -9,9 +9,9 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { startMirrorServer } from "../client/mirror-server.js";
 import { makeDataRequest } from "../api/request.js";
-import type { Window } from "../format/grid.js";
+import { type Window, colToLon, rowToLat } from "../format/grid.js";
 import { publish } from "../pipeline/publish/publish.js";
-import { buildFixture, copyDist, type Fixture, post, withServer, writeSources } from "./server-fixture.js";
+import { buildFixture, copyDist, type Fixture, post, request, withServer, writeSources } from "./server-fixture.js";
 
 const CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 
@@ -78,7 +78,7 @@ explorer("explorer - draws the newest version's last date, shows a cell's series
     assert.is(pixels.inside[3], 255);
     assert.equal(pixels.outside, [0, 0, 0, 0]);
 
-    // a click: the series of that cell over the whole published period, as the server answers it
+    // a click: the series of that cell over the whole published period (the series route), the values the query answers
     const point = await cellPoint(page, 303, 204);
     await page.mouse.click(point.x, point.y);
     await page.waitForSelector("#series-table table");
@@ -89,7 +89,11 @@ explorer("explorer - draws the newest version's last date, shows a cell's series
         shown,
         expected.data.map((r: { date: string; value: number | null; tile: string }) => [r.date, r.value === null ? "missing" : String(r.value), r.tile]),
       );
-      assert.ok((await page.textContent("#provenance"))!.includes(expected.manifest.dataSha256), "the series' dataSha256 is shown");
+      // one call of the series route, its provenance shown
+      const call = await request(served, `/api/v1/series?lat=${rowToLat(204)}&lon=${colToLon(303)}&start=${b.period_start}&end=${b.period_end}&format=json&dataset_version=${b.id}`);
+      assert.is(call.status, 200, call.text);
+      assert.ok((await page.textContent("#provenance"))!.includes(call.json().manifest.dataSha256), "the series call's dataSha256 is shown");
+      assert.ok((await page.textContent("#provenance"))!.includes(String(call.headers["content-digest"])), "and its Content-Digest");
 
       // a drag: the box's cells of the chosen date as CSV, byte for byte the server's answer
       const from = await cellPoint(page, 301, 202);

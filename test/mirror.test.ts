@@ -595,7 +595,7 @@ catalog.run();
 const series = suite("series");
 series.before(useFixture);
 
-series("series - a cell over 33 days: the server's answers to the consecutive pinned 31-day queries, each series chunk read once", async () => {
+series("series - seriesQueries: a cell over 33 days as the server's answers to the consecutive pinned 31-day queries, each series chunk read once", async () => {
   await withServer(fixture.dist, async (s) =>
     withMirror(fixture.dist, async (m) => {
       const ranges: string[] = [];
@@ -604,7 +604,7 @@ series("series - a cell over 33 days: the server's answers to the consecutive pi
         return fetch(input, init);
       };
       const client = clientOf(m, s, { fetch: counting });
-      const { answers, rows } = await client.series([colToLon(300), rowToLat(300)], "2004-02-01", "2004-03-04");
+      const { answers, rows } = await client.seriesQueries([colToLon(300), rowToLat(300)], "2004-02-01", "2004-03-04");
       assert.is(answers.length, 2);
       for (const [i, [first, last]] of [["2004-02-01", "2004-03-02"], ["2004-03-03", "2004-03-04"]].entries()) {
         const server = await post(s, "/api/v1/data/query", requestFor(cell(300, 300), first, last, { dataset_version: A }));
@@ -616,7 +616,7 @@ series("series - a cell over 33 days: the server's answers to the consecutive pi
       assert.is(new Set(seriesReads).size, seriesReads.length, `a series range read twice: ${seriesReads.join(" | ")}`);
       assert.not.ok(ranges.some((r) => r.includes(".day ")), "no day piece is read for a place over days");
       const before = client.stats().requests;
-      await client.series([colToLon(300), rowToLat(300)], "2004-02-01", "2004-03-04");
+      await client.seriesQueries([colToLon(300), rowToLat(300)], "2004-02-01", "2004-03-04");
       assert.is(client.stats().requests, before, "asked again, nothing is read again");
     }),
   );
