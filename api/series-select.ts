@@ -122,7 +122,7 @@ function defaultPeriod(config: SeriesConfig, optionLists: Option[][]): { start: 
   const holds = (o: Option, window: "windowAll" | "windowAny") => config.places.every((p) => containsWindow(o.coverage[window], cellOf(p)));
   const coverages = optionLists.map((options, i) => {
     const found = options.find((o) => holds(o, "windowAll")) ?? options.find((o) => holds(o, "windowAny"));
-    if (!found) throw unavailable(`No published version of ${config.variables[i].name} holds ${describePlaces(config.places)}; published: ${describeOptions(options)}.`);
+    if (!found) throw unavailable(`No ${config.pins ? "pinned" : "published"} version of ${config.variables[i].name} holds ${describePlaces(config.places)}; published: ${describeOptions(options)}.`);
     return found.coverage;
   });
   const start = config.start ?? coverages.map((c) => c.first).reduce((a, b) => (a > b ? a : b));
