@@ -154,6 +154,18 @@ const errorSchema = (kinds: string[], plan = false, planItem?: Json) => ({
 
 type Method = "get" | "post" | "head";
 
+/** The JSON schema of a route's 200; a GET route without a contract schema is this document's own route. */
+function okSchema(route: RouteSpec): Json {
+  if (route.answers.length === 1) return schemaRef(route.answers[0]);
+  if (route.answers.length > 1) return { oneOf: route.answers.map(schemaRef) };
+  return {
+    type: "object",
+    description: "An OpenAPI 3.1 document.",
+    required: ["openapi", "info", "paths"],
+    properties: { openapi: { type: "string", const: "3.1.0" }, info: { type: "object" }, paths: { type: "object" } },
+  };
+}
+
 /** The answers of a route's operation: 200, 304 with an ETag, its errors by status, 500 and 503. */
 function describeResponses(route: RouteSpec, method: Method): Json {
   const head = method === "head";
@@ -162,19 +174,7 @@ function describeResponses(route: RouteSpec, method: Method): Json {
   const responses: Json = {};
   if (route.document) responses["200"] = route.document.ok(head);
   else if (route.answers.length > 0 || route.method === "GET") {
-    // a GET route without a contract schema is this document's own route
-    const schema =
-      route.answers.length === 0
-        ? {
-            type: "object",
-            description: "An OpenAPI 3.1 document.",
-            required: ["openapi", "info", "paths"],
-            properties: { openapi: { type: "string", const: "3.1.0" }, info: { type: "object" }, paths: { type: "object" } },
-          }
-        : route.answers.length === 1
-          ? schemaRef(route.answers[0])
-          : { oneOf: route.answers.map(schemaRef) };
-    const content: Json = { "application/json": { schema } };
+    const content: Json = { "application/json": { schema: okSchema(route) } };
     if (route.csv) {
       content["text/csv"] = {
         schema: {

@@ -101,6 +101,7 @@ live.before(useFixture);
 function concretePath(template: string): string {
   const id = template.includes("observations") ? fixture.noaa.id : fixture.a.id;
   const path = template.replace("{id}", id);
+  if (template === "/api/v1/series") return `${path}?lat=-23&lon=124.5`;
   return template.endsWith("/sample") ? `${path}?tile=20040201-r0-c0&row=1&col=1` : path;
 }
 
