@@ -7,6 +7,7 @@ HOST ?= 127.0.0.1
 FROM ?=
 TO ?=
 YEARS ?=
+VARIABLES ?=
 EXTEND ?=
 ALLOW_GAPS ?=
 PREFER ?=
@@ -52,8 +53,8 @@ publish: install ## publish SOURCES (default: the demo) into DIST; EXTEND=1 adds
 	@node $(PIPELINE_JS) publish --dist "$(DIST)" $(if $(SOURCES),--sources "$(SOURCES)") $(if $(EXTEND),--extend) $(if $(ALLOW_GAPS),--allow-gaps) \
 		$(if $(PREFER),--prefer "$(PREFER)") $(if $(REHASH),--rehash)
 
-fetch: install ## download SILO max_temp daily files FROM..TO, or annual files YEARS=1889-2025, into SOURCES (default .cache/silo)
-	@node $(PIPELINE_JS) fetch $(if $(YEARS),--years "$(YEARS)",--from "$(FROM)" --to "$(TO)") $(if $(SOURCES),--sources "$(SOURCES)")
+fetch: install ## download SILO daily files FROM..TO, or annual files YEARS=1889-2025, of VARIABLES (default all five) into SOURCES (default .cache/silo)
+	@node $(PIPELINE_JS) fetch $(if $(YEARS),--years "$(YEARS)",--from "$(FROM)" --to "$(TO)") $(if $(VARIABLES),--variables "$(VARIABLES)") $(if $(SOURCES),--sources "$(SOURCES)")
 
 KEEP_DAYS ?= 30
 KEEP_FILE ?=

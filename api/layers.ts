@@ -2,7 +2,6 @@
 // Tiles are rendered from the shared day pieces; their ids and bytes do not depend on how cells are stored.
 
 import { GRID, type TileSlot, findTile, parseTileId, windowToTiles, windowTransform } from "../format/grid.js";
-import { QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
 import type { DayEntry } from "../format/version-index.js";
 import type { RasterView, VersionView } from "../format/versions.js";
 import type { Answer } from "./answer.js";
@@ -34,7 +33,7 @@ export async function answerLayers(ctx: Context): Promise<Answer> {
     const [, , w, h] = located.slot.window;
     const codes = new Int16Array(w * h);
     const cells = (await located.view.readCodes(located.day, located.slot.window, codes)) ? codes : await located.view.readCells(located.day, located.slot.window);
-    return ctx.answer(writeTile(id, located.day.date, located.slot, cells), { cache: "immutable", bounded: FEWER });
+    return ctx.answer(writeTile(id, located.view.index, located.day.date, located.slot, cells), { cache: "immutable", bounded: FEWER });
   }
   const count = view.kind === "raster" ? view.index.tiles : 0;
   const offset = await readOffset(ctx.platform, id, "layers", page.after, count);
@@ -51,7 +50,7 @@ async function listTiles(view: RasterView, offset: number, count: number): Promi
   for await (const { day, skip } of view.daysFromTile(offset)) {
     for (const slot of windowToTiles(day.window).slice(skip)) {
       if (out.length === count) return out;
-      out.push(JSON.stringify(describeTile(day.date, slot)));
+      out.push(JSON.stringify(describeTile(view.index, day.date, slot)));
     }
     if (out.length === count) return out;
   }
@@ -70,7 +69,7 @@ export async function answerSample(ctx: Context): Promise<Answer> {
   const [value] = await located.view.readCells(located.day, [tileCol + col, tileRow + row, 1, 1]);
   const body =
     `{"datasetVersion":${JSON.stringify(view.record.id)},"tile":${JSON.stringify(tile)},"row":${row},"col":${col},` +
-    `"value":${cellToJson(value)},"unit":"${QUERY_UNIT}","variable":"${QUERY_VARIABLE}","date":"${located.day.date}",` +
+    `"value":${cellToJson(value)},"unit":${JSON.stringify(located.view.index.unit)},"variable":${JSON.stringify(located.view.index.variable)},"date":"${located.day.date}",` +
     `"crs":"${GRID.crs}","transform":${JSON.stringify(windowTransform(tileCol, tileRow))}}`;
   return ctx.answer(body, { cache: "immutable", bounded: FEWER });
 }

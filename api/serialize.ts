@@ -279,13 +279,19 @@ export function writeCsvRows(out: ByteSink, window: Window, days: DayCells[]): v
   writeRows(out, window, days, true);
 }
 
+/** What a raster version's cells are: its one variable and unit (its index root says). */
+export interface CellMeaning {
+  variable: string;
+  unit: string;
+}
+
 /** Tile metadata as the layers list has it (docs/contract.md §1.2), fields in the contract's order. */
-export function describeTile(date: string, slot: TileSlot): Record<string, unknown> {
+export function describeTile(meaning: CellMeaning, date: string, slot: TileSlot): Record<string, unknown> {
   const [col, row, width, height] = slot.window;
   return {
     id: tileId(date, slot.tileRow, slot.tileCol),
-    variable: QUERY_VARIABLE,
-    unit: QUERY_UNIT,
+    variable: meaning.variable,
+    unit: meaning.unit,
     observed_on: date,
     width,
     height,
@@ -296,8 +302,8 @@ export function describeTile(date: string, slot: TileSlot): Record<string, unkno
 }
 
 /** GET /api/v1/layers/{id}?tile= (docs/contract.md §4.3): the tile with its cells, row-major. */
-export function writeTile(versionId: string, date: string, slot: TileSlot, cells: Float32Array | Int16Array): Uint8Array {
-  const meta = JSON.stringify({ ...describeTile(date, slot), dataset_version_id: versionId, source_window: slot.window });
+export function writeTile(versionId: string, meaning: CellMeaning, date: string, slot: TileSlot, cells: Float32Array | Int16Array): Uint8Array {
+  const meta = JSON.stringify({ ...describeTile(meaning, date, slot), dataset_version_id: versionId, source_window: slot.window });
   const out = new ByteSink();
   out.text(`{"datasetVersion":${JSON.stringify(versionId)},"tile":${meta.slice(0, -1)},"cells":[`);
   if (cells instanceof Int16Array) out.write(cells.length * 8 + 8, (buffer, at) => writeCodesJson(cells, buffer, at));

@@ -15,6 +15,7 @@
 // live publish. BENCH_ONLY=operations (or plans, overload, stop, soak, comma-separated) runs those alone, on
 // BENCH_DIST when it names a published year (2003) of full-grid days, else on one published here.
 
+import { MAX_TEMP } from "../format/variables.js";
 import { execFileSync } from "node:child_process";
 import { cp, mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -25,7 +26,6 @@ import { readSiloTiff } from "../pipeline/ingest/geotiff.js";
 import { formatBytes } from "../pipeline/progress.js";
 import { publish } from "../pipeline/publish/publish.js";
 import { makeDataRequest } from "../api/request.js";
-import { PLAUSIBLE_TMAX_DEGC } from "../sources/silo.js";
 import type { Window } from "../format/grid.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { type Proc, type WrkResult, postScript, readRss, runWrk, startBareNode, startServer, startStatic, variedQueryScript, variedTileScript } from "./load.js";
@@ -107,11 +107,11 @@ try {
   const yearCache = join(BENCH_CACHE, "year");
   await makeFullGridDays(yearCache, SEASON, log);
   const yearFolder = await linkFolder(join(work, "year"), yearCache, YEAR);
-  const sample = (await findSiloFiles(yearFolder)).filter((_, i) => i % 18 === 0);
+  const sample = (await findSiloFiles(yearFolder)).get(MAX_TEMP)!.filter((_, i) => i % 18 === 0);
   const decodeMs: number[] = [];
   for (const f of sample) {
     const t = performance.now();
-    await readSiloTiff(f.path, PLAUSIBLE_TMAX_DEGC);
+    await readSiloTiff(f.path, MAX_TEMP.plausible);
     decodeMs.push(performance.now() - t);
   }
   decodeMs.sort((a, b) => a - b);
@@ -133,7 +133,7 @@ try {
     year_publish_s: yearMs / 1000,
     bytes_per_day: yearBytes / year.days,
   });
-  const sourceBytes = (await Promise.all(YEAR.map((d) => stat(join(yearCache, dateToMemberPath(d)))))).reduce((n, s) => n + s.size, 0);
+  const sourceBytes = (await Promise.all(YEAR.map((d) => stat(join(yearCache, dateToMemberPath(d, MAX_TEMP)))))).reduce((n, s) => n + s.size, 0);
   say();
   say("publish: 365 full-grid days (841 x 681), COG DEFLATE + floating-point predictor as SILO ships them");
   say(`  decode one day alone, one core (baseline)   ${fmt(decodeDay, 1)} ms`);

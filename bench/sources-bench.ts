@@ -4,6 +4,7 @@
 // grown-folder recipe, with the remembered file hashes and with REHASH=1 (every file read and every touched page
 // planned again, as a publish did before it remembered them). Each publish runs in its own process.
 
+import { MAX_TEMP } from "../format/variables.js";
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { cp, mkdir, mkdtemp, rename, rm, stat, symlink } from "node:fs/promises";
@@ -36,7 +37,7 @@ async function makeAnnualFiles(yearCache: string, year: string[], log: (line: st
   await mkdir(join(revised, ".."), { recursive: true });
   if (!existsSync(annual)) {
     log(`making ${annual} from the year's GeoTIFFs (once; kept for later runs)`);
-    await run("/usr/bin/python3", [MAKE_NETCDF, "from-tiffs", `${annual}.part`, year[0].slice(0, 4), ...year.map((d) => join(yearCache, dateToMemberPath(d)))], { maxBuffer: 1 << 20 });
+    await run("/usr/bin/python3", [MAKE_NETCDF, "from-tiffs", `${annual}.part`, year[0].slice(0, 4), ...year.map((d) => join(yearCache, dateToMemberPath(d, MAX_TEMP)))], { maxBuffer: 1 << 20 });
     await rename(`${annual}.part`, annual);
   }
   if (!existsSync(revised)) {

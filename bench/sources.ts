@@ -1,6 +1,7 @@
 // Bench inputs, made once and kept in .cache/bench/ (deterministic, like the demo): a year of full-grid days as
 // SILO ships them (COG, DEFLATE + floating-point predictor), and a long archive of small-window days.
 
+import { MAX_TEMP } from "../format/variables.js";
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
@@ -25,7 +26,7 @@ export function listDays(first: string, count: number): string[] {
  * the year so no two days are equal), written by GDAL as SILO writes its files. Two conversions at a time.
  */
 export async function makeFullGridDays(folder: string, dates: string[], log: (line: string) => void): Promise<void> {
-  const missing = dates.filter((d) => !existsSync(join(folder, dateToMemberPath(d))));
+  const missing = dates.filter((d) => !existsSync(join(folder, dateToMemberPath(d, MAX_TEMP))));
   if (missing.length === 0) return;
   log(`making ${missing.length} full-grid COG days in ${folder} (once; kept for later runs)`);
   const mask = makeLandMask();
@@ -38,7 +39,7 @@ export async function makeFullGridDays(folder: string, dates: string[], log: (li
     for (let k = 0; k < values.length; k++) if (values[k] === values[k]) values[k] = Math.fround(Math.round((values[k] + shift) * 10) / 10);
     const plain = join(scratch, `${date}.tif`);
     await writeSiloTiff(plain, [0, 0, 841, 681], values);
-    const target = join(folder, dateToMemberPath(date));
+    const target = join(folder, dateToMemberPath(date, MAX_TEMP));
     await mkdir(join(target, ".."), { recursive: true });
     pending.push(
       run("gdal_translate", ["-q", "-of", "COG", "-co", "COMPRESS=DEFLATE", "-co", "PREDICTOR=FLOATING_POINT", plain, `${target}.part`]).then(async () => {
@@ -55,7 +56,7 @@ export async function makeFullGridDays(folder: string, dates: string[], log: (li
 
 /** Small-window days (uncompressed GeoTIFF, a few hundred bytes each): the shape of a long archive, cheaply. */
 export async function makeSmallDays(folder: string, dates: string[], window: Window, log: (line: string) => void): Promise<void> {
-  const missing = dates.filter((d) => !existsSync(join(folder, dateToMemberPath(d))));
+  const missing = dates.filter((d) => !existsSync(join(folder, dateToMemberPath(d, MAX_TEMP))));
   if (missing.length === 0) return;
   log(`making ${missing.length} small-window days in ${folder} (once; kept for later runs)`);
   const cells = window[2] * window[3];
@@ -65,6 +66,6 @@ export async function makeSmallDays(folder: string, dates: string[], window: Win
     // every day distinct (no two share a piece): the cells cycle every 400 days, the first cell every 240,000
     for (let i = 0; i < cells; i++) values[i] = Math.fround((((((day * 7 + i * 13) % 400) + 400) % 400) + 50) / 10);
     values[0] = Math.fround(((Math.floor(day / 400) % 600) + 600) % 600 / 10);
-    await writeSiloTiff(join(folder, dateToMemberPath(date)), window, values);
+    await writeSiloTiff(join(folder, dateToMemberPath(date, MAX_TEMP)), window, values);
   }
 }

@@ -1,5 +1,6 @@
 // Helpers of the bench phases: folders of links to cached sources, a publish in its own process, sizes on disk.
 
+import { MAX_TEMP } from "../format/variables.js";
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, stat, symlink } from "node:fs/promises";
@@ -18,9 +19,9 @@ export async function sizeOfTree(dir: string): Promise<number> {
 /** A folder of links to some of the cached source files: a maintainer's folder without copying 250 MB. */
 export async function linkFolder(folder: string, cache: string, dates: string[]): Promise<string> {
   for (const date of dates) {
-    const target = join(folder, dateToMemberPath(date));
+    const target = join(folder, dateToMemberPath(date, MAX_TEMP));
     await mkdir(join(target, ".."), { recursive: true });
-    await symlink(resolve(cache, dateToMemberPath(date)), target);
+    await symlink(resolve(cache, dateToMemberPath(date, MAX_TEMP)), target);
   }
   return folder;
 }

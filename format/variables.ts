@@ -114,3 +114,6 @@ export function variableOfRecord(record: { variables?: Record<string, string> })
 export function describeVariables(): string {
   return VARIABLES.map((v) => `${v.name} (${v.silo})`).join(", ");
 }
+
+/** The contract's one queryable variable (docs/contract.md §1.1): SILO's max_temp. */
+export const MAX_TEMP: Variable = VARIABLES[0];

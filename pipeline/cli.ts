@@ -4,7 +4,7 @@ import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { writeDemo } from "./ingest/demo.js";
 import { PublishError } from "./errors.js";
-import { fetchSilo } from "./ingest/fetch.js";
+import { fetchSilo, parseVariables } from "./ingest/fetch.js";
 import { createProgress, formatBytes, formatSeconds } from "./progress.js";
 import { prune } from "./operations/prune.js";
 import { publish, type PublishOptions } from "./publish/publish.js";
@@ -16,8 +16,8 @@ export const DEMO_SOURCES = ".cache/demo";
 const USAGE = `usage:
   tsx pipeline/cli.ts publish [--sources DIR] [--dist DIR] [--extend] [--allow-gaps] [--prefer daily|annual] [--rehash]
       (no --sources: generate and publish the bundled demo)
-  tsx pipeline/cli.ts fetch --from YYYY-MM-DD --to YYYY-MM-DD [--sources DIR]      daily GeoTIFFs
-  tsx pipeline/cli.ts fetch --years YYYY[-YYYY][,YYYY...] [--sources DIR]          annual NetCDF files
+  tsx pipeline/cli.ts fetch --from YYYY-MM-DD --to YYYY-MM-DD [--variables V,..] [--sources DIR]      daily GeoTIFFs
+  tsx pipeline/cli.ts fetch --years YYYY[-YYYY][,YYYY...] [--variables V,..] [--sources DIR]          annual NetCDF files
   tsx pipeline/cli.ts verify [--dist DIR]
   tsx pipeline/cli.ts prune [--dist DIR] [--keep-days N] [--keep-file FILE] [--grace-hours H] [--drop-versions 0|1] [--dry-run]
   tsx pipeline/cli.ts sync --from URL [--dist DIR] [--prune 0|1] [--grace-hours H] [--concurrency N]
@@ -126,6 +126,7 @@ async function main(argv: string[]): Promise<number> {
       from: { type: "string" },
       to: { type: "string" },
       years: { type: "string" },
+      variables: { type: "string" },
       extend: { type: "boolean", default: false },
       "allow-gaps": { type: "boolean", default: false },
       prefer: { type: "string" },
@@ -166,7 +167,8 @@ async function main(argv: string[]): Promise<number> {
       }
       const folder = values.sources || ".cache/silo";
       const range = values.years ? { years: values.years } : { from: values.from!, to: values.to! };
-      const report = await fetchSilo({ ...range, folder, log: (l) => console.log(l) });
+      const variables = values.variables ? parseVariables(values.variables) : undefined;
+      const report = await fetchSilo({ ...range, variables, folder, log: (l) => console.log(l) });
       console.log(`fetched ${report.downloaded.length}, skipped ${report.skipped.length} (${formatBytes(report.bytes)}) into ${folder}; publish with: make publish SOURCES=${folder}`);
       return 0;
     }

@@ -1,27 +1,23 @@
-// Source descriptor: SILO daily gridded maximum temperature, as daily GeoTIFFs or annual NetCDF files
-// (docs/contract.md §6.1).
+// Source descriptor: SILO's daily gridded variables (format/variables.ts), as daily GeoTIFFs or annual NetCDF
+// files, on one grid with one license (docs/contract.md §6.1, §8.1).
 
 import { GRID, TILE_SIDE, windowTransform } from "../format/grid.js";
-import { QUERY_DATA_CLASS, QUERY_SOURCE, QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
+import { QUERY_DATA_CLASS, QUERY_SOURCE } from "../format/records.js";
+import type { Variable } from "../format/variables.js";
 
-/** Plausible daily maximum temperature, degC (docs/contract.md §6.1): outside it a publish stops. */
-export const PLAUSIBLE_TMAX_DEGC = [-20, 60] as const;
+/** Where SILO's bucket keeps its official files: `daily/<var>/YYYY/YYYYMMDD.<var>.tif`, `annual/<var>/YYYY.<var>.nc`. */
+export const SILO_BUCKET = "https://s3-ap-southeast-2.amazonaws.com/silo-open-data/Official";
 
-export const SILO_TMAX = {
+export const SILO = {
   source: QUERY_SOURCE,
-  datasetKey: "silo-tmax",
-  siloVariable: "max_temp",
-  variable: QUERY_VARIABLE,
-  unit: QUERY_UNIT,
   dataClass: QUERY_DATA_CLASS,
   temporalResolution: "daily",
-  plausible: PLAUSIBLE_TMAX_DEGC,
-  /** `YYYYMMDD.max_temp.tif`, as the bucket names them */
-  fileName: /^(\d{4})(\d{2})(\d{2})\.max_temp\.tif$/,
-  baseUrl: "https://s3-ap-southeast-2.amazonaws.com/silo-open-data/Official/daily/max_temp",
-  /** `YYYY.max_temp.nc`: one NetCDF-4 file per year, SILO's official gridded product */
-  annualFileName: /^(\d{4})\.max_temp\.nc$/,
-  annualBaseUrl: "https://s3-ap-southeast-2.amazonaws.com/silo-open-data/Official/annual/max_temp",
+  /** `YYYYMMDD.<var>.tif`, as the bucket names them */
+  dailyFileName: /^(\d{4})(\d{2})(\d{2})\.([a-z][a-z0-9_]*)\.tif$/,
+  /** `YYYY.<var>.nc`: one NetCDF-4 file per year, SILO's official gridded product */
+  annualFileName: /^(\d{4})\.([a-z][a-z0-9_]*)\.nc$/,
+  dailyBaseUrl: `${SILO_BUCKET}/daily`,
+  annualBaseUrl: `${SILO_BUCKET}/annual`,
   landingPage: "https://www.longpaddock.qld.gov.au/silo/gridded-data/",
   license: "CC-BY-4.0",
   attribution: "Queensland Government SILO; interpolated Bureau of Meteorology and other observations.",
@@ -37,25 +33,25 @@ export const SILO_TMAX = {
   },
 } as const;
 
-/** Where the bucket keeps one day's file, relative to baseUrl and to a local sources folder. */
-export function dateToMemberPath(date: string): string {
-  return `${date.slice(0, 4)}/${date.replaceAll("-", "")}.${SILO_TMAX.siloVariable}.tif`;
+/** Where the bucket keeps one day's file of a variable, relative to the variable's folder and to a local sources folder. */
+export function dateToMemberPath(date: string, variable: Pick<Variable, "silo">): string {
+  return `${date.slice(0, 4)}/${date.replaceAll("-", "")}.${variable.silo}.tif`;
 }
 
-export function dateToUrl(date: string, baseUrl: string = SILO_TMAX.baseUrl): string {
-  return `${baseUrl}/${dateToMemberPath(date)}`;
+export function dateToUrl(date: string, variable: Pick<Variable, "silo">, baseUrl: string = SILO.dailyBaseUrl): string {
+  return `${baseUrl}/${variable.silo}/${dateToMemberPath(date, variable)}`;
 }
 
-/** Where the bucket keeps one year's annual file, relative to annualBaseUrl and to a local sources folder. */
-export function yearToMemberPath(year: number | string): string {
-  return `${year}.${SILO_TMAX.siloVariable}.nc`;
+/** Where the bucket keeps one year's annual file of a variable, relative to its folder and to a local sources folder. */
+export function yearToMemberPath(year: number | string, variable: Pick<Variable, "silo">): string {
+  return `${year}.${variable.silo}.nc`;
 }
 
-export function yearToUrl(year: number | string, baseUrl: string = SILO_TMAX.annualBaseUrl): string {
-  return `${baseUrl}/${yearToMemberPath(year)}`;
+export function yearToUrl(year: number | string, variable: Pick<Variable, "silo">, baseUrl: string = SILO.annualBaseUrl): string {
+  return `${baseUrl}/${variable.silo}/${yearToMemberPath(year, variable)}`;
 }
 
 /** The member path of one day inside an annual file: the file, then the variable at that time index. */
-export function annualDayMemberPath(fileMemberPath: string, timeIndex: number): string {
-  return `${fileMemberPath}#${SILO_TMAX.siloVariable}[${timeIndex}]`;
+export function annualDayMemberPath(fileMemberPath: string, variable: Pick<Variable, "silo">, timeIndex: number): string {
+  return `${fileMemberPath}#${variable.silo}[${timeIndex}]`;
 }

@@ -1,12 +1,12 @@
 // Tests the generated demo raster: land mask against known places, value rules, determinism and writeDemo's reuse.
 
+import { MAX_TEMP, VARIABLES } from "../format/variables.js";
 import { createHash } from "node:crypto";
 import { mkdtemp, readFile, readdir, rm, stat, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { PLAUSIBLE_TMAX_DEGC } from "../sources/silo.js";
 import { GRID } from "../format/grid.js";
 import { PublishError } from "../pipeline/errors.js";
 import { readSiloTiff } from "../pipeline/ingest/geotiff.js";
@@ -17,6 +17,7 @@ import {
   DEMO_SEED,
   listDemoDates,
   makeDemoDay,
+  makeDemoVariables,
   makeLandMask,
   writeDemo,
 } from "../pipeline/ingest/demo.js";
@@ -106,7 +107,7 @@ values("demo values - the same date gives the same bytes, pinned by hash", () =>
 });
 
 values("demo values - every land value is plausible and has one decimal; ocean is NaN", () => {
-  const [lo, hi] = PLAUSIBLE_TMAX_DEGC;
+  const [lo, hi] = MAX_TEMP.plausible;
   for (const [date, day] of days) {
     assert.is(day.length, mask.length, date);
     for (let i = 0; i < day.length; i++) {
@@ -135,6 +136,63 @@ values("demo values - some days have inland gaps, and not every day", () => {
   assert.ok(gapDays.length < days.size);
 });
 
+/** Every variable of three days: the beginning, the middle and the end of the month. */
+const variableDays = new Map(["2003-01-01", "2003-01-16", "2003-01-31"].map((d) => [d, makeDemoVariables(d, mask)]));
+const PINNED_VARIABLES_20030101: Record<string, string> = {
+  max_temp: PINNED_20030101_SHA256,
+  min_temp: "e5c9aeb02c527a53b30ceddcaa05a4e8a060d6e43af5e50eb9bf28bfa2bd569f",
+  daily_rain: "7c6926086bcc83f1e76ee2916d50b6b8c1ba33dfe55c48e399c854437a7700a6",
+  radiation: "fb66ae164b8bc44c13f919ebe3becb51feee68005396cac8ea343e34c51c4ba8",
+  vp: "2d692c1c6357952261730fd654412c8f6d7dbdaf517861f32e7313561940ce21",
+};
+
+values("demo values - five variables, pinned by hash; maximum temperature is makeDemoDay's", () => {
+  const first = variableDays.get(DEMO_FIRST)!;
+  assert.equal([...first.keys()], VARIABLES.map((v) => v.silo));
+  const hashes = Object.fromEntries([...first].map(([silo, cells]) => [silo, hashFloats(cells)]));
+  if (process.env.PRINT_GOLDEN) console.log(JSON.stringify(hashes, null, 2));
+  assert.equal(hashes, PINNED_VARIABLES_20030101);
+});
+
+values("demo values - every variable: plausible, one decimal, ocean missing, its own inland gaps", () => {
+  for (const [date, day] of variableDays) {
+    for (const v of VARIABLES) {
+      const cells = day.get(v.silo)!;
+      let gaps = 0;
+      for (let i = 0; i < cells.length; i++) {
+        const x = cells[i];
+        if (mask[i] === 0) {
+          if (!Number.isNaN(x)) assert.unreachable(`${v.silo} ${date} cell ${i}: ocean holds ${x}`);
+        } else if (Number.isNaN(x)) gaps++;
+        else if (!(x >= v.plausible[0] && x <= v.plausible[1]) || Math.fround(Math.round(x * 10) / 10) !== x) {
+          assert.unreachable(`${v.silo} ${date} cell ${i}: ${x} is outside ${v.plausible.join("..")} or has more than one decimal`);
+        }
+      }
+      assert.ok(gaps < 2000, `${v.silo} ${date}: ${gaps} inland gaps`);
+    }
+  }
+});
+
+values("demo values - minimum temperature is below the maximum at every cell of every day", () => {
+  for (const [date, day] of variableDays) {
+    const [tmax, tmin] = [day.get("max_temp")!, day.get("min_temp")!];
+    for (let i = 0; i < tmax.length; i++) {
+      if (tmin[i] >= tmax[i]) assert.unreachable(`${date} cell ${i}: minimum ${tmin[i]} is not below maximum ${tmax[i]}`);
+    }
+  }
+});
+
+values("demo values - rain is 0 on most land cells, with a long tail of wet ones", () => {
+  for (const [date, day] of variableDays) {
+    const wet = [...day.get("daily_rain")!].filter((x, i) => mask[i] === 1 && x > 0).sort((a, b) => a - b);
+    const dry = [...day.get("daily_rain")!].filter((x, i) => mask[i] === 1 && x === 0).length;
+    const mean = wet.reduce((a, b) => a + b, 0) / wet.length;
+    console.log(`demo: ${date} rain on ${wet.length} of ${wet.length + dry} land cells, median ${wet[wet.length >> 1].toFixed(1)} mm, mean ${mean.toFixed(1)} mm, most ${wet[wet.length - 1].toFixed(1)} mm`);
+    assert.ok(dry > 4 * wet.length, `${date}: ${dry} dry cells, ${wet.length} wet`);
+    assert.ok(wet.length > 1000 && mean > 1.3 * wet[wet.length >> 1], `${date}: skewed`);
+  }
+});
+
 values("demo values - no two days are the same", () => {
   const hashes = new Set([...days.values()].map(hashFloats));
   assert.is(hashes.size, days.size);
@@ -151,7 +209,7 @@ values("demo values - January 2003 and its descriptor", () => {
   assert.is(dates.length, 31);
   assert.is(dates[0], DEMO_FIRST);
   assert.is(dates[30], DEMO_LAST);
-  assert.is(dateToMemberPath("2003-01-09"), "2003/20030109.max_temp.tif");
+  assert.is(dateToMemberPath("2003-01-09", MAX_TEMP), "2003/20030109.max_temp.tif");
   assert.is(DEMO_DESCRIPTION.note, "generated values, not observations");
 });
 
@@ -159,23 +217,24 @@ values.run();
 
 const write = suite("demo writeDemo");
 
-write("demo writeDemo - writes 31 files, reuses them, and regenerates exactly a deleted one", async () => {
+write("demo writeDemo - writes 31 days of five variables, reuses them, and regenerates exactly a deleted one", async () => {
   const folder = await mkdtemp(join(tmpdir(), "demo-test-"));
   try {
-    const expected = listDemoDates().map((d) => join(folder, dateToMemberPath(d)));
+    const members = listDemoDates().flatMap((d) => VARIABLES.map((v) => dateToMemberPath(d, v)));
+    const expected = members.map((rel) => join(folder, rel));
 
     const lines: string[] = [];
     let t = performance.now();
     assert.equal(await writeDemo(folder, (line) => lines.push(line)), expected);
     console.log(`demo: first writeDemo ${(performance.now() - t).toFixed(0)} ms`);
-    assert.equal(lines, listDemoDates().map((d) => `generated ${dateToMemberPath(d)}`));
-    assert.equal((await readdir(join(folder, "2003"))).sort(), expected.map((p) => p.slice(folder.length + 6)));
+    assert.equal(lines, members.map((rel) => `generated ${rel}`));
+    assert.equal((await readdir(join(folder, "2003"))).sort(), expected.map((p) => p.slice(folder.length + 6)).sort());
     const record = JSON.parse(await readFile(join(folder, "demo.json"), "utf8"));
     assert.is(record.generatorVersion, DEMO_DESCRIPTION.generatorVersion);
     assert.is(record.seed, DEMO_SEED);
-    assert.is(record.files.length, 31);
+    assert.is(record.files.length, 31 * 5);
 
-    const decoded = await readSiloTiff(expected[0], PLAUSIBLE_TMAX_DEGC);
+    const decoded = await readSiloTiff(expected[0], MAX_TEMP.plausible);
     assert.equal(decoded.window, [0, 0, GRID.width, GRID.height]);
     assert.is(hashFloats(decoded.values), PINNED_20030101_SHA256);
 
@@ -184,10 +243,10 @@ write("demo writeDemo - writes 31 files, reuses them, and regenerates exactly a 
     t = performance.now();
     assert.equal(await writeDemo(folder, (line) => lines.push(line)), expected);
     console.log(`demo: second writeDemo (all present) ${(performance.now() - t).toFixed(0)} ms`);
-    assert.equal(lines, listDemoDates().map((d) => `unchanged ${dateToMemberPath(d)}`));
+    assert.equal(lines, members.map((rel) => `unchanged ${rel}`));
     assert.equal(await Promise.all(expected.map(async (p) => (await stat(p)).mtimeMs)), mtimes);
 
-    const victim = expected[14];
+    const victim = expected[14 * 5];
     const before = await readFile(victim);
     await unlink(victim);
     lines.length = 0;

@@ -2,6 +2,7 @@
 // two versions across append, extend, revise and a shorter folder: exactly the dates whose cells changed, with their
 // source sha256 on each side, read by walking the index trees and skipping shared years and months.
 
+import { MAX_TEMP } from "../format/variables.js";
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { cp, readFile } from "node:fs/promises";
@@ -42,7 +43,7 @@ function cellValue(i: number, date: string, shift: number): number {
 async function writeDays(dir: string, dates: string[], shift = 0): Promise<void> {
   for (const date of dates) {
     const values = new Float32Array(WINDOW[2] * WINDOW[3]).map((_, i) => cellValue(i, date, shift));
-    await writeSiloTiff(join(dir, dateToMemberPath(date)), WINDOW, values);
+    await writeSiloTiff(join(dir, dateToMemberPath(date, MAX_TEMP)), WINDOW, values);
   }
 }
 
@@ -123,7 +124,7 @@ diff.before(async () => {
   // a shorter folder (no extend): February and March only, with the three revisions
   const shorter = freshDir("shorter");
   await cp(folder, shorter, { recursive: true });
-  for (const date of DATES.filter((d) => d < "2004-02-01")) rmSync(join(shorter, dateToMemberPath(date)));
+  for (const date of DATES.filter((d) => d < "2004-02-01")) rmSync(join(shorter, dateToMemberPath(date, MAX_TEMP)));
   await writeDays(shorter, DATES.slice(-1));
   await writeDays(shorter, REVISED_THREE.filter((d) => d >= "2004-02-01"), 9);
   await writeDays(shorter, REVISED_ONE, 5);

@@ -9,7 +9,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { PublishError } from "../pipeline/errors.js";
 import { readSiloTiff, writeSiloTiff } from "../pipeline/ingest/geotiff.js";
-import { PLAUSIBLE_TMAX_DEGC } from "../sources/silo.js";
+import { MAX_TEMP } from "../format/variables.js";
 import { colToEdgeLon, GRID, rowToEdgeLat } from "../format/grid.js";
 import type { Window } from "../format/grid.js";
 
@@ -188,7 +188,7 @@ for (const { file, window, missing } of GOOD) {
   good(`readSiloTiff - ${file}: window, every cell and missing count agree with GDAL`, async () => {
     requireGdal();
     const path = join(FIXTURES, file);
-    const decoded = await readSiloTiff(path, PLAUSIBLE_TMAX_DEGC);
+    const decoded = await readSiloTiff(path, MAX_TEMP.plausible);
     const gdal = readWithGdal(path);
 
     assert.is(decoded.file, path);
@@ -231,7 +231,7 @@ for (const [name, options] of FULL_GRID_FORMATS) {
       await writeSiloTiff(source, [0, 0, GRID.width, GRID.height], values);
       runGdal(["gdal_translate", "-q", ...options, source, recompressed]);
 
-      const decoded = await readSiloTiff(recompressed, PLAUSIBLE_TMAX_DEGC);
+      const decoded = await readSiloTiff(recompressed, MAX_TEMP.plausible);
       const gdal = readWithGdal(recompressed);
       assert.equal(decoded.window, [0, 0, 841, 681]);
       assert.equal(gdalWindow(gdal), [0, 0, 841, 681]);
@@ -249,14 +249,14 @@ full("readSiloTiff - a full grid in a big-endian file with a long strip table is
     const big = join(dir, "big-endian.tif");
     await writeSiloTiff(source, [0, 0, GRID.width, GRID.height], makeFullGrid());
     runGdal(["gdal_translate", "-q", "-co", "ENDIANNESS=BIG", "-co", "BLOCKYSIZE=2", source, big]);
-    const err = await rejection(readSiloTiff(big, PLAUSIBLE_TMAX_DEGC));
+    const err = await rejection(readSiloTiff(big, MAX_TEMP.plausible));
     assert.is(
       err.reason,
       "is a big-endian GeoTIFF whose StripOffsets table the geotiff library misreads as little-endian; rewrite it little-endian (gdal_translate -co ENDIANNESS=LITTLE)",
     );
     // the same cells little-endian decode exactly (the small big-endian fixture, with a short table, decodes too)
     runGdal(["gdal_translate", "-q", "-co", "ENDIANNESS=LITTLE", big, join(dir, "little.tif")]);
-    assert.is((await readSiloTiff(join(dir, "little.tif"), PLAUSIBLE_TMAX_DEGC)).window.join(), "0,0,841,681");
+    assert.is((await readSiloTiff(join(dir, "little.tif"), MAX_TEMP.plausible)).window.join(), "0,0,841,681");
   });
 });
 
@@ -289,7 +289,7 @@ const bad = suite("readSiloTiff - refuses files that are not the SILO grid");
 for (const { file, reason } of BAD) {
   bad(`readSiloTiff - ${file} is refused: ${reason.slice(0, 40)}...`, async () => {
     const path = join(FIXTURES, file);
-    const err = await rejection(readSiloTiff(path, PLAUSIBLE_TMAX_DEGC));
+    const err = await rejection(readSiloTiff(path, MAX_TEMP.plausible));
     assert.is(err.file, path);
     assert.is(err.stage, "decode");
     assert.ok(err.message.includes(file), `message names the file: ${err.message}`);
@@ -318,7 +318,7 @@ damaged("readSiloTiff - every good fixture cut short is 'truncated or corrupt'",
       for (const n of cuts) {
         const path = join(dir, `${n}-${file}`);
         await writeFile(path, bytes.subarray(0, n));
-        const err = await rejection(readSiloTiff(path, PLAUSIBLE_TMAX_DEGC));
+        const err = await rejection(readSiloTiff(path, MAX_TEMP.plausible));
         assert.ok(err.reason.startsWith("truncated or corrupt GeoTIFF ("), `${file} cut to ${n} bytes: ${err.reason}`);
       }
     }
@@ -329,14 +329,14 @@ damaged("readSiloTiff - a file that is not a TIFF is 'truncated or corrupt'", as
   await withTempDir(async (dir) => {
     const path = join(dir, "20030101.max_temp.tif");
     await writeFile(path, "<html>404 Not Found</html>");
-    const err = await rejection(readSiloTiff(path, PLAUSIBLE_TMAX_DEGC));
+    const err = await rejection(readSiloTiff(path, MAX_TEMP.plausible));
     assert.ok(err.message.startsWith(`${path}: truncated or corrupt GeoTIFF (`), err.message);
   });
 });
 
 damaged("readSiloTiff - a missing file names the file", async () => {
   const path = join(FIXTURES, "no-such-file.tif");
-  const err = await rejection(readSiloTiff(path, PLAUSIBLE_TMAX_DEGC));
+  const err = await rejection(readSiloTiff(path, MAX_TEMP.plausible));
   assert.ok(err.message.startsWith(`${path}: cannot read the file (`), err.message);
 });
 
@@ -348,7 +348,7 @@ damaged("readSiloTiff - corrupt LZW codes are an error, not a process abort", as
     bytes[430] ^= 1 << 7;
     const path = join(dir, "flipped-lzw.tif");
     await writeFile(path, bytes);
-    const err = await rejection(readSiloTiff(path, PLAUSIBLE_TMAX_DEGC));
+    const err = await rejection(readSiloTiff(path, MAX_TEMP.plausible));
     assert.ok(err.reason.startsWith("truncated or corrupt GeoTIFF (cannot decode the raster: corrupt LZW stream"), err.reason);
   });
 });
@@ -360,7 +360,7 @@ damaged("readSiloTiff - a corrupt DEFLATE tile is 'truncated or corrupt'", async
     for (let i = bytes.length - 200; i < bytes.length - 150; i++) bytes[i] ^= 0x5a;
     const path = join(dir, "scrambled.tif");
     await writeFile(path, bytes);
-    const err = await rejection(readSiloTiff(path, PLAUSIBLE_TMAX_DEGC));
+    const err = await rejection(readSiloTiff(path, MAX_TEMP.plausible));
     assert.ok(err.reason.startsWith("truncated or corrupt GeoTIFF (cannot decode the raster:"), err.reason);
   });
 });
@@ -383,10 +383,10 @@ plausible("readSiloTiff - values at -20 and 60 pass, just outside them fail nami
       const path = join(dir, `${value}.tif`);
       await writeSiloTiff(path, window, Float32Array.of(value));
       if (ok) {
-        const decoded = await readSiloTiff(path, PLAUSIBLE_TMAX_DEGC);
+        const decoded = await readSiloTiff(path, MAX_TEMP.plausible);
         assert.equal(Array.from(decoded.values), [value]);
       } else {
-        const err = await rejection(readSiloTiff(path, PLAUSIBLE_TMAX_DEGC));
+        const err = await rejection(readSiloTiff(path, MAX_TEMP.plausible));
         const shown = value > 0 ? "60.1" : "-20.1";
         assert.is(
           err.reason,
@@ -423,7 +423,7 @@ for (const window of [
       await writeSiloTiff(path, window, values);
       assert.equal(await readdir(join(dir, "nested", "dirs")), ["out.tif"], "no temporary file is left behind");
 
-      const decoded = await readSiloTiff(path, PLAUSIBLE_TMAX_DEGC);
+      const decoded = await readSiloTiff(path, MAX_TEMP.plausible);
       assert.equal(decoded.window, window);
       assert.ok(Buffer.from(decoded.values.buffer).equals(Buffer.from(values.buffer)), "identical float32 bits, NaN kept");
       assert.is(decoded.missing, values.filter(Number.isNaN).length);

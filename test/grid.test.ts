@@ -116,8 +116,8 @@ numbers("numbers - a tile written from tenths codes is byte for byte the tile wr
   const codes = new Int16Array(65536);
   for (let i = 0; i < 65536; i++) codes[i] = ((i * 40503) & 0xffff) - 32768;
   const cells = Float32Array.from(codes, tenthsValue);
-  const fromCodes = Buffer.from(writeTile("v", "2003-01-01", slot, codes)).toString();
-  assert.is(fromCodes, Buffer.from(writeTile("v", "2003-01-01", slot, cells)).toString());
+  const fromCodes = Buffer.from(writeTile("v", { variable: "air_temperature_max", unit: "degC" }, "2003-01-01", slot, codes)).toString();
+  assert.is(fromCodes, Buffer.from(writeTile("v", { variable: "air_temperature_max", unit: "degC" }, "2003-01-01", slot, cells)).toString());
   const values: (number | null)[] = JSON.parse(fromCodes).tile.cells;
   assert.is(values.length, 65536);
   assert.is(values.filter((v) => v === null).length, 1);

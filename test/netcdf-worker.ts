@@ -4,7 +4,7 @@
 import { parentPort } from "node:worker_threads";
 import { PublishError } from "../pipeline/errors.js";
 import { openAnnualFile } from "../pipeline/ingest/netcdf.js";
-import { PLAUSIBLE_TMAX_DEGC } from "../sources/silo.js";
+import { MAX_TEMP } from "../format/variables.js";
 
 export interface NetcdfRequest {
   path: string;
@@ -17,9 +17,9 @@ export type NetcdfReply =
 
 parentPort!.on("message", async ({ path, days }: NetcdfRequest) => {
   try {
-    const file = await openAnnualFile(path);
+    const file = await openAnnualFile(path, MAX_TEMP);
     try {
-      const read = days.map((d) => file.readDay(d, PLAUSIBLE_TMAX_DEGC));
+      const read = days.map((d) => file.readDay(d));
       parentPort!.postMessage({ ok: true, dates: file.dates, window: file.window, days: read } satisfies NetcdfReply);
     } finally {
       file.close();

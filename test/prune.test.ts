@@ -1,6 +1,7 @@
 // make prune: the retention rule, expiry that leaves every kept answer as it was, deletion only after the grace
 // period, never anything a kept version uses (even one republished meanwhile), and a mirror following its origin.
 
+import { MAX_TEMP } from "../format/variables.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { cp, readFile, readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -33,7 +34,7 @@ const rule = (keepDays: number, keepIds: string[] = [], dropVersions = true): Re
 async function writeDays(dir: string, dates: string[]): Promise<void> {
   for (const date of dates) {
     const values = new Float32Array(WINDOW[2] * WINDOW[3]).map((_, i) => Math.fround((200 + i + Number(date.slice(8)) * 3) / 10));
-    await writeSiloTiff(join(dir, dateToMemberPath(date)), WINDOW, values);
+    await writeSiloTiff(join(dir, dateToMemberPath(date, MAX_TEMP)), WINDOW, values);
   }
 }
 

@@ -1,6 +1,7 @@
 // Publish pipeline: golden dist, determinism, no-op republish, reuse across versions (append, extend, revise),
 // gaps, provenance labels, fail-closed sources, low open-file limits, bounded answers over a long archive.
 
+import { MAX_TEMP } from "../format/variables.js";
 import { execFile, execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { copyFile, cp, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -392,7 +393,7 @@ failing("publish - a folder with no SILO files, or a file named for an impossibl
   await mkdir(empty, { recursive: true });
   let err = await expectPublishError(publishQuietly(empty, freshDir("empty-dist")));
   assert.is(err.stage, "discover");
-  assert.match(err.reason, /no SILO daily max_temp files/);
+  assert.match(err.reason, /no SILO daily files \(YYYYMMDD.<variable>.tif\) or annual files/);
   const wrongDay = freshDir("wrong-day");
   await writeDays(wrongDay, ["2003-02-28"]);
   await copyFile(join(wrongDay, memberPath("2003-02-28")), join(wrongDay, "20030229.max_temp.tif"));
@@ -783,7 +784,7 @@ provenance("publish - a folder with silo.lock.json is labelled fetched, each sou
   const files = [];
   for (const date of PROVENANCE_DATES) {
     const bytes = await readFile(join(sources, memberPath(date)));
-    files.push({ path: memberPath(date), url: dateToUrl(date), bytes: bytes.length, sha256: sha256Hex(bytes) });
+    files.push({ path: memberPath(date), url: dateToUrl(date, MAX_TEMP), bytes: bytes.length, sha256: sha256Hex(bytes) });
   }
   await writeFile(join(sources, "silo.lock.json"), JSON.stringify({ files }));
   const dist = freshDir("fetched-dist");

@@ -2,6 +2,7 @@
 // across a month close and a year close, daily appends giving what one publish gives, revisions, and which tier
 // a query reads.
 
+import { MAX_TEMP } from "../format/variables.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { cp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -52,7 +53,7 @@ async function writeDays(dir: string, dates: string[], shift = 0): Promise<void>
   for (const date of dates) {
     const values = new Float32Array(w * h);
     for (let r = 0; r < h; r++) for (let c = 0; c < w; c++) values[r * w + c] = cellValue(c0 + c, r0 + r, date, date === "2003-12-25" ? shift : 0);
-    await writeSiloTiff(join(dir, dateToMemberPath(date)), WINDOW, values);
+    await writeSiloTiff(join(dir, dateToMemberPath(date, MAX_TEMP)), WINDOW, values);
   }
 }
 

@@ -2,6 +2,7 @@
 // re-fetched file), both forms of a date side by side (the rule of docs/contract.md §6.1), and the daily routine
 // on a grown folder, which reads only new and changed files and takes unchanged years and months whole.
 
+import { MAX_TEMP } from "../format/variables.js";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { copyFile, cp, mkdir, readFile, readdir, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
@@ -88,7 +89,7 @@ annual("publish - each day of an annual file records the file's sha256, the day 
   await mkdir(A.folder, { recursive: true });
   await copyFile(ANNUAL, join(A.folder, "2003.max_temp.nc"));
   const bytes = await readFile(ANNUAL);
-  const url = yearToUrl(2003);
+  const url = yearToUrl(2003, MAX_TEMP);
   await writeFile(join(A.folder, "silo.lock.json"), JSON.stringify({ files: [{ path: "2003.max_temp.nc", url, bytes: bytes.length, sha256: sha256Hex(bytes) }] }));
   A.dist = freshDir("annual-dist");
   const s = await publishQuietly(A.folder, A.dist);
@@ -120,7 +121,7 @@ annual("publish - a re-fetched annual file in which 2 days changed gives a versi
   assert.equal(changed, [0, 2]);
   await copyFile(revised, join(A.folder, "2003.max_temp.nc"));
   const bytes = await readFile(revised);
-  const lock = { files: [{ path: "2003.max_temp.nc", url: yearToUrl(2003), bytes: bytes.length, sha256: sha256Hex(bytes) }] };
+  const lock = { files: [{ path: "2003.max_temp.nc", url: yearToUrl(2003, MAX_TEMP), bytes: bytes.length, sha256: sha256Hex(bytes) }] };
   await writeFile(join(A.folder, "silo.lock.json"), JSON.stringify(lock));
   const s = await publishQuietly(A.folder, A.dist);
   assert.equal([s.days, s.decoded, s.reused, s.filesRead, s.added.length], [5, 2, 3, 1, 1]);
@@ -219,7 +220,7 @@ grown("publish - a folder published twice: the second reads no file and writes n
   G.first = first.added[0];
   const cache = JSON.parse(await readFile(join(G.folder, SOURCE_CACHE_FILE), "utf8"));
   assert.is(Object.keys(cache.files).length, 83);
-  assert.equal(Object.keys(cache.nodes).sort(), ["2003", "2003-11", "2003-12", "2004", "2004-01", "2004-02"]);
+  assert.equal(Object.keys(cache.nodes).sort(), ["2003", "2003-11", "2003-12", "2004", "2004-01", "2004-02"].map((key) => `max_temp ${key}`));
   const again = await publishQuietly(G.folder, G.dist);
   assert.equal([again.added.length, again.filesRead, again.decoded, again.reused, again.objectsWritten], [0, 0, 0, 83, 0]);
 });

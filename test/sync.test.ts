@@ -4,6 +4,7 @@
 // SIGKILL, and applies an upstream prune only once the pruned catalog is in place; README's rclone commands keep a
 // folder standing in for a bucket in step.
 
+import { MAX_TEMP } from "../format/variables.js";
 import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { readFile, readdir, stat, writeFile } from "node:fs/promises";
@@ -43,7 +44,7 @@ async function writeDays(dir: string, dates: string[]): Promise<void> {
   for (const date of dates) {
     const day = dateToDayNumber(date);
     const values = new Float32Array(WINDOW[2] * WINDOW[3]).map((_, i) => Math.fround((((i * 7919 + day * 104729) % 500) + 50) / 10));
-    await writeSiloTiff(join(dir, dateToMemberPath(date)), WINDOW, values);
+    await writeSiloTiff(join(dir, dateToMemberPath(date, MAX_TEMP)), WINDOW, values);
   }
 }
 

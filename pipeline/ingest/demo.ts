@@ -1,4 +1,5 @@
-// The bundled demo raster: deterministic, generated SILO-format daily max_temp grids for January 2003 (docs/contract.md §6.2).
+// The bundled demo raster: deterministic, generated SILO-format daily grids of the five variables of
+// format/variables.ts for January 2003 (docs/contract.md §6.2), and any later day on demand.
 //
 // Byte-for-byte reproducibility is the point: the published version id and content hash follow from these
 // bytes (docs/contract.md §5), so nothing here may depend on the machine, the clock, the locale or the engine.
@@ -14,6 +15,7 @@ import { feature } from "topojson-client";
 import { dateToDayNumber, isCalendarDate, listDates } from "../../format/dates.js";
 import { sha256Hex } from "../../format/hash.js";
 import { GRID, colToLon, rowToLat } from "../../format/grid.js";
+import { type Variable, VARIABLES } from "../../format/variables.js";
 import { dateToMemberPath } from "../../sources/silo.js";
 import { PublishError } from "../errors.js";
 import { writeFileAtomic } from "../operations/files.js";
@@ -23,7 +25,7 @@ export const DEMO_FIRST = "2003-01-01";
 export const DEMO_LAST = "2003-01-31";
 export const DEMO_SEED = 20030101;
 /** Bump whenever the values, the mask or the file layout change: writeDemo regenerates on a new version. */
-export const DEMO_GENERATOR_VERSION = "demo-tmax-1";
+export const DEMO_GENERATOR_VERSION = "demo-variables-1";
 
 export const DEMO_DESCRIPTION = {
   generator: "pipeline/ingest/demo.ts",
@@ -99,8 +101,15 @@ function fillSpan(mask: Uint8Array, row: number, west: number, east: number): vo
   for (; col < GRID.width && colToLon(col) < east; col++) mask[row * GRID.width + col] = 1;
 }
 
-/** One day of the demo grid, row-major over the full SILO grid; NaN = missing (ocean, foreign land, gaps). */
+/** One day of the demo's maximum temperature, row-major over the full SILO grid; NaN = missing (ocean, foreign land, gaps). */
 export function makeDemoDay(date: string, mask: Uint8Array): Float32Array {
+  const values = computeTmax(date, mask);
+  punchGaps(values, mask, loadClimate(mask).coastKm, `${DEMO_SEED}:${date}:gaps`);
+  return values;
+}
+
+/** Maximum temperature of every land cell, before gaps: the other variables follow from it and the day's storms. */
+function computeTmax(date: string, mask: Uint8Array): Float32Array {
   if (mask.length !== CELLS) {
     throw new PublishError("land mask", "demo", `mask has ${mask.length} cells, the SILO grid has ${CELLS}`);
   }
@@ -116,44 +125,124 @@ export function makeDemoDay(date: string, mask: Uint8Array): Float32Array {
       const lon = colToLon(col);
       const v = climate.normals[i] + computeWeather(lon, lat, day) + (noise() - 0.5) * 0.8;
       // One decimal, then float32: what SILO files hold (docs/contract.md §6.1, §6.2).
-      values[i] = Math.fround(Math.round(v * 10) / 10);
+      values[i] = toTenths(v);
     }
   }
-  punchGaps(values, mask, climate.coastKm, date);
   return values;
 }
 
-/** Writes DEMO_FIRST..DEMO_LAST under folder, keeping files whose bytes already match; returns all 31 paths. */
-export async function writeDemo(folder: string, log: (line: string) => void = () => {}): Promise<string[]> {
+/** One decimal, then float32: what SILO files hold (docs/contract.md §6.1, §6.2). */
+function toTenths(v: number): number {
+  return Math.fround(Math.round(v * 10) / 10);
+}
+
+/**
+ * Every variable of one demo day (SILO name -> cells), each with its own gaps. Minimum temperature lies below the
+ * maximum at every cell by a diurnal range that is wider inland and narrower under rain; rain falls from a few dozen
+ * storms (most cells 0, a long tail of wet ones, more in the monsoon north); radiation is January's clear sky
+ * dimmed by cloud; vapour pressure is humid in the north and on the coasts, dry inland.
+ */
+export function makeDemoVariables(date: string, mask: Uint8Array): Map<string, Float32Array> {
+  const climate = loadClimate(mask);
+  const tmax = computeTmax(date, mask);
+  const rain = computeRain(date, mask);
+  const day = dateToDayIndex(date);
+  const noise = seedRandom(`${DEMO_SEED}:${date}:variables`);
+  const out = new Map<string, Float32Array>(VARIABLES.map((v) => [v.silo, new Float32Array(CELLS).fill(NaN)]));
+  const [tmin, radiation, vp] = ["min_temp", "radiation", "vp"].map((n) => out.get(n)!);
+  for (let row = 0; row < GRID.height; row++) {
+    const lat = rowToLat(row);
+    const monsoon = clamp((lat + 22) / 10, 0, 1) * (0.6 + 0.4 * sinTurns(day / 11 + 0.2));
+    const clearSky = interpolate(lat, [-44, -30, -20, -10], [31, 32.5, 30.5, 27]);
+    for (let col = 0; col < GRID.width; col++) {
+      const i = row * GRID.width + col;
+      if (mask[i] === 0) continue;
+      const inland = sq(climate.coastKm[i]) / (sq(climate.coastKm[i]) + 150 * 150);
+      const wet = Math.min(1, rain[i] / 15);
+      const range = Math.max(1, 7 + 9 * inland - 5 * wet - 3 * monsoon + (noise() - 0.5) * 2);
+      tmin[i] = toTenths(tmax[i] - range);
+      const cloud = clamp(0.1 + 0.45 * monsoon + 0.5 * wet + 0.1 * (1 - inland), 0, 0.9);
+      radiation[i] = toTenths(clamp(clearSky * (1 - 0.7 * cloud) + (noise() - 0.5) * 1.5, 1, 40));
+      vp[i] = toTenths(clamp(7 + 20 * monsoon + 8 * (1 - inland) + 4 * wet + (noise() - 0.5) * 2, 2, 40));
+    }
+  }
+  out.set("max_temp", tmax);
+  out.set("daily_rain", rain);
+  for (const [silo, values] of out) punchGaps(values, mask, climate.coastKm, silo === "max_temp" ? `${DEMO_SEED}:${date}:gaps` : `${DEMO_SEED}:${date}:gaps:${silo}`);
+  return out;
+}
+
+/** Rain, mm: 0 on most land cells; storms of compact support whose intensities have a long tail. */
+function computeRain(date: string, mask: Uint8Array): Float32Array {
+  const rain = new Float32Array(CELLS).fill(NaN);
+  for (let i = 0; i < CELLS; i++) if (mask[i] === 1) rain[i] = 0;
+  const rand = seedRandom(`${DEMO_SEED}:${date}:storms`);
+  const pulse = 0.5 + 0.5 * sinTurns(dateToDayIndex(date) / 11 + 0.2);
+  const storms = 12 + Math.floor(30 * pulse);
+  for (let k = 0; k < storms; k++) {
+    // the monsoon north takes most storms; the rest fall anywhere
+    const north = rand() < 0.65;
+    const row = Math.floor(north ? rand() * 240 : rand() * GRID.height);
+    const col = Math.floor(rand() * GRID.width);
+    const u = rand();
+    addStorm(rain, mask, row, col, 4 + rand() * 36, 2 + 140 * u * u * u * (north ? 1 + pulse : 0.6), seedRandom(`${DEMO_SEED}:${date}:storm:${k}`));
+  }
+  for (let i = 0; i < CELLS; i++) if (rain[i] > 0) rain[i] = rain[i] < 0.2 ? 0 : toTenths(Math.min(rain[i], 600));
+  return rain;
+}
+
+/** Adds one storm: intensity * (1 - q^2)^2 inside its radius (cells), with a little texture. */
+function addStorm(rain: Float32Array, mask: Uint8Array, r0: number, c0: number, radius: number, intensity: number, texture: () => number): void {
+  const reach = Math.ceil(radius);
+  for (let row = Math.max(0, r0 - reach); row <= Math.min(GRID.height - 1, r0 + reach); row++) {
+    for (let col = Math.max(0, c0 - reach); col <= Math.min(GRID.width - 1, c0 + reach); col++) {
+      const i = row * GRID.width + col;
+      const q2 = (sq(row - r0) + sq(col - c0)) / (radius * radius);
+      if (q2 >= 1 || mask[i] === 0) continue;
+      rain[i] += intensity * sq(1 - q2) * (0.7 + 0.6 * texture());
+    }
+  }
+}
+
+/**
+ * Writes every variable of `dates` (default DEMO_FIRST..DEMO_LAST) under folder, keeping files whose bytes already
+ * match, and demo.json listing them; returns every path.
+ */
+export async function writeDemo(folder: string, log: (line: string) => void = () => {}, dates: string[] = listDemoDates()): Promise<string[]> {
   const previous = await readRecord(folder);
   const matches = previous?.generatorVersion === DEMO_GENERATOR_VERSION && previous.seed === DEMO_SEED;
   const known = new Map(matches ? previous.files.map((f) => [f.path, f.sha256]) : []);
-  const record: DemoRecord = {
-    generator: DEMO_DESCRIPTION.generator,
-    generatorVersion: DEMO_GENERATOR_VERSION,
-    seed: DEMO_SEED,
-    files: [],
-  };
+  const record: DemoRecord = { generator: DEMO_DESCRIPTION.generator, generatorVersion: DEMO_GENERATOR_VERSION, seed: DEMO_SEED, files: [] };
   let mask: Uint8Array | undefined;
   const paths: string[] = [];
-  for (const date of listDemoDates()) {
-    const rel = dateToMemberPath(date);
-    const file = join(folder, rel);
-    paths.push(file);
-    const onDisk = existsSync(file) ? sha256Hex(await readFile(file)) : undefined;
-    if (onDisk !== undefined && onDisk === known.get(rel)) {
-      record.files.push({ path: rel, sha256: onDisk });
-      log(`unchanged ${rel}`);
-      continue;
+  for (const date of dates) {
+    const members = VARIABLES.map((v) => ({ v, rel: dateToMemberPath(date, v) }));
+    const onDisk = await Promise.all(members.map(async ({ rel }) => (existsSync(join(folder, rel)) ? sha256Hex(await readFile(join(folder, rel))) : undefined)));
+    paths.push(...members.map(({ rel }) => join(folder, rel)));
+    const stale = members.filter(({ rel }, i) => onDisk[i] === undefined || onDisk[i] !== known.get(rel));
+    let days: Map<string, Float32Array> | undefined;
+    if (stale.length > 0) {
+      mask ??= makeLandMask();
+      await mkdir(join(folder, date.slice(0, 4)), { recursive: true });
+      days = makeDemoVariables(date, mask);
     }
-    mask ??= makeLandMask();
-    await mkdir(join(folder, date.slice(0, 4)), { recursive: true });
-    await writeSiloTiff(file, [0, 0, GRID.width, GRID.height], makeDemoDay(date, mask));
-    record.files.push({ path: rel, sha256: sha256Hex(await readFile(file)) });
-    log(`generated ${rel}`);
+    for (const [i, { v, rel }] of members.entries()) {
+      const fresh = stale.some((m) => m.rel === rel);
+      record.files.push({ path: rel, sha256: fresh ? await writeDemoFile(join(folder, rel), days!.get(v.silo)!, v) : onDisk[i]! });
+      log(`${fresh ? "generated" : "unchanged"} ${rel}`);
+    }
   }
   await writeRecord(folder, record);
   return paths;
+}
+
+async function writeDemoFile(file: string, values: Float32Array, variable: Variable): Promise<string> {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (v < variable.plausible[0] || v > variable.plausible[1]) throw new PublishError(file, "demo", `value ${v} is outside ${variable.silo}'s plausible range`);
+  }
+  await writeSiloTiff(file, [0, 0, GRID.width, GRID.height], values);
+  return sha256Hex(await readFile(file));
 }
 
 /** DEMO_FIRST..DEMO_LAST inclusive, as YYYY-MM-DD. */
@@ -220,8 +309,8 @@ function computeWeather(lon: number, lat: number, day: number): number {
 }
 
 /** Station-sparse inland patches where SILO would have no value: 0-2 small blobs on some days. */
-function punchGaps(values: Float32Array, mask: Uint8Array, coastKm: Float64Array, date: string): void {
-  const rand = seedRandom(`${DEMO_SEED}:${date}:gaps`);
+function punchGaps(values: Float32Array, mask: Uint8Array, coastKm: Float64Array, label: string): void {
+  const rand = seedRandom(label);
   const blobs = [0, 0, 1, 2][Math.floor(rand() * 4)];
   for (let b = 0; b < blobs; b++) {
     let centre = -1;

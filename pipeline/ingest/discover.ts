@@ -1,15 +1,18 @@
 // Find SILO source files in a folder laid out as the bucket is (YYYY/) or flat: daily GeoTIFFs
-// (YYYYMMDD.max_temp.tif) and annual NetCDF files (YYYY.max_temp.nc), and the provenance beside them.
+// (YYYYMMDD.<var>.tif) and annual NetCDF files (YYYY.<var>.nc) of any variable format/variables.ts knows, any
+// mix, and the provenance beside them.
 
 import { readdir, readFile } from "node:fs/promises";
 import { join, sep } from "node:path";
 import { isCalendarDate } from "../../format/dates.js";
-import { SILO_TMAX } from "../../sources/silo.js";
+import { type Variable, VARIABLES, describeVariables, findVariable } from "../../format/variables.js";
+import { SILO } from "../../sources/silo.js";
 import { PublishError } from "../errors.js";
 
 /** One day's GeoTIFF. */
 export interface DayFile {
   kind: "daily";
+  variable: Variable;
   date: string; // YYYY-MM-DD
   path: string; // on disk
   memberPath: string; // relative to the sources folder, '/'-separated
@@ -18,6 +21,7 @@ export interface DayFile {
 /** One year's annual NetCDF file; the days it holds are read from its time axis. */
 export interface YearFile {
   kind: "annual";
+  variable: Variable;
   year: string; // YYYY, from the name
   path: string;
   memberPath: string;
@@ -31,7 +35,7 @@ async function listCandidates(folder: string): Promise<string[]> {
   try {
     top = await readdir(folder);
   } catch {
-    throw new PublishError(folder, "discover", "sources folder not found or unreadable; pass SOURCES=<folder of YYYYMMDD.max_temp.tif or YYYY.max_temp.nc files>");
+    throw new PublishError(folder, "discover", "sources folder not found or unreadable; pass SOURCES=<folder of YYYYMMDD.<variable>.tif or YYYY.<variable>.nc files>");
   }
   const candidates: string[] = [];
   // sorted, so a message naming two files names them in the same order on every machine
@@ -43,35 +47,52 @@ async function listCandidates(folder: string): Promise<string[]> {
   return candidates;
 }
 
+/** The variable a SILO file name names, or a stop naming the file and the variables known. */
+function toVariable(memberPath: string, silo: string): Variable {
+  const variable = findVariable(silo);
+  if (!variable || variable.silo !== silo) {
+    throw new PublishError(memberPath, "discover", `"${silo}" is not a SILO variable this archive publishes; known: ${VARIABLES.map((v) => v.silo).join(", ")}; move the file out of the folder`);
+  }
+  return variable;
+}
+
 function toSiloFile(base: string, memberPath: string): SiloFile | null {
   const name = memberPath.slice(memberPath.lastIndexOf("/") + 1);
   // one string per file, not path.join: a folder of 50,000 days is listed on every publish
   const path = base + (sep === "/" ? memberPath : memberPath.split("/").join(sep));
-  const year = SILO_TMAX.annualFileName.exec(name);
-  if (year) return { kind: "annual", year: year[1], path, memberPath };
-  const m = SILO_TMAX.fileName.exec(name);
+  const year = SILO.annualFileName.exec(name);
+  if (year) return { kind: "annual", variable: toVariable(memberPath, year[2]), year: year[1], path, memberPath };
+  const m = SILO.dailyFileName.exec(name);
   if (!m) return null;
   const date = `${m[1]}-${m[2]}-${m[3]}`;
   if (!isCalendarDate(date)) throw new PublishError(memberPath, "discover", `${date} is not a calendar date`);
-  return { kind: "daily", date, path, memberPath };
+  return { kind: "daily", variable: toVariable(memberPath, m[4]), date, path, memberPath };
 }
 
-/** Every SILO file of the folder: daily files in date order, then annual files in year order. */
-export async function findSiloFiles(folder: string): Promise<SiloFile[]> {
+/**
+ * Every SILO file of the folder, by variable in the order of format/variables.ts: daily files in date order,
+ * then annual files in year order.
+ */
+export async function findSiloFiles(folder: string): Promise<Map<Variable, SiloFile[]>> {
   const byKey = new Map<string, SiloFile>();
   const base = join(folder, "x").slice(0, -1); // the folder with one separator after it
   for (const memberPath of await listCandidates(folder)) {
     const file = toSiloFile(base, memberPath);
     if (!file) continue;
-    const key = file.kind === "daily" ? file.date : `annual ${file.year}`;
+    const key = `${file.variable.silo} ${file.kind === "daily" ? file.date : `annual ${file.year}`}`;
     const twin = byKey.get(key);
     if (twin) throw new PublishError(file.memberPath, "discover", `same ${file.kind === "daily" ? "date" : "year"} as ${twin.memberPath}; keep one file per ${file.kind === "daily" ? "day" : "year"}`);
     byKey.set(key, file);
   }
   if (byKey.size === 0) {
-    throw new PublishError(folder, "discover", "no SILO daily max_temp files (YYYYMMDD.max_temp.tif) or annual files (YYYY.max_temp.nc), flat or in YYYY/ folders, found");
+    throw new PublishError(folder, "discover", `no SILO daily files (YYYYMMDD.<variable>.tif) or annual files (YYYY.<variable>.nc), flat or in YYYY/ folders, found; variables: ${describeVariables()}`);
   }
-  return [...byKey.keys()].sort().map((k) => byKey.get(k)!);
+  const byVariable = new Map<Variable, SiloFile[]>();
+  for (const variable of VARIABLES) {
+    const files = [...byKey.keys()].filter((k) => k.startsWith(`${variable.silo} `)).sort().map((k) => byKey.get(k)!);
+    if (files.length > 0) byVariable.set(variable, files);
+  }
+  return byVariable;
 }
 
 /** JSON provenance written beside sources by `make fetch` (silo.lock.json) or the demo generator (demo.json). */

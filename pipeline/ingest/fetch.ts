@@ -1,5 +1,5 @@
-// Mirrors SILO max_temp files from the public bucket into a local folder, resumable through silo.lock.json: daily
-// GeoTIFFs (FROM..TO), and annual NetCDF files (YEARS), which SILO rewrites while a year is recent: a recorded annual
+// Mirrors SILO files of any variables from the public bucket into a local folder, resumable through silo.lock.json:
+// daily GeoTIFFs (FROM..TO), and annual NetCDF files (YEARS), which SILO rewrites while a year is recent: a recorded annual
 // file is asked for again with its ETag, and fetched again only when the bucket's copy changed.
 
 import { createHash } from "node:crypto";
@@ -8,7 +8,8 @@ import { mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
 import { STATUS_CODES } from "node:http";
 import path from "node:path";
 import { isCalendarDate, listDates } from "../../format/dates.js";
-import { dateToMemberPath, SILO_TMAX, yearToMemberPath } from "../../sources/silo.js";
+import { type Variable, VARIABLES, findVariable } from "../../format/variables.js";
+import { dateToMemberPath, SILO, yearToMemberPath } from "../../sources/silo.js";
 import { AttemptError, RETRY_AFTER_CAP_MS, describeFetchError, runConcurrently } from "../operations/download.js";
 import { PublishError, describeError } from "../errors.js";
 import { hashFile, writeFileAtomic } from "../operations/files.js";
@@ -20,6 +21,8 @@ export interface FetchOptions {
   to?: string;
   /** annual files: "1889-2025", "2003", "2003,2005-2007" */
   years?: string;
+  /** the variables to fetch (default: every variable of format/variables.ts) */
+  variables?: Variable[];
   folder: string;
   baseUrl?: string;
   annualBaseUrl?: string;
@@ -49,10 +52,10 @@ export interface LockFile {
   files: LockEntry[]; // sorted by path
 }
 
-// docs/contract.md §6.1: one file per day under <base>/<YYYY>/<YYYYMMDD>.max_temp.tif, one per year under
-// <annual base>/<YYYY>.max_temp.nc.
-export const DEFAULT_SILO_BASE_URL = SILO_TMAX.baseUrl;
-export const DEFAULT_SILO_ANNUAL_BASE_URL = SILO_TMAX.annualBaseUrl;
+// docs/contract.md §6.1: one file per day and variable under <base>/<var>/<YYYY>/<YYYYMMDD>.<var>.tif, one per
+// year under <annual base>/<var>/<YYYY>.<var>.nc.
+export const DEFAULT_SILO_BASE_URL = SILO.dailyBaseUrl;
+export const DEFAULT_SILO_ANNUAL_BASE_URL = SILO.annualBaseUrl;
 /** The first year SILO's gridded archive holds. */
 const FIRST_YEAR = 1889;
 export const LOCK_FILE = "silo.lock.json";
@@ -62,9 +65,9 @@ const LOCK_SAVE_MS = 2000;
 // A connection that sends nothing for this long is treated as dropped, so one hung socket cannot stall the run forever.
 const STALL_MS = 60_000;
 
-/** One file to fetch: a day's GeoTIFF or a year's NetCDF file. */
+/** One file to fetch: a day's GeoTIFF or a year's NetCDF file of one variable. */
 interface FetchItem {
-  /** the date or the year, for messages */
+  /** the variable and the date or the year, for messages */
   key: string;
   relPath: string;
   url: string;
@@ -204,7 +207,10 @@ function listDayItems(options: FetchOptions): FetchItem[] {
     throw new PublishError("from", STAGE, `${options.from} is after to ${options.to}; give from <= to`);
   }
   const baseUrl = checkBaseUrl(options.baseUrl, "SILO_BASE_URL", "baseUrl", DEFAULT_SILO_BASE_URL);
-  return listDates(from, to).map((date) => ({ key: date, relPath: dateToMemberPath(date), url: `${baseUrl}/${dateToMemberPath(date)}`, annual: false }));
+  const dates = listDates(from, to);
+  return listVariables(options).flatMap((v) =>
+    dates.map((date) => ({ key: `${v.silo} ${date}`, relPath: dateToMemberPath(date, v), url: `${baseUrl}/${v.silo}/${dateToMemberPath(date, v)}`, annual: false })),
+  );
 }
 
 function listYearItems(options: FetchOptions): FetchItem[] {
@@ -212,7 +218,28 @@ function listYearItems(options: FetchOptions): FetchItem[] {
     throw new PublishError("years", STAGE, "give either FROM and TO (daily files) or YEARS (annual files), not both");
   }
   const baseUrl = checkBaseUrl(options.annualBaseUrl, "SILO_ANNUAL_BASE_URL", "annualBaseUrl", DEFAULT_SILO_ANNUAL_BASE_URL);
-  return parseYears(options.years!).map((year) => ({ key: String(year), relPath: yearToMemberPath(year), url: `${baseUrl}/${yearToMemberPath(year)}`, annual: true }));
+  const years = parseYears(options.years!);
+  return listVariables(options).flatMap((v) =>
+    years.map((year) => ({ key: `${v.silo} ${year}`, relPath: yearToMemberPath(year, v), url: `${baseUrl}/${v.silo}/${yearToMemberPath(year, v)}`, annual: true })),
+  );
+}
+
+function listVariables(options: FetchOptions): readonly Variable[] {
+  if (options.variables !== undefined && options.variables.length === 0) {
+    throw new PublishError("variables", STAGE, `none given; give VARIABLES=${VARIABLES.map((v) => v.silo).join(",")} or a part of it`);
+  }
+  return options.variables ?? VARIABLES;
+}
+
+/** "max_temp,daily_rain" (SILO or API names) -> the variables, each once, in the order given; unknown names stop. */
+export function parseVariables(spec: string): Variable[] {
+  const out: Variable[] = [];
+  for (const name of spec.split(",").map((n) => n.trim()).filter(Boolean)) {
+    const variable = findVariable(name);
+    if (!variable) throw new PublishError("VARIABLES", STAGE, `"${name}" is not a SILO variable this archive publishes; known: ${VARIABLES.map((v) => v.silo).join(", ")}`);
+    if (!out.includes(variable)) out.push(variable);
+  }
+  return listVariables({ folder: "", variables: out }) as Variable[];
 }
 
 function checkBaseUrl(given: string | undefined, variable: string, option: string, fallback: string): string {
@@ -442,7 +469,7 @@ async function streamToFile(response: Response, partPath: string, item: FetchIte
 function toStatusError(response: Response, item: FetchItem): AttemptError {
   const status = response.status;
   const statusText = STATUS_CODES[status] ?? response.statusText;
-  if (status === 404) return new AttemptError(`404 Not Found (no such ${item.annual ? "year" : "day"} in the bucket)`, false);
+  if (status === 404) return new AttemptError(`404 Not Found (no such ${item.annual ? "year" : "day"} of ${item.key.split(" ")[0]} in the bucket)`, false);
   const retryable = status === 429 || status >= 500;
   const retryAfterMs = retryable ? parseRetryAfterMs(response.headers.get("retry-after")) : undefined;
   return new AttemptError(`${status} ${statusText}`.trim(), retryable, retryAfterMs);

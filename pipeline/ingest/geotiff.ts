@@ -3,13 +3,14 @@
 
 import { readFile } from "node:fs/promises";
 import { inflateSync } from "node:zlib";
-import { addDecoder, BaseDecoder, fromArrayBuffer, writeArrayBuffer } from "geotiff";
+import { addDecoder, BaseDecoder, fromArrayBuffer } from "geotiff";
 import type { GeoTIFFImage, ImageFileDirectory } from "geotiff";
 import { CELL_SIZE_DEG, colToEdgeLon, GRID, isInsideGrid, round9, rowToEdgeLat } from "../../format/grid.js";
 import type { Window } from "../../format/grid.js";
 import { PublishError, describeError } from "../errors.js";
 import { writeFileAtomic } from "../operations/files.js";
 import { LEGACY_OCEAN, type Packing, type RawCells, toSiloValues } from "./silo-values.js";
+import { encodeGeoTiff } from "./tiff-writer.js";
 
 export interface DecodedGrid {
   file: string;
@@ -196,7 +197,7 @@ export async function decodeSiloTiff(file: string, bytes: Buffer, plausible: rea
   return { file, window, values, missing };
 }
 
-/** Writes a window of float32 cells as a single-band EPSG:4326 GeoTIFF (NaN as -32767), atomically. */
+/** Writes a window of float32 cells as a single-band EPSG:4326 GeoTIFF (NaN as -32767, DEFLATE strips), atomically. */
 export async function writeSiloTiff(file: string, window: Window, values: Float32Array): Promise<void> {
   const [col, row, width, height] = window;
   if (!isInsideGrid(window) || !window.every(Number.isInteger)) {
@@ -214,22 +215,16 @@ export async function writeSiloTiff(file: string, window: Window, values: Float3
     }
     cells[i] = Number.isNaN(v) ? WRITE_NODATA : v;
   }
-  const tiff = writeArrayBuffer(cells, {
+  const tiff = encodeGeoTiff({
     width,
     height,
-    BitsPerSample: [32],
-    SampleFormat: [3],
-    SamplesPerPixel: [1],
-    PhotometricInterpretation: 1,
-    ModelPixelScale: [CELL_SIZE_DEG, CELL_SIZE_DEG, 0],
-    ModelTiepoint: [0, 0, 0, colToEdgeLon(col), rowToEdgeLat(row), 0],
-    GTModelTypeGeoKey: 2,
-    GTRasterTypeGeoKey: 1,
-    GeographicTypeGeoKey: EPSG_WGS84,
-    GeogCitationGeoKey: "WGS 84",
-    GDAL_NODATA: String(WRITE_NODATA),
+    values: cells,
+    west: colToEdgeLon(col),
+    north: rowToEdgeLat(row),
+    cellSizeDeg: CELL_SIZE_DEG,
+    nodata: String(WRITE_NODATA),
   });
-  await writeFileAtomic(file, new Uint8Array(tiff));
+  await writeFileAtomic(file, tiff);
 }
 
 type Fail = (reason: string) => never;

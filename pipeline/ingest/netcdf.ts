@@ -1,11 +1,11 @@
-// Reads SILO's annual NetCDF-4 files (YYYY.max_temp.nc, docs/contract.md §6.1): the one module that touches
+// Reads SILO's annual NetCDF-4 files (YYYY.<variable>.nc, docs/contract.md §6.1): the one module that touches
 // h5wasm (libhdf5 in WebAssembly), so an upgrade of it is checked in one place. A file is opened lazily from disk
 // (opening reads a few hundred bytes) and read one day at a time: a 410 MB year is never held in memory.
 
 import { open } from "node:fs/promises";
 import type * as H5 from "h5wasm/node";
 import { colToLon, GRID, isInsideGrid, rowToLat, type Window } from "../../format/grid.js";
-import { SILO_TMAX } from "../../sources/silo.js";
+import type { Variable } from "../../format/variables.js";
 import { PublishError, describeError } from "../errors.js";
 import { attributeValue, type Packing, type RawCells, type SiloDay, toSiloValues } from "./silo-values.js";
 
@@ -18,7 +18,6 @@ export const NETCDF_LIBRARY = { name: "h5wasm", subpath: "./node" } as const;
 const STAGE = "decode";
 const GRID_TOLERANCE_DEG = 1e-9;
 const DAY_MS = 86_400_000;
-const CELSIUS = new Set(["celsius", "degc", "degrees_c", "degree_c", "degrees_celsius", "degree_celsius", "deg_c", "c"]);
 const CALENDARS = new Set(["standard", "gregorian", "proleptic_gregorian"]);
 const UNIT_MS: Record<string, number> = { days: DAY_MS, hours: 3_600_000, minutes: 60_000, seconds: 1000 };
 // netCDF-4's default fill values (netcdf.h NC_FILL_*): cells never written hold them when no _FillValue is declared
@@ -50,12 +49,12 @@ export interface NetcdfYear {
   dates: string[];
   window: Window;
   /** day `index` as SILO values (north-up, missing NaN, plausible); throws PublishError naming the file and the day */
-  readDay(index: number, plausible: readonly [number, number]): SiloDay;
+  readDay(index: number): SiloDay;
   close(): void;
 }
 
-/** Opens and checks an annual file: the variable, the grid, the time axis and the packing; throws PublishError. */
-export async function openAnnualFile(path: string): Promise<NetcdfYear> {
+/** Opens and checks an annual file of `wanted`: the variable, the grid, the time axis and the packing; throws PublishError. */
+export async function openAnnualFile(path: string, wanted: Variable): Promise<NetcdfYear> {
   const h5 = await loadLibrary();
   const fail = (reason: string): never => {
     throw new PublishError(path, STAGE, reason);
@@ -67,17 +66,17 @@ export async function openAnnualFile(path: string): Promise<NetcdfYear> {
     return fail(await describeOpenFailure(path, err));
   }
   try {
-    const variable = findVariable(h5, file, fail);
-    const [lat, lon, time] = coordinates(h5, file, variable, fail);
+    const variable = findVariable(h5, file, wanted, fail);
+    const [lat, lon, time] = coordinates(h5, file, variable, wanted.silo, fail);
     const grid = locateGrid(lat, lon, fail);
     const dates = readDates(time, fail);
-    if (variable.shape![0] !== dates.length) fail(`${SILO_TMAX.siloVariable} has ${variable.shape![0]} days but time has ${dates.length}`);
+    if (variable.shape![0] !== dates.length) fail(`${wanted.silo} has ${variable.shape![0]} days but time has ${dates.length}`);
     const packing = readPacking(variable, fail);
     return {
       path,
       dates,
       window: grid.window,
-      readDay: (index, plausible) => readDay(path, variable, { ...grid, packing, date: dates[index], index }, plausible),
+      readDay: (index) => readDay(path, variable, { ...grid, packing, date: dates[index], index }, wanted),
       close: () => void file.close(),
     };
   } catch (err) {
@@ -106,9 +105,9 @@ function firstLine(err: unknown): string {
   return [what, minor].filter(Boolean).join(": ") || lines[0] || "unknown HDF5 error";
 }
 
-/** The max_temp variable: 3 dimensions, integer or float samples, in degrees Celsius when it says. */
-function findVariable(h5: typeof H5, file: H5.File, fail: (r: string) => never): H5.Dataset {
-  const name = SILO_TMAX.siloVariable;
+/** The file's variable named as SILO names `wanted`: 3 dimensions, integer or float samples, in its unit when it says. */
+function findVariable(h5: typeof H5, file: H5.File, wanted: Variable, fail: (r: string) => never): H5.Dataset {
+  const name = wanted.silo;
   const found = file.get(name);
   if (!(found instanceof h5.Dataset)) {
     const held = file.keys().filter((k) => {
@@ -123,8 +122,8 @@ function findVariable(h5: typeof H5, file: H5.File, fail: (r: string) => never):
     fail(`${name} holds ${JSON.stringify(found.dtype)} samples; expected integers (packed) or float32/float64`);
   }
   const units = readText(found, "units");
-  if (units !== undefined && !CELSIUS.has(units.trim().toLowerCase().replace(/ /g, "_"))) {
-    fail(`${name} units are "${units}", not degrees Celsius; is this another variable or a converted file?`);
+  if (units !== undefined && !wanted.unitSpellings.includes(units.trim().toLowerCase().replace(/ /g, "_"))) {
+    fail(`${name} units are "${units}", not ${wanted.unit}; is this another variable or a converted file?`);
   }
   return found;
 }
@@ -145,7 +144,7 @@ function readNumbers(d: H5.Dataset, name: string): { values: number[]; float32: 
 }
 
 /** The variable's coordinate variables, in its dimension order (time, lat, lon), from its attached scales. */
-function coordinates(h5: typeof H5, file: H5.File, variable: H5.Dataset, fail: (r: string) => never): [Float64Array, Float64Array, { values: number[]; units?: string; calendar?: string }] {
+function coordinates(h5: typeof H5, file: H5.File, variable: H5.Dataset, name: string, fail: (r: string) => never): [Float64Array, Float64Array, { values: number[]; units?: string; calendar?: string }] {
   const expected = [["time"], ["lat", "latitude"], ["lon", "longitude"]];
   const found = expected.map((names, axis) => {
     let scale: string | undefined;
@@ -154,10 +153,10 @@ function coordinates(h5: typeof H5, file: H5.File, variable: H5.Dataset, fail: (
     } catch {
       scale = undefined; // no dimension scales: netCDF always attaches them, but a plain HDF5 writer may not
     }
-    const name = scale ?? names.find((n) => file.get(n) instanceof h5.Dataset);
-    if (!name || !names.includes(name)) fail(`${SILO_TMAX.siloVariable} dimension ${axis + 1} is "${name ?? "unnamed"}"; expected (time, lat, lon)`);
-    const d = file.get(name!);
-    if (!(d instanceof h5.Dataset) || d.shape?.length !== 1 || d.shape[0] !== variable.shape![axis]) fail(`coordinate variable ${name} does not match ${SILO_TMAX.siloVariable}'s dimension ${axis + 1}`);
+    const axisName = scale ?? names.find((n) => file.get(n) instanceof h5.Dataset);
+    if (!axisName || !names.includes(axisName)) fail(`${name} dimension ${axis + 1} is "${axisName ?? "unnamed"}"; expected (time, lat, lon)`);
+    const d = file.get(axisName!);
+    if (!(d instanceof h5.Dataset) || d.shape?.length !== 1 || d.shape[0] !== variable.shape![axis]) fail(`coordinate variable ${axisName} does not match ${name}'s dimension ${axis + 1}`);
     return d as H5.Dataset;
   });
   const asNumbers = (d: H5.Dataset) => Float64Array.from(d.value as unknown as ArrayLike<number>, Number);
@@ -241,8 +240,8 @@ interface DayLayout {
   index: number;
 }
 
-function readDay(path: string, variable: H5.Dataset, day: DayLayout, plausible: readonly [number, number]): SiloDay {
-  const where = `day ${day.date} (${SILO_TMAX.siloVariable}[${day.index}])`;
+function readDay(path: string, variable: H5.Dataset, day: DayLayout, wanted: Variable): SiloDay {
+  const where = `day ${day.date} (${wanted.silo}[${day.index}])`;
   const fail = (reason: string): never => {
     throw new PublishError(path, STAGE, `${where}: ${reason}`);
   };
@@ -253,5 +252,5 @@ function readDay(path: string, variable: H5.Dataset, day: DayLayout, plausible: 
     return fail(`cannot read its cells (${firstLine(err)}); the file is damaged: fetch it again`);
   }
   if (!ArrayBuffer.isView(raw) || raw.length !== day.window[2] * day.window[3]) fail(`read ${(raw as { length?: number })?.length} cells, expected ${day.window[2] * day.window[3]}`);
-  return toSiloValues(raw, day.window, day.packing, day.southUp, plausible, fail);
+  return toSiloValues(raw, day.window, day.packing, day.southUp, wanted.plausible, fail);
 }

@@ -3,7 +3,8 @@
 
 import { join } from "node:path";
 import type { Dataset, SourceEntry } from "../../format/records.js";
-import { annualDayMemberPath, SILO_TMAX } from "../../sources/silo.js";
+import type { Variable } from "../../format/variables.js";
+import { annualDayMemberPath, SILO } from "../../sources/silo.js";
 import { DEMO_DESCRIPTION } from "./demo.js";
 import { readJsonIfPresent, type SiloFile } from "./discover.js";
 import { PublishError } from "../errors.js";
@@ -11,6 +12,7 @@ import { PublishError } from "../errors.js";
 export type Provenance = "generated" | "fetched" | "supplied";
 
 export interface RasterLabels {
+  variable: Variable;
   datasetKey: string;
   accessLevel: Dataset["access_level"];
   provenance: Provenance;
@@ -27,7 +29,7 @@ export interface RecordedSource {
 
 /** The member path a day's source entry names: the file, or the day inside an annual file. */
 function memberPathOf({ file, index }: RecordedSource): string {
-  return index === null ? file.memberPath : annualDayMemberPath(file.memberPath, index);
+  return index === null ? file.memberPath : annualDayMemberPath(file.memberPath, file.variable, index);
 }
 
 interface RecordedFile {
@@ -53,9 +55,10 @@ function checkRecorded(recorded: Map<string, RecordedFile>, file: SiloFile, sha2
 
 export async function labelRaster(
   folder: string,
+  variable: Variable,
   options: { datasetKey?: string; accessLevel?: Dataset["access_level"] },
 ): Promise<RasterLabels> {
-  const base = { datasetKey: options.datasetKey ?? SILO_TMAX.datasetKey, accessLevel: options.accessLevel ?? "demo" };
+  const base = { variable, datasetKey: options.datasetKey ?? variable.datasetKey, accessLevel: options.accessLevel ?? "demo" };
   const demoFile = join(folder, "demo.json");
   const demo = await readJsonIfPresent(demoFile);
   if (demo) {
@@ -79,7 +82,7 @@ export async function labelRaster(
       sourceEntry: (source) => {
         const entry = checkRecorded(fetched, source.file, source.sha256, "silo.lock.json");
         if (!entry.url) throw new PublishError(lockFile, "provenance", `lists ${source.file.memberPath} without the url it was fetched from`);
-        return { sha256: source.sha256, url: entry.url, member_path: memberPathOf(source), license: SILO_TMAX.license };
+        return { sha256: source.sha256, url: entry.url, member_path: memberPathOf(source), license: SILO.license };
       },
     };
   }
@@ -95,14 +98,14 @@ export interface RasterDescription {
   metadata: Record<string, unknown>;
 }
 
-/** Title, license, attribution and metadata of a version whose days came from these kinds of source. */
-export function describeRaster(kinds: Provenance[]): RasterDescription {
+/** Title, license, attribution and metadata of a version of `variable` whose days came from these kinds of source. */
+export function describeRaster(kinds: Provenance[], variable: Variable): RasterDescription {
   const set = [...new Set(kinds)].sort() as Provenance[];
   if (set.includes("generated")) {
     if (set.length > 1) throw new PublishError("sources", "provenance", "generated demo days cannot be mixed with real SILO files in one version");
     return {
       synthetic: true,
-      title: "GENERATED DEMO on the SILO grid: daily maximum temperature (synthetic values, not observations)",
+      title: `GENERATED DEMO on the SILO grid: ${variable.label} (synthetic values, not observations)`,
       license: "CC0-1.0 (generated demo values, not SILO data; the SILO grid layout is used for format only)",
       attribution:
         "Generated demo data made by this project's pipeline/ingest/demo.ts on the SILO 0.05 degree grid, not observations; " +
@@ -115,11 +118,11 @@ export function describeRaster(kinds: Provenance[]): RasterDescription {
   const origin = supplied && fetched ? "fetched from the SILO bucket and supplied by the maintainer" : supplied ? "supplied by the maintainer" : "fetched from the SILO bucket";
   return {
     synthetic: false,
-    title: supplied ? `SILO daily maximum temperature (files ${origin})` : "SILO daily maximum temperature",
-    license: SILO_TMAX.license,
+    title: supplied ? `SILO ${variable.label} (files ${origin})` : `SILO ${variable.label}`,
+    license: SILO.license,
     attribution: supplied
-      ? `${SILO_TMAX.attribution} Files ${origin}: the pipeline did not fetch ${fetched ? "all of them" : "them"} and cannot vouch for their origin; each source entry carries the sha256 of the file published.`
-      : SILO_TMAX.attribution,
-    metadata: { provenance: set, landing_page: SILO_TMAX.landingPage },
+      ? `${SILO.attribution} Files ${origin}: the pipeline did not fetch ${fetched ? "all of them" : "them"} and cannot vouch for their origin; each source entry carries the sha256 of the file published.`
+      : SILO.attribution,
+    metadata: { provenance: set, landing_page: SILO.landingPage },
   };
 }

@@ -11,6 +11,7 @@ import { sha256Hex } from "../../format/hash.js";
 import type { Window } from "../../format/grid.js";
 import { float32ToShortest } from "../../format/numbers.js";
 import type { Ref } from "../../format/objects.js";
+import { type Variable, findVariable } from "../../format/variables.js";
 import type { Prefer } from "./day-sources.js";
 import { PublishError, describeError } from "../errors.js";
 import { decodeSiloTiff } from "../ingest/geotiff.js";
@@ -31,12 +32,14 @@ export interface DayTask {
   /** the base day's window and cells: the same cells are not encoded again */
   baseCells: { window: Window; cells: string } | null;
   prefer: Prefer | null;
-  plausible: readonly [number, number];
+  /** the SILO name of the day's variable (format/variables.ts): its plausible range, its NetCDF variable */
+  variable: string;
 }
 
 export interface InspectTask {
   kind: "inspect";
   path: string;
+  variable: string;
 }
 
 export interface DecodedDay {
@@ -70,10 +73,10 @@ export type InspectResult = { ok: true; sha256: string; dates: string[] } | Fail
 const openYears = new Map<string, Promise<NetcdfYear>>();
 const OPEN_YEARS = 2;
 
-function openYear(path: string): Promise<NetcdfYear> {
+function openYear(path: string, variable: Variable): Promise<NetcdfYear> {
   let year = openYears.get(path);
   if (!year) {
-    year = openAnnualFile(path);
+    year = openAnnualFile(path, variable);
     year.catch(() => openYears.delete(path));
     openYears.set(path, year);
     for (const [old, handle] of openYears) {
@@ -93,10 +96,17 @@ async function readBytes(path: string): Promise<Buffer> {
   }
 }
 
-async function decodeSource(source: SourceTask, bytes: Buffer | null, plausible: readonly [number, number]): Promise<SiloDay & { window: Window }> {
-  if (source.kind === "daily") return decodeSiloTiff(source.path, bytes!, plausible);
-  const year = await openYear(source.path);
-  return { ...year.readDay(source.index, plausible), window: year.window };
+async function decodeSource(source: SourceTask, bytes: Buffer | null, variable: Variable): Promise<SiloDay & { window: Window }> {
+  if (source.kind === "daily") return decodeSiloTiff(source.path, bytes!, variable.plausible);
+  const year = await openYear(source.path, variable);
+  return { ...year.readDay(source.index), window: year.window };
+}
+
+/** The variable a task names; a name the thread does not know is a bug of the caller, reported as such. */
+function toVariable(silo: string): Variable {
+  const variable = findVariable(silo);
+  if (!variable) throw new Error(`unknown variable ${silo}`);
+  return variable;
 }
 
 async function runDay(task: DayTask): Promise<{ result: DayResult; transfer: ArrayBuffer[] }> {
@@ -104,7 +114,8 @@ async function runDay(task: DayTask): Promise<{ result: DayResult; transfer: Arr
   const sha256 = task.sources.map((s, i) => (s.kind === "daily" ? sha256Hex(bytes[i]!) : s.sha256));
   const all = task.sources.map((_, i) => i);
   if (task.baseSha256 && isSameSet(sha256, task.baseSha256)) return { result: { ok: true, sha256, kept: all, decoded: null }, transfer: [] };
-  const days = await Promise.all(task.sources.map((s, i) => decodeSource(s, bytes[i], task.plausible)));
+  const variable = toVariable(task.variable);
+  const days = await Promise.all(task.sources.map((s, i) => decodeSource(s, bytes[i], variable)));
   const hashed = days.map((d) => hashCells(d.values));
   const { kept, overruled } = settleForms(task, days, hashed.map((h) => h.cells));
   const day = days[kept[0]];
@@ -163,7 +174,7 @@ async function runInspect(task: InspectTask): Promise<InspectResult> {
   } catch (err) {
     throw new PublishError(task.path, "read", `cannot read the file (${(err as NodeJS.ErrnoException).code ?? describeError(err)})`);
   }
-  const year = await openAnnualFile(task.path);
+  const year = await openAnnualFile(task.path, toVariable(task.variable));
   year.close();
   return { ok: true, sha256: hash.digest("hex"), dates: year.dates };
 }

@@ -11,7 +11,8 @@ import { EXPLORER_FILES, type FileEntry } from "../../format/objects.js";
 import { PublishError } from "../errors.js";
 import type { ObjectStore } from "../operations/files.js";
 
-const SOURCES = fileURLToPath(new URL("../../explorer/", import.meta.url));
+// the explorer's sources, from this module in pipeline/publish/ or from the pipeline bundled into build/
+const SOURCES = fileURLToPath(new URL(/\/build\/[^/]+$/.test(import.meta.url) ? "../explorer/" : "../../explorer/", import.meta.url));
 
 async function bundleApp(): Promise<Uint8Array> {
   try {

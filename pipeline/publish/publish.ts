@@ -11,6 +11,7 @@ import type { IndexNode, RasterIndex, YearPage } from "../../format/version-inde
 import { addToCatalog, currentCandidates, readPublished, updateCandidates, writeCatalog } from "../operations/catalog.js";
 import { citeVersion } from "./changes.js";
 import { collectDays, type DayInput, type Prefer } from "./day-sources.js";
+import type { Variable } from "../../format/variables.js";
 import { findSiloFiles, type SiloFile } from "../ingest/discover.js";
 import { type ExplorerFiles, makeExplorer, writeExplorer } from "./explorer.js";
 import { PublishError } from "../errors.js";
@@ -27,9 +28,10 @@ import { type PeriodDay, periodFingerprints, SourceCache } from "./source-cache.
 import type { Coverage } from "../../format/coverage.js";
 
 export interface PublishOptions {
-  sources: string; // folder of SILO max_temp files: daily GeoTIFFs, annual NetCDF files
+  sources: string; // folder of SILO files of any variables: daily GeoTIFFs, annual NetCDF files
   dist: string;
   observations?: boolean; // also publish the NOAA observation table (default true)
+  /** the dataset key of the version (default: the variable's, format/variables.ts); only for a folder of one variable */
   datasetKey?: string;
   accessLevel?: Dataset["access_level"];
   /** add the folder's days to the newest compatible version instead of publishing the folder alone */
@@ -177,29 +179,31 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
   const fresh: { record: Dataset; coverage: Coverage | null }[] = [];
   const isPublished = async (id: string) => (await previous?.findRecord(id)) ?? null;
 
-  const files = await findSiloFiles(options.sources);
-  progress.line(`found ${describeFiles(files)} in ${options.sources}`);
-  const labels = await labelRaster(options.sources, options);
-  const base = await findBase(previous, labels);
-  if (options.extend && !base) {
-    throw new PublishError(
-      options.sources,
-      "extend",
-      `no published ${labels.accessLevel} version of ${labels.datasetKey} (${labels.provenance === "generated" ? "generated" : "real SILO"} data) to extend in ${options.dist}; publish a folder first (make publish SOURCES=..)`,
-    );
+  const byVariable = await findSiloFiles(options.sources);
+  const all = [...byVariable.values()].flat();
+  for (const [variable, files] of byVariable) progress.line(`found ${variable.silo}: ${describeFiles(files)} in ${options.sources}`);
+  if (options.datasetKey && byVariable.size > 1) {
+    throw new PublishError(options.sources, "discover", `holds ${byVariable.size} variables; a dataset key of one's own (${options.datasetKey}) names one variable's versions`);
   }
-  if (base) progress.line(`${options.extend ? "extending" : "reusing days of"} ${base.record.id}`);
+  const bases = await findBases(previous, byVariable, options);
   // what a full disk's message counts on: a file a day (an annual file holds up to a year), the observation table
   // when this dist has none yet (it comes after the days)
-  store.expect("day pieces", files.reduce((n, f) => n + (f.kind === "annual" ? 366 : 1), 0));
+  store.expect("day pieces", all.reduce((n, f) => n + (f.kind === "annual" ? 366 : 1), 0));
   const tableBytes = options.observations !== false && !(await previous?.listRecords(null, 1, (d) => d.dataset_key === NOAA_WEATHER.datasetKey))?.records.length;
   store.laterBytes = tableBytes ? OBSERVATION_TABLE_BYTES : 0;
-  const { raster, filesRead, remember } = await publishFolder(files, labels, base, options, store, progress);
-  const { built, reused, bytesWritten } = raster.series;
-  Object.assign(summary, { days: raster.days, decoded: raster.decoded, reused: raster.reused, tiles: raster.tiles, filesRead, series: { built, reused, bytesWritten } });
-  const existing = await isPublished(raster.record.id);
-  if (existing) summary.unchanged.push(existing);
-  else fresh.push({ record: raster.record, coverage: raster.coverage });
+  const cache = await SourceCache.open(options.sources, all, options.rehash ?? false);
+  const remembers: (() => Promise<void>)[] = [];
+  for (const [variable, files] of byVariable) {
+    const { labels, base } = bases.get(variable)!;
+    if (base) progress.line(`${variable.silo}: ${options.extend ? "extending" : "reusing days of"} ${base.record.id}`);
+    const { raster, remember } = await publishFolder(files, labels, base, cache, { options, store, progress });
+    addRasterSummary(summary, raster);
+    remembers.push(remember);
+    const existing = await isPublished(raster.record.id);
+    if (existing) summary.unchanged.push(existing);
+    else fresh.push({ record: raster.record, coverage: raster.coverage });
+  }
+  summary.filesRead = cache.read.size;
 
   if (options.observations !== false) {
     store.stage = "observations";
@@ -212,12 +216,45 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
   }
 
   if (fresh.length > 0) summary.added = await publishRecords(store, previous, fresh, options);
-  await remember();
+  for (const remember of remembers) await remember();
+  const note = await cache.save();
+  if (note) progress.line(note);
   summary.objectsWritten = store.added.filter((f) => !f.path.endsWith(".br")).length;
   summary.bytesWritten = store.bytesWritten;
   summary.dayBytesWritten = store.added.filter((f) => f.path.endsWith(".day")).reduce((n, f) => n + f.size, 0);
   summary.ms = Date.now() - started;
   return summary;
+}
+
+/**
+ * Each variable's labels and the version it builds on, found before anything is written: extending a variable
+ * that has no version to extend stops the publish at once, naming it.
+ */
+async function findBases(previous: Snapshot | null, byVariable: Map<Variable, SiloFile[]>, options: PublishOptions): Promise<Map<Variable, { labels: RasterLabels; base: RasterView | null }>> {
+  const out = new Map<Variable, { labels: RasterLabels; base: RasterView | null }>();
+  for (const variable of byVariable.keys()) {
+    const labels = await labelRaster(options.sources, variable, options);
+    const base = await findBase(previous, labels);
+    if (options.extend && !base) {
+      throw new PublishError(
+        options.sources,
+        "extend",
+        `no published ${labels.accessLevel} version of ${labels.datasetKey} (${variable.silo}, ${labels.provenance === "generated" ? "generated" : "real SILO"} data) to extend in ${options.dist}; publish a folder of its files first (make publish SOURCES=..)`,
+      );
+    }
+    out.set(variable, { labels, base });
+  }
+  return out;
+}
+
+function addRasterSummary(summary: PublishSummary, raster: RasterSummary): void {
+  summary.days += raster.days;
+  summary.decoded += raster.decoded;
+  summary.reused += raster.reused;
+  summary.tiles += raster.tiles;
+  summary.series.built += raster.series.built;
+  summary.series.reused += raster.series.reused;
+  summary.series.bytesWritten += raster.series.bytesWritten;
 }
 
 /** The new records stamped and added to the catalog tree, the explorer, the manifest and catalog.json, last. */
@@ -247,31 +284,36 @@ function describeFiles(files: SiloFile[]): string {
 
 interface FolderRaster {
   raster: RasterSummary;
-  filesRead: number;
-  /** after the catalog swap: remembers what this publish learned of the folder for the next one */
+  /** after the catalog swap: remembers what this publish learned of the variable's files for the next one */
   remember: () => Promise<void>;
 }
 
+interface PublishRun {
+  options: PublishOptions;
+  store: ObjectStore;
+  progress: Progress;
+}
+
 /**
- * The raster version of the sources folder: its days (with the sha256 and dates remembered from earlier publishes
- * for files whose size and times did not change), then the raster stage, taking whole every year and month of the
- * base whose files did not change.
+ * The raster version of one variable's files in the sources folder: its days (with the sha256 and dates
+ * remembered from earlier publishes for files whose size and times did not change), then the raster stage,
+ * taking whole every year and month of the base whose files did not change.
  */
-async function publishFolder(files: SiloFile[], labels: RasterLabels, base: RasterView | null, options: PublishOptions, store: ObjectStore, progress: Progress): Promise<FolderRaster> {
-  const cache = await SourceCache.open(options.sources, files, options.rehash ?? false);
+async function publishFolder(files: SiloFile[], labels: RasterLabels, base: RasterView | null, cache: SourceCache, { options, store, progress }: PublishRun): Promise<FolderRaster> {
   const prefer = options.prefer ?? null;
+  const scope = labels.variable.silo;
   const fingerprints = (days: DayInput[]) => periodFingerprints(days.map((d) => toPeriodDay(d, labels)), `${RASTER_TRANSFORM_VERSION} prefer=${prefer ?? "none"}`);
   const pool = startDayPool(files, options.workers);
   try {
     const days = await collectDays(files, cache, (file) => inspectAnnualFile(pool, file));
-    if (days.length === 0) throw new PublishError(options.sources, "discover", "its annual files hold no days");
+    if (days.length === 0) throw new PublishError(options.sources, "discover", `its annual ${scope} files hold no days`);
     const planned = fingerprints(days);
     const raster = await publishRaster(
       {
         days, labels, base, prefer, pool,
         extend: options.extend ?? false,
         allowGaps: options.allowGaps ?? false,
-        isUnchanged: (key, node) => cache.isUnchanged(key, planned.get(key), node),
+        isUnchanged: (key, node) => cache.isUnchanged(scope, key, planned.get(key), node),
         onRead: (source, sha256) => {
           source.sha256 = sha256;
           if (source.file.kind === "daily") cache.remember(source.file, { sha256 });
@@ -283,11 +325,9 @@ async function publishFolder(files: SiloFile[], labels: RasterLabels, base: Rast
     );
     const remember = async () => {
       const index = await readObjectJson<RasterIndex>(options.dist, raster.record.metadata.index);
-      await cache.recordNodes(index.years, fingerprints(days), async (year: IndexNode) => (await readObjectJson<YearPage>(options.dist, year.ref)).months);
-      const note = await cache.save();
-      if (note) progress.line(note);
+      await cache.recordNodes(scope, index.years, fingerprints(days), async (year: IndexNode) => (await readObjectJson<YearPage>(options.dist, year.ref)).months);
     };
-    return { raster, filesRead: cache.read.size, remember };
+    return { raster, remember };
   } finally {
     await pool.close();
   }

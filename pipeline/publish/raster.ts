@@ -16,11 +16,12 @@ import { sha256Hex } from "../../format/hash.js";
 import { LocalStorage, nodePlatform } from "../../format/local.js";
 import { DIST_FORMAT, type Ref, objectPath } from "../../format/objects.js";
 import { type Dataset, versionId } from "../../format/records.js";
+import type { Variable } from "../../format/variables.js";
 import type { SeriesSpan } from "../../format/series.js";
 import { type DayEntry, type RasterIndex, rasterContentText } from "../../format/version-index.js";
 import type { RasterView } from "../../format/versions.js";
 import { assertValid } from "../../schemas/validate.js";
-import { SILO_TMAX } from "../../sources/silo.js";
+import { SILO } from "../../sources/silo.js";
 import type { DaySource, DayInput, Prefer } from "./day-sources.js";
 import type { SiloFile, YearFile } from "../ingest/discover.js";
 import type { KnownFile } from "./source-cache.js";
@@ -100,7 +101,7 @@ export async function publishRaster(input: RasterInput, store: ObjectStore, prog
     // at once, failure or not: a read thread's open descriptor would hold the space of a file a rollback deletes
     await archive.storage.close?.();
   }
-  const indexRef = await writeIndex(store, tree, series.spans);
+  const indexRef = await writeIndex(store, input.labels, tree, series.spans);
   const record = describeVersion(input, tree, indexRef, notes);
   // reused: the folder's days that needed no new piece (same files, same cells, or a whole unchanged month or year)
   return { record, coverage: tree.coverage, days: tree.days, decoded: written.decoded, reused: days.length - written.decoded, tiles: tree.tiles, series };
@@ -118,7 +119,7 @@ export function startDayPool(files: SiloFile[], workers?: number): DayPool {
 
 /** An annual file's sha256 and dates, read and checked on a decoding thread. */
 export async function inspectAnnualFile(pool: DayPool, file: YearFile): Promise<KnownFile> {
-  const result = (await pool.run({ kind: "inspect", path: file.path })) as InspectResult;
+  const result = (await pool.run({ kind: "inspect", path: file.path, variable: file.variable.silo })) as InspectResult;
   if (!result.ok) throw new PublishError(result.file, result.stage, result.reason);
   return { sha256: result.sha256, dates: result.dates };
 }
@@ -185,7 +186,7 @@ function toTask(day: PlannedDay, prefer: Prefer | null): DayTask {
     baseSha256: base ? base.sources.map((s) => s.sha256) : null,
     baseCells: base ? { window: base.window, cells: base.cells } : null,
     prefer,
-    plausible: SILO_TMAX.plausible,
+    variable: day.input!.sources[0].file.variable.silo,
   };
 }
 
@@ -246,12 +247,12 @@ class DayProgress {
 }
 
 /** The version's index root, checked against its schema and written. */
-async function writeIndex(store: ObjectStore, tree: IndexTree, series: SeriesSpan[]): Promise<Ref> {
+async function writeIndex(store: ObjectStore, labels: RasterLabels, tree: IndexTree, series: SeriesSpan[]): Promise<Ref> {
   const index: RasterIndex = {
     format: DIST_FORMAT,
     kind: "raster",
-    variable: SILO_TMAX.variable,
-    unit: SILO_TMAX.unit,
+    variable: labels.variable.name,
+    unit: labels.variable.unit,
     crs: GRID.crs,
     tileSide: TILE_SIDE,
     blockSide: BLOCK_SIDE,
@@ -274,7 +275,8 @@ function describeVersion(input: RasterInput, tree: IndexTree, indexRef: Ref, not
   const contentSha256 = sha256Hex(rasterContentText(RASTER_TRANSFORM_VERSION, tree.years));
   const indexPath = objectPath(indexRef.sha256, "json");
   const baseKinds = extend ? ((base?.record.metadata.provenance as Provenance[] | undefined) ?? []) : [];
-  const description = describeRaster([...baseKinds, labels.provenance]);
+  const { variable } = labels;
+  const description = describeRaster([...baseKinds, labels.provenance], variable);
   const { first, last, gaps } = tree.coverage;
   const record: Dataset = {
     id: versionId(labels.datasetKey, first, last, contentSha256),
@@ -290,10 +292,10 @@ function describeVersion(input: RasterInput, tree: IndexTree, indexRef: Ref, not
       },
     ],
     transform_version: RASTER_TRANSFORM_VERSION,
-    data_class: SILO_TMAX.dataClass,
-    variables: { [SILO_TMAX.variable]: SILO_TMAX.unit },
-    temporal_resolution: SILO_TMAX.temporalResolution,
-    spatial_support: { ...SILO_TMAX.spatialSupport },
+    data_class: SILO.dataClass,
+    variables: { [variable.name]: variable.unit },
+    temporal_resolution: SILO.temporalResolution,
+    spatial_support: { ...SILO.spatialSupport },
     bbox: windowBbox(tree.coverage.windowAny),
     period_start: first,
     period_end: last,
@@ -301,7 +303,8 @@ function describeVersion(input: RasterInput, tree: IndexTree, indexRef: Ref, not
     attribution: description.attribution,
     access_level: labels.accessLevel,
     metadata: {
-      source: SILO_TMAX.source,
+      source: SILO.source,
+      variable: describeVariable(variable),
       synthetic: description.synthetic,
       ...description.metadata,
       days: tree.days,
@@ -316,4 +319,17 @@ function describeVersion(input: RasterInput, tree: IndexTree, indexRef: Ref, not
   };
   assertValid("dataset.schema.json", record, `record of ${record.id}`);
   return record;
+}
+
+/** What a record says of its variable (inspect shows it): its names, unit, plausible range, CF attributes, observation time. */
+function describeVariable(v: Variable): Record<string, unknown> {
+  return {
+    name: v.name,
+    silo_name: v.silo,
+    unit: v.unit,
+    plausible_range: [...v.plausible],
+    standard_name: v.standardName,
+    cell_methods: v.cellMethods,
+    observed: v.observed,
+  };
 }

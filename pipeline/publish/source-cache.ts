@@ -1,5 +1,5 @@
 // The publish's memory of its sources folder (SOURCES/.publish-cache.json): the size, times and sha256 of each
-// file it read (and the days inside each annual file), and which index pages the folder's years and months
+// file it read (and the days inside each annual file), and which index pages each variable's years and months
 // became. A daily publish then reads only new and changed files and takes the base version's untouched years and
 // months whole, so its cost does not grow with the archive. `REHASH=1` (publish --rehash) trusts none of it.
 
@@ -52,8 +52,12 @@ interface CachedNode {
 interface CacheBody {
   format: number;
   files: Record<string, CachedFile>;
+  /** by `<variable> <YYYY or YYYY-MM>`: each variable's files make versions of their own */
   nodes: Record<string, CachedNode>;
 }
+
+/** A node key: the variable (SILO name) and the year or month. Keys of caches written before variables had none. */
+const NODE_KEY = /^[a-z][a-z0-9_]* \d{4}(-\d{2})?$/;
 
 export class SourceCache {
   /** member paths of the files this publish read (hashed, inspected or decoded) */
@@ -99,11 +103,11 @@ export class SourceCache {
   }
 
   /**
-   * Whether the base version's node for a year or month holds exactly what the folder's files of that period
-   * make: the folder's fingerprint is the one a previous publish turned into that very page.
+   * Whether the base version's node for a year or month holds exactly what the folder's files of that variable
+   * (`scope`) and period make: the folder's fingerprint is the one a previous publish turned into that very page.
    */
-  isUnchanged(key: string, fingerprint: string | undefined, baseNode: IndexNode): boolean {
-    const cached = this.nodes[key];
+  isUnchanged(scope: string, key: string, fingerprint: string | undefined, baseNode: IndexNode): boolean {
+    const cached = this.nodes[`${scope} ${key}`];
     return fingerprint !== undefined && cached?.fingerprint === fingerprint && cached.page === baseNode.ref.sha256;
   }
 
@@ -111,19 +115,23 @@ export class SourceCache {
    * After a publish: which page each year and month of the folder became in the new version. A year kept whole
    * keeps its months' entries; the pages of the others are read (one small year page each).
    */
-  async recordNodes(years: IndexNode[], fingerprints: Map<string, string>, readMonths: (year: IndexNode) => Promise<IndexNode[]>): Promise<void> {
-    const nodes: Record<string, CachedNode> = {};
+  async recordNodes(scope: string, years: IndexNode[], fingerprints: Map<string, string>, readMonths: (year: IndexNode) => Promise<IndexNode[]>): Promise<void> {
+    const prefix = `${scope} `;
+    const nodes: Record<string, CachedNode> = Object.fromEntries(Object.entries(this.nodes).filter(([key]) => !key.startsWith(prefix) && NODE_KEY.test(key)));
     for (const year of years) {
       const fingerprint = fingerprints.get(year.key);
       if (!fingerprint) continue;
-      const kept = this.isUnchanged(year.key, fingerprint, year);
-      nodes[year.key] = { fingerprint, page: year.ref.sha256 };
+      const kept = this.isUnchanged(scope, year.key, fingerprint, year);
+      nodes[prefix + year.key] = { fingerprint, page: year.ref.sha256 };
       const months = kept
-        ? Object.entries(this.nodes).filter(([key, node]) => key.startsWith(`${year.key}-`) && fingerprints.get(key) === node.fingerprint).map(([key, node]) => ({ key, page: node.page }))
+        ? Object.entries(this.nodes).flatMap(([key, node]) => {
+            const month = key.slice(prefix.length);
+            return key.startsWith(`${prefix}${year.key}-`) && fingerprints.get(month) === node.fingerprint ? [{ key: month, page: node.page }] : [];
+          })
         : (await readMonths(year)).map((m) => ({ key: m.key, page: m.ref.sha256 }));
       for (const { key, page } of months) {
         const monthFingerprint = fingerprints.get(key);
-        if (monthFingerprint) nodes[key] = { fingerprint: monthFingerprint, page };
+        if (monthFingerprint) nodes[prefix + key] = { fingerprint: monthFingerprint, page };
       }
     }
     this.nodes = nodes;
