@@ -9,7 +9,7 @@ import type { Variable } from "../format/variables.js";
 import { HttpError } from "./errors.js";
 import { ByteSink } from "./serialize.js";
 import type { Place } from "./series-params.js";
-import { PeriodDates, VALUE_TEXT_MAX, putBytes, valueBytes } from "./series-text.js";
+import { type PeriodDates, STORE_SLACK, VALUE_TEXT_MAX, ValueWords, periodDates } from "./series-text.js";
 
 /** One column of the file: a variable's values from `start`, and the version they come from. */
 export interface MetColumn {
@@ -116,10 +116,13 @@ function writeHeader(out: ByteSink, input: MetInput, columns: MetColumn[], dates
   out.text(`${lines.map((l) => (l.startsWith("!") ? l.replaceAll("=", "-") : l)).join("\n")}\n`);
 }
 
+const MET_VALUES = new ValueWords(32, "");
+
 /** The rows: `year day` then each column's value, space-separated, one line a day. */
 function writeRows(out: ByteSink, columns: MetColumn[], dates: PeriodDates): void {
   const digits = new Uint8Array(8);
-  out.write(dates.days * (9 + columns.length * (1 + VALUE_TEXT_MAX) + 1), (buffer, start) => {
+  out.write(dates.days * (9 + columns.length * (1 + VALUE_TEXT_MAX) + 1) + STORE_SLACK, (buffer, start) => {
+    const view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
     let at = start;
     for (let d = 0; d < dates.days; d++) {
       for (let k = 0; k < 4; k++) buffer[at++] = dates.text[d * 10 + k];
@@ -129,10 +132,7 @@ function writeRows(out: ByteSink, columns: MetColumn[], dates: PeriodDates): voi
       do digits[len++] = 48 + (n % 10);
       while ((n = Math.floor(n / 10)) > 0);
       while (len > 0) buffer[at++] = digits[--len];
-      for (const c of columns) {
-        buffer[at++] = 32;
-        at = putBytes(buffer, at, valueBytes(c.values[d]));
-      }
+      for (const c of columns) at = MET_VALUES.put(view, buffer, at, c.values[d]);
       buffer[at++] = 10;
     }
     return at;
@@ -142,7 +142,7 @@ function writeRows(out: ByteSink, columns: MetColumn[], dates: PeriodDates): voi
 /** The .met file of one place, or a 422 naming what is missing. */
 export function writeMet(input: MetInput): Uint8Array {
   const columns = [...input.columns].sort((a, b) => COLUMN_ORDER.indexOf(a.variable.apsim!.column) - COLUMN_ORDER.indexOf(b.variable.apsim!.column));
-  const dates = new PeriodDates(input.start, input.days);
+  const dates = periodDates(input.start, input.days);
   checkComplete(input, dates);
   const column = (name: string) => columns.find((c) => c.variable.apsim!.column === name)!.values;
   const out = new ByteSink();

@@ -12,10 +12,13 @@ const DAYS_AT_ONCE = 64;
 /** One variable at one place over start..end from its version's series spans: NaN for missing. */
 async function readFromSpans(choice: SeriesChoice, place: Place, days: number): Promise<Float32Array> {
   const out = new Float32Array(days);
-  const cell: Window = [place.col, place.row, 1, 1];
-  const parts = await Promise.all(choice.slices!.map((s) => choice.view.readSeries(s.span, cell, s.from, s.to)));
+  const reads: Promise<void>[] = [];
   let at = 0;
-  for (const part of parts) for (const day of part) out[at++] = day[0];
+  for (const { span, from, to } of choice.slices!) {
+    reads.push(choice.view.readSeriesPoint(span, place.col, place.row, from, to, out, at));
+    at += to - from;
+  }
+  await Promise.all(reads);
   return out;
 }
 

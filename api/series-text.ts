@@ -6,6 +6,8 @@ import { cellToJson } from "./serialize.js";
 
 /** The longest value text: a float32's shortest decimal (at most 9 significant digits, sign, point, exponent). */
 export const VALUE_TEXT_MAX = 16;
+/** Bytes a writer of word stores may store past the end of what it writes. */
+export const STORE_SLACK = 8;
 
 // SILO values are tenths: their text is found by arithmetic (k = 10 v) in a table filled as met; any other float32
 // goes through a bounded map.
@@ -32,6 +34,51 @@ export function valueBytes(v: number): Uint8Array {
   return bytes;
 }
 
+/**
+ * A value's text after its separator (",25.3", " 25.3", ",null") as two little-endian words, so a row is written
+ * with a few 4-byte stores instead of a store a byte (what follows overwrites the bytes past the text's end): a
+ * table of every tenths code, filled as met; any other float32 is written byte by byte.
+ */
+export class ValueWords {
+  private readonly words = new Uint32Array(65536 * 2);
+  /** 1 + the text's length; 0 until made */
+  private readonly lengths = new Uint8Array(65536);
+  private readonly missing: Uint8Array;
+
+  constructor(
+    private readonly separator: number,
+    missingText: string,
+  ) {
+    this.missing = Uint8Array.from(`${String.fromCharCode(separator)}${missingText}`, (c) => c.charCodeAt(0));
+  }
+
+  private fill(slot: number, v: number): number {
+    const text = valueBytes(v);
+    const bytes = new Uint8Array(8);
+    bytes[0] = this.separator;
+    bytes.set(text, 1);
+    const view = new DataView(bytes.buffer);
+    this.words[2 * slot] = view.getUint32(0, true);
+    this.words[2 * slot + 1] = view.getUint32(4, true);
+    return (this.lengths[slot] = text.length + 2);
+  }
+
+  /** Writes the separator and `v`'s text at `at` (up to 8 bytes are stored); returns where the text ends. */
+  put(view: DataView, buffer: Uint8Array, at: number, v: number): number {
+    if (v !== v) return putBytes(buffer, at, this.missing);
+    const k = Math.round(v * 10);
+    if (k < -32768 || k >= 32768 || Math.fround(k / 10) !== v) {
+      buffer[at] = this.separator;
+      return putBytes(buffer, at + 1, valueBytes(v));
+    }
+    const slot = k + 32768;
+    const length = this.lengths[slot] || this.fill(slot, v);
+    view.setUint32(at, this.words[2 * slot], true);
+    view.setUint32(at + 4, this.words[2 * slot + 1], true);
+    return at + length - 1;
+  }
+}
+
 /** Copies `part` into `buffer` at `at`; returns where it ends (short parts byte by byte: cheaper than set()). */
 export function putBytes(buffer: Uint8Array, at: number, part: Uint8Array): number {
   const n = part.length;
@@ -40,11 +87,14 @@ export function putBytes(buffer: Uint8Array, at: number, part: Uint8Array): numb
   return at + n;
 }
 
-const daysIn = (year: number, month: number) => (month === 2 ? ((year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31);
+const MONTH_DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const isLeap = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
 
 /** A period's dates: `YYYY-MM-DD` as 10 ASCII bytes each, day after day, and each one's year and day of the year. */
 export class PeriodDates {
   readonly text: Uint8Array;
+  /** each date's 10 bytes as three little-endian words (the last one's upper half zero) */
+  readonly words: Uint32Array;
   readonly year: Uint16Array;
   readonly dayOfYear: Uint16Array;
 
@@ -55,28 +105,62 @@ export class PeriodDates {
     this.text = new Uint8Array(days * 10);
     this.year = new Uint16Array(days);
     this.dayOfYear = new Uint16Array(days);
-    let [y, m, d] = start.split("-").map(Number);
+    let y = Number(start.slice(0, 4));
+    let m = Number(start.slice(5, 7));
+    let d = Number(start.slice(8, 10));
     let doy = dateToDayNumber(start) - dateToDayNumber(`${start.slice(0, 4)}-01-01`) + 1;
-    const digits = (at: number, n: number, width: number) => {
-      for (let i = width - 1; i >= 0; i--, n = Math.floor(n / 10)) this.text[at + i] = 48 + (n % 10);
-    };
-    for (let i = 0; i < days; i++) {
-      const at = i * 10;
-      digits(at, y, 4);
-      this.text[at + 4] = 45;
-      digits(at + 5, m, 2);
-      this.text[at + 7] = 45;
-      digits(at + 8, d, 2);
+    const text = this.text;
+    for (let i = 0, at = 0; i < days; i++, at += 10) {
+      text[at] = 48 + ((y / 1000) | 0);
+      text[at + 1] = 48 + (((y / 100) | 0) % 10);
+      text[at + 2] = 48 + (((y / 10) | 0) % 10);
+      text[at + 3] = 48 + (y % 10);
+      text[at + 4] = 45;
+      text[at + 5] = 48 + ((m / 10) | 0);
+      text[at + 6] = 48 + (m % 10);
+      text[at + 7] = 45;
+      text[at + 8] = 48 + ((d / 10) | 0);
+      text[at + 9] = 48 + (d % 10);
       this.year[i] = y;
-      this.dayOfYear[i] = doy;
-      if (++d > daysIn(y, m)) [d, m] = [1, m + 1];
-      if (m > 12) [m, y, doy] = [1, y + 1, 0];
-      doy++;
+      this.dayOfYear[i] = doy++;
+      if (++d > (m === 2 && isLeap(y) ? 29 : MONTH_DAYS[m])) {
+        d = 1;
+        if (++m > 12) {
+          m = 1;
+          y++;
+          doy = 1;
+        }
+      }
     }
+    this.words = new Uint32Array(days * 3);
+    const wide = new Uint8Array(this.words.buffer);
+    for (let i = 0; i < days; i++) wide.set(text.subarray(i * 10, i * 10 + 10), i * 12);
+  }
+
+  /** Writes date `i`'s 10 bytes at `at` (12 are stored); returns where the date ends. */
+  put(view: DataView, at: number, i: number): number {
+    view.setUint32(at, this.words[3 * i], true);
+    view.setUint32(at + 4, this.words[3 * i + 1], true);
+    view.setUint32(at + 8, this.words[3 * i + 2], true);
+    return at + 10;
   }
 
   /** The `i`th date as a string. */
   date(i: number): string {
     return dayNumberToDate(dateToDayNumber(this.start) + i);
   }
+}
+
+/** The dates of recent periods: a place's whole archive is asked again and again, its 50,000 dates made once. */
+const recent = new Map<string, PeriodDates>();
+
+export function periodDates(start: string, days: number): PeriodDates {
+  const key = `${start}/${days}`;
+  let dates = recent.get(key);
+  if (!dates) {
+    dates = new PeriodDates(start, days);
+    if (recent.size >= 8) recent.delete(recent.keys().next().value!);
+    recent.set(key, dates);
+  }
+  return dates;
 }

@@ -9,7 +9,7 @@ import { ByteSink, patchAscii } from "./serialize.js";
 import { buildSeriesManifest } from "./series-manifest.js";
 import type { SeriesConfig } from "./series-params.js";
 import type { SeriesSelection } from "./series-select.js";
-import { PeriodDates, VALUE_TEXT_MAX, putBytes, valueBytes } from "./series-text.js";
+import { type PeriodDates, STORE_SLACK, VALUE_TEXT_MAX, ValueWords, periodDates, putBytes } from "./series-text.js";
 
 const COMMA = 44;
 const NEWLINE = 10;
@@ -18,52 +18,55 @@ function asciiOf(text: string): Uint8Array {
   return Uint8Array.from(text, (c) => c.charCodeAt(0));
 }
 
-const NULL = asciiOf("null");
 
 /** The CSV header line. */
 export function seriesCsvHeader(selection: SeriesSelection): string {
   return `longitude,latitude,date,${selection.choices.map((c) => c.variable.name).join(",")}\n`;
 }
 
+const CSV_VALUES = new ValueWords(COMMA, "");
+const JSON_VALUES = new ValueWords(COMMA, "null");
+
+/** One place's rows from `start`: its prefix (`lon,lat,`), the date, each column's value, a line end. */
+function writePlaceRows(buffer: Uint8Array, start: number, prefix: Uint8Array, dates: PeriodDates, columns: Float32Array[]): number {
+  const view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+  // the prefix as words too (its stores spill past it; the date overwrites them)
+  const prefixWords = new Uint32Array(Math.ceil(prefix.length / 4));
+  new Uint8Array(prefixWords.buffer).set(prefix);
+  const n = prefix.length;
+  let at = start;
+  for (let d = 0; d < dates.days; d++) {
+    for (let w = 0; w < prefixWords.length; w++) view.setUint32(at + 4 * w, prefixWords[w], true);
+    at = dates.put(view, at + n, d);
+    for (let v = 0; v < columns.length; v++) at = CSV_VALUES.put(view, buffer, at, columns[v][d]);
+    buffer[at++] = NEWLINE;
+  }
+  return at;
+}
+
 /** CSV: the header, then each place's rows, a date a row. `values[v][p]` as readSeriesValues gives them. */
 export function writeSeriesCsv(config: SeriesConfig, selection: SeriesSelection, values: Float32Array[][]): Uint8Array {
   const out = new ByteSink();
   out.text(seriesCsvHeader(selection));
-  const dates = new PeriodDates(selection.start, selection.days);
-  const variables = values.length;
+  const dates = periodDates(selection.start, selection.days);
   config.places.forEach((place, p) => {
     const prefix = asciiOf(`${colToLon(place.col)},${rowToLat(place.row)},`);
     const columns = values.map((v) => v[p]);
-    const rowMost = prefix.length + 10 + variables * (1 + VALUE_TEXT_MAX) + 1;
-    out.write(selection.days * rowMost, (buffer, start) => {
-      let at = start;
-      for (let d = 0; d < selection.days; d++) {
-        at = putBytes(buffer, at, prefix);
-        for (let k = 0; k < 10; k++) buffer[at + k] = dates.text[d * 10 + k];
-        at += 10;
-        for (let v = 0; v < variables; v++) {
-          buffer[at++] = COMMA;
-          at = putBytes(buffer, at, valueBytes(columns[v][d]));
-        }
-        buffer[at++] = NEWLINE;
-      }
-      return at;
-    });
+    const rowMost = prefix.length + 4 + 10 + columns.length * (1 + VALUE_TEXT_MAX) + 1;
+    out.write(selection.days * rowMost + STORE_SLACK, (buffer, start) => writePlaceRows(buffer, start, prefix, dates, columns));
   });
   return out.finish();
 }
 
 /** `[v,v,...]` of one column, null for missing. */
 function writeValuesJson(out: ByteSink, column: Float32Array): void {
-  out.write(column.length * (VALUE_TEXT_MAX + 1) + 2, (buffer, start) => {
+  out.write(column.length * (VALUE_TEXT_MAX + 1) + 2 + STORE_SLACK, (buffer, start) => {
+    const view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+    // every value is written with a comma before it; the first one's lands where "[" goes, put back after
     let at = start;
-    buffer[at++] = 91; // [
-    for (let d = 0; d < column.length; d++) {
-      if (d > 0) buffer[at++] = COMMA;
-      const v = column[d];
-      if (v !== v) at = putBytes(buffer, at, NULL);
-      else at = putBytes(buffer, at, valueBytes(v));
-    }
+    for (let d = 0; d < column.length; d++) at = JSON_VALUES.put(view, buffer, at, column[d]);
+    buffer[start] = 91; // [
+    if (column.length === 0) at++;
     buffer[at++] = 93; // ]
     return at;
   });
@@ -71,19 +74,17 @@ function writeValuesJson(out: ByteSink, column: Float32Array): void {
 
 /** The `data` member: `{"dates":[...],"places":[{"longitude","latitude","values":{<variable>:[...]}}]}`. */
 function writeSeriesData(out: ByteSink, config: SeriesConfig, selection: SeriesSelection, values: Float32Array[][]): void {
-  const dates = new PeriodDates(selection.start, selection.days);
-  out.write(selection.days * 13 + 2, (buffer, start) => {
-    let at = start;
-    buffer[at++] = 123; // {
-    at = putBytes(buffer, at, asciiOf('"dates":['));
+  const dates = periodDates(selection.start, selection.days);
+  out.write(selection.days * 13 + 12 + STORE_SLACK, (buffer, start) => {
+    const view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+    let at = putBytes(buffer, start, asciiOf('{"dates":['));
     for (let d = 0; d < selection.days; d++) {
       if (d > 0) buffer[at++] = COMMA;
-      buffer[at++] = 34;
-      buffer.set(dates.text.subarray(d * 10, d * 10 + 10), at);
-      at += 10;
+      buffer[at++] = 34; // "
+      at = dates.put(view, at, d);
       buffer[at++] = 34;
     }
-    buffer[at++] = 93;
+    buffer[at++] = 93; // ]
     return at;
   });
   out.text(',"places":[');
