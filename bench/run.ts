@@ -9,7 +9,8 @@
 // close, make prune, and what a cold mirror client reads for one place over a month and a year; (2c) make sync of
 // one more full-grid day onto a 365-day mirror (bench/sync.ts); (3) a long
 // small-window archive: publish time and memory under an open-file limit of 1024, one more day, start-up,
-// memory, the largest answer, and a cold mirror client reading one place over thirty years. The sources rows
+// memory, the largest answer, and a cold mirror client reading one place over thirty years; (3b) GET /api/v1/series
+// (bench/series-route.ts) beside sirv. The sources rows
 // (bench/sources-bench.ts; alone with BENCH_ONLY=sources) follow phases (1) and (3). (4) operations (bench/
 // operations.ts): the whole grid's 413, an overload from a cold page cache, SIGTERM during load, a soak with a
 // live publish. BENCH_ONLY=operations (or plans, overload, stop, soak, comma-separated) runs those alone, on
@@ -34,6 +35,7 @@ import { BENCH_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./source
 import { addDays, appendSeason, measureMirrorReads, pointQuery, seriesRead } from "./series.js";
 import { benchRemote } from "./remote.js";
 import { benchSync } from "./sync.js";
+import { benchSeriesRoute } from "./series-route.js";
 import { type OperationsContext, linkFolder, runProbe, sizeOfTree } from "./tools.js";
 import { runOperations } from "./operations.js";
 
@@ -330,6 +332,9 @@ try {
     figures,
   );
   await Promise.all(procs.splice(0).map((p) => p.stop()));
+
+  // (3b) GET /api/v1/series: a place over a year and over the whole archive, many places and variables (bench/series-route.ts)
+  await benchSeriesRoute({ work, say, log, figures, seconds: SECONDS, fail: (why) => (failures++, say(`  !! ${why}: a goal is not met`)) });
 
   // (4) Operations ------------------------------------------------------------------------------------------
   await runOperations(operations(opsDist, nextOnly), "operations");
