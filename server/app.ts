@@ -180,6 +180,8 @@ function answerWith(service: Service, site: Site, admission: Admission, limits: 
     request.admit = (work) => admission.run(clientOf(req, limits.clientHeader), work);
     const answer = req.httpVersion === "1.1" && req.headers.host === undefined ? await refuseHostless() : await service.handle(request);
     discardBody(req, body, limits.bodyMs);
+    // its bytes stay held until the client has them (or leaves): their sum bounds the work started meanwhile
+    res.once("close", admission.hold(answer.body.byteLength));
     await sendAnswer(req, res, answer, body).catch((err) => {
       console.error(`${req.method} ${req.url}: could not send the answer`, err);
       res.destroy();
