@@ -42,8 +42,7 @@ export function computeTavAmp(dates: PeriodDates, maxt: Float32Array, mint: Floa
   const sums = new Float64Array(12 * years);
   const counts = new Int32Array(12 * years);
   for (let d = 0; d < dates.days; d++) {
-    const month = (dates.text[d * 10 + 5] - 48) * 10 + (dates.text[d * 10 + 6] - 48) - 1;
-    const at = (dates.year[d] - firstYear) * 12 + month;
+    const at = (dates.year[d] - firstYear) * 12 + dates.month[d] - 1;
     sums[at] += (float32ToShortest(maxt[d])! + float32ToShortest(mint[d])!) * 0.5;
     counts[at]++;
   }
@@ -125,7 +124,7 @@ function writeRows(out: ByteSink, columns: MetColumn[], dates: PeriodDates): voi
     const view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
     let at = start;
     for (let d = 0; d < dates.days; d++) {
-      for (let k = 0; k < 4; k++) buffer[at++] = dates.text[d * 10 + k];
+      at = dates.putYear(view, at, d);
       buffer[at++] = 32;
       let n = dates.dayOfYear[d];
       let len = 0;

@@ -15,9 +15,18 @@ import { writeSeriesCsv, writeSeriesJson } from "./series-write.js";
 export const MET_TYPE = "text/plain; charset=utf-8";
 const TYPES: Record<SeriesFormat, string> = { csv: CSV_TYPE, json: JSON_TYPE, met: MET_TYPE };
 
+/** Each request's checked parameters, made once (the precheck and the answer share its context). */
+const configs = new WeakMap<Context, SeriesConfig>();
+
+function configOf(ctx: Context): SeriesConfig {
+  let config = configs.get(ctx);
+  if (!config) configs.set(ctx, (config = readSeriesConfig(ctx.query)));
+  return config;
+}
+
 /** The parameter check, run before the call waits for a turn: a bad call is answered at once (docs/contract.md §4.7). */
 export function precheckSeries(ctx: Context): void {
-  readSeriesConfig(ctx.query);
+  configOf(ctx);
 }
 
 /** A 413 when the call asks for more values than one answer holds, with the calls that do. */
@@ -51,7 +60,7 @@ function toMetInput(config: SeriesConfig, selection: SeriesSelection, values: Fl
 }
 
 export async function answerSeries(ctx: Context): Promise<Answer> {
-  const config = readSeriesConfig(ctx.query);
+  const config = configOf(ctx);
   const selection = await selectSeries(ctx, config);
   checkBound(config, selection, ctx.seriesMaxValues);
   const values = await readSeriesValues(selection, config.places);
