@@ -20,7 +20,7 @@ log=$(mktemp)
 node_modules/.bin/uvu -r tsx test '\.test\.ts$' 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 # the route suites again, against a server over the same dists served by nginx (make serve DIST=<url>)
-SERVER_DIST=nginx node_modules/.bin/uvu -r tsx test 'server-(read|query|http|plans|integrity|site)\.test\.ts$' 2>&1 | tee -a "$log"
+SERVER_DIST=nginx node_modules/.bin/uvu -r tsx test 'server-(read|query|http|plans|integrity|site|series)\.test\.ts$' 2>&1 | tee -a "$log"
 remote_status=${PIPESTATUS[0]}
 [ "$remote_status" -ne 0 ] && status=$remote_status
 total=$(sed -n 's/.*Total:[[:space:]]*\([0-9]*\).*/\1/p' "$log" | awk '{ n += $1 } END { print n + 0 }')
