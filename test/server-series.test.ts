@@ -7,7 +7,7 @@ import stableStringify from "fast-json-stable-stringify";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { pointToPlaceCell } from "../api/series-params.js";
-import { DATES_A, type Fixture, VALUE_B, VALUE_C, assertError, buildFixture, exchange, post, request, requestFor, sha256Base64, valueA, withServer } from "./server-fixture.js";
+import { DATES_A, type Fixture, VALUE_B, VALUE_C, assertError, buildFixture, copyDist, exchange, findSeriesChunk, flipByte, post, request, requestFor, sha256Base64, valueA, withServer } from "./server-fixture.js";
 
 let fixture: Fixture;
 const lonOf = (col: number) => Number((112 + 0.05 * col).toFixed(9));
@@ -177,6 +177,19 @@ answers("series - over the bound: 413 with a plan of pinned calls, each within i
       { seriesMaxValues: bound },
     );
   }
+});
+
+answers("series - a damaged series chunk: 503 for that version's calls, never a wrong value; other versions keep answering", async () => {
+  const dist = await copyDist(fixture);
+  const chunk = await findSeriesChunk(dist, fixture.a, "2004-02-10", 250, 260);
+  await flipByte(chunk.file, chunk.chunk.offset + 3);
+  await withServer(dist, async (s) => {
+    const damaged = assertError(await request(s, "/api/v1/series?lat=-23&lon=124.5"), 503, "service_unavailable");
+    assert.match(damaged.message, `Dataset version ${fixture.a.id} is temporarily unavailable`);
+    const other = await request(s, "/api/v1/series?lat=-20.25&lon=127.25");
+    assert.is(other.status, 200, other.text);
+    assert.is(other.headers["service-dataset-version"], fixture.b.id);
+  });
 });
 
 answers.run();
