@@ -1,7 +1,6 @@
 // The query parameters of GET /api/v1/series (docs/contract.md §8.2): checked once, each problem a 400 that names the
 // parameter and what it accepts; the place rule (the SILO cell whose area holds a point) lives here.
 
-import stableStringify from "fast-json-stable-stringify";
 import { isCalendarDate } from "../format/dates.js";
 import { GRID, colToEdgeLon, round9, rowToEdgeLat } from "../format/grid.js";
 import { type Platform, utf8 } from "../format/storage.js";
@@ -209,8 +208,20 @@ export function canonicalSeriesRequest(config: SeriesConfig): Record<string, unk
   };
 }
 
+/**
+ * The canonical JSON (keys sorted at every level, as fast-json-stable-stringify writes it) of canonicalSeriesRequest,
+ * written directly: its members are numbers, strings and arrays of them, in a fixed set of keys.
+ */
+export function canonicalSeriesText(config: SeriesConfig): string {
+  const request = canonicalSeriesRequest(config);
+  return `{${Object.keys(request)
+    .sort()
+    .map((key) => `${JSON.stringify(key)}:${JSON.stringify(request[key])}`)
+    .join(",")}}`;
+}
+
 export function hashSeriesRequest(platform: Platform, config: SeriesConfig): Promise<string> {
-  return platform.sha256Hex(utf8(stableStringify(canonicalSeriesRequest(config))));
+  return platform.sha256Hex(utf8(canonicalSeriesText(config)));
 }
 
 /** What a series call's URL says, as numbers and names. */

@@ -3,7 +3,7 @@
 // catalog.json's candidates and the versions' index roots, never by scanning. The period defaults to the one every
 // asked variable holds.
 
-import { type Candidate, candidatesOf } from "../format/catalog.js";
+import { type Candidate, type CatalogPointer, candidatesOf } from "../format/catalog.js";
 import type { Coverage } from "../format/coverage.js";
 import { dateToDayNumber } from "../format/dates.js";
 import { type Window, containsWindow, windowBbox } from "../format/grid.js";
@@ -75,13 +75,24 @@ async function readPin(ctx: Context, variable: Variable, id: string, i: number):
   return { id, coverage: view.index.coverage, record };
 }
 
+/** Each catalog's options by variable, when its candidates carry their records (every dist since 2026-11-24). */
+const optionsOf = new WeakMap<CatalogPointer, Map<Variable, Option[]>>();
+
 /** The versions that may answer `variable`, in choice order: its pin, or its candidates. */
 async function listOptions(ctx: Context, config: SeriesConfig, variable: Variable, i: number): Promise<Option[]> {
   if (config.pins) return [await readPin(ctx, variable, config.pins[i], i)];
-  const options: Option[] = [];
-  for (const c of candidatesOf(ctx.snapshot.pointer, variable.name) as Candidate[]) {
-    const record = c.record ?? (await ctx.snapshot.findRecord(c.id));
-    if (record && isOptionFor(record, variable)) options.push({ id: c.id, coverage: c.coverage, record });
+  const pointer = ctx.snapshot.pointer;
+  let known = optionsOf.get(pointer);
+  if (!known) optionsOf.set(pointer, (known = new Map()));
+  let options = known.get(variable);
+  if (!options) {
+    const candidates = candidatesOf(pointer, variable.name) as Candidate[];
+    options = [];
+    for (const c of candidates) {
+      const record = c.record ?? (await ctx.snapshot.findRecord(c.id));
+      if (record && isOptionFor(record, variable)) options.push({ id: c.id, coverage: c.coverage, record });
+    }
+    if (candidates.every((c) => c.record)) known.set(variable, options);
   }
   if (options.length === 0) {
     throw unavailable(`No public demo version of ${variable.name} (${variable.silo}) is published here; GET /api/v1/datasets lists what is.`);

@@ -40,6 +40,9 @@ answers("series - one place over the whole period by default: tidy CSV, exact by
     assert.is(answer.headers["service-dataset-version"], fixture.a.id);
     assert.is(answer.headers.link, `</api/v1/datasets/${fixture.a.id}>; rel="describedby"`);
     assert.is(answer.headers["service-request-sha256"], sha256(stableStringify({ lat: [-23], lon: [124.5], variables: ["air_temperature_max"], format: "csv" })));
+    const pinned = await request(s, `/api/v1/series?variables=max_temp&lon=124.5,124&lat=-23,-24.5&end=2004-02-02&start=2004-02-01&format=json&dataset_version=${fixture.a.id}`);
+    const canonical = { lat: [-23, -24.5], lon: [124.5, 124], variables: ["air_temperature_max"], format: "json", start: "2004-02-01", end: "2004-02-02", dataset_version: [fixture.a.id] };
+    assert.is(pinned.headers["service-request-sha256"], sha256(stableStringify(canonical)), "the canonical JSON of the checked request, as fast-json-stable-stringify writes it");
     assert.is(answer.headers["content-digest"], `sha-256=:${sha256Base64(answer.bytes)}:`);
     assert.is(answer.headers["cache-control"], "public, max-age=60");
     assert.is(answer.headers.etag, `"${sha256(answer.bytes).slice(0, 32)}"`);
