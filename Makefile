@@ -24,7 +24,7 @@ PIPELINE_SOURCES := $(shell find pipeline format schemas sources explorer -name 
 # CLI, where pipeline/pool.ts looks for them
 ESBUILD_NODE := node_modules/.bin/esbuild --bundle --platform=node --format=esm --target=node20 --log-level=warning
 
-.PHONY: help install demo publish fetch verify prune sync serve mirror test typecheck bench fixtures clean
+.PHONY: help install demo demo-day publish fetch verify prune sync serve mirror test typecheck bench fixtures clean
 
 help:
 	@grep -E '^[a-z]+:.*## ' Makefile | sed 's/:.*## /\t/' | expand -t 12
@@ -52,6 +52,9 @@ demo: publish ## build the demo dist and serve it (the first command on a fresh 
 publish: install ## publish SOURCES (default: the demo) into DIST; EXTEND=1 adds to the newest version; PREFER=daily|annual; REHASH=1 reads every file again
 	@node $(PIPELINE_JS) publish --dist "$(DIST)" $(if $(SOURCES),--sources "$(SOURCES)") $(if $(EXTEND),--extend) $(if $(ALLOW_GAPS),--allow-gaps) \
 		$(if $(PREFER),--prefer "$(PREFER)") $(if $(REHASH),--rehash)
+
+demo-day: install ## the daily routine on the demo: generate the next day of every demo variable and publish it onto DIST (a running server serves it within a second)
+	@node $(PIPELINE_JS) demo-day --dist "$(DIST)"
 
 fetch: install ## download SILO daily files FROM..TO, or annual files YEARS=1889-2025, of VARIABLES (default all five) into SOURCES (default .cache/silo)
 	@node $(PIPELINE_JS) fetch $(if $(YEARS),--years "$(YEARS)",--from "$(FROM)" --to "$(TO)") $(if $(VARIABLES),--variables "$(VARIABLES)") $(if $(SOURCES),--sources "$(SOURCES)")

@@ -177,12 +177,13 @@ export class MirrorClient {
   }
 
   /**
-   * The version a query without `dataset_version` tries first (docs/contract.md §3.4): the first query candidate
-   * of the mirror's catalog, as its record; null when the mirror publishes none.
+   * The newest version of a variable (API name; default the query route's), as a request that pins none would
+   * choose it first (docs/contract.md §3.4): the first candidate of that variable in the mirror's catalog, as its
+   * record; null when the mirror publishes none.
    */
-  async newestQueryVersion(): Promise<Dataset | null> {
+  async newestVersion(variable: string = QUERY_VARIABLE): Promise<Dataset | null> {
     await this.refreshCatalog();
-    const first = candidatesOf((await this.service.snapshot()).pointer, QUERY_VARIABLE)[0];
+    const first = candidatesOf((await this.service.snapshot()).pointer, variable)[0];
     return first ? (await this.getJson<{ dataset: Dataset }>(`/api/v1/datasets/${first.id}`)).dataset : null;
   }
 

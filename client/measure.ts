@@ -66,7 +66,7 @@ async function measure(client: MirrorClient, request: MirrorRequest): Promise<{ 
 
 async function main(url: string | undefined): Promise<void> {
   if (!url) throw new Error("usage: node_modules/.bin/tsx client/measure.ts <mirror-url>");
-  const record = await createMirrorClient({ baseUrl: url }).newestQueryVersion();
+  const record = await createMirrorClient({ baseUrl: url }).newestVersion();
   if (!record) throw new Error("the mirror's catalog has no public demo raster version to query");
   const rows: string[][] = [["request", "client", "HTTP requests", "bytes read", "answer bytes"]];
   for (const c of planCases(record)) {

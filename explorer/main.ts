@@ -6,12 +6,22 @@ import { makeDataRequest } from "../api/request.js";
 import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
 import { GRID, type Window, bboxToWindow, colToLon, rowToLat, tileId, windowToTiles } from "../format/grid.js";
 import type { Dataset } from "../format/records.js";
+import { QUERY_VARIABLE } from "../format/records.js";
+import { type Variable, VARIABLES } from "../format/variables.js";
 
-// -10..50 degC covers SILO's daily maxima; a cold-to-hot scale (blue, cyan, yellow, orange, red), and missing
-// cells stay transparent over the hatch behind the map: no colour of the scale ever means "no data".
-const SCALE_MIN = -10;
-const SCALE_MAX = 50;
-const STOPS: [number, [number, number, number]][] = [
+/** A colour scale: a value's place between min and max (after `shape`), mapped through the stops. */
+interface Scale {
+  min: number;
+  max: number;
+  stops: [number, [number, number, number]][];
+  /** the fraction of the scale a value takes: linear by default; rain's is logarithmic (most wet days are light) */
+  shape?: (value: number, scale: Scale) => number;
+  /** a colour of its own for exactly 0 (a dry day), never a colour of the scale and never the missing hatch */
+  zero?: { colour: [number, number, number]; label: string };
+}
+
+// Missing cells always stay transparent over the hatch behind the map: no colour of any scale means "no data".
+const COLD_TO_HOT: Scale["stops"] = [
   [0, [49, 54, 149]],
   [0.2, [69, 117, 180]],
   [0.35, [116, 173, 209]],
@@ -20,21 +30,37 @@ const STOPS: [number, [number, number, number]][] = [
   [0.8, [244, 109, 67]],
   [1, [165, 0, 38]],
 ];
+const SCALES: Record<string, Scale> = {
+  air_temperature_max: { min: -10, max: 50, stops: COLD_TO_HOT },
+  air_temperature_min: { min: -15, max: 35, stops: COLD_TO_HOT },
+  precipitation_amount: {
+    min: 0.1,
+    max: 100,
+    shape: (v, s) => Math.log(v / s.min) / Math.log(s.max / s.min),
+    stops: [[0, [199, 233, 180]], [0.35, [65, 182, 196]], [0.7, [34, 94, 168]], [1, [8, 29, 88]]],
+    zero: { colour: [255, 250, 232], label: "0 mm (no rain)" },
+  },
+  surface_downwelling_shortwave_flux_in_air: { min: 0, max: 35, stops: [[0, [37, 37, 60]], [0.4, [153, 52, 4]], [0.75, [236, 112, 20]], [1, [255, 237, 111]]] },
+  water_vapor_partial_pressure_in_air: { min: 0, max: 40, stops: [[0, [247, 252, 185]], [0.4, [120, 198, 121]], [0.75, [35, 132, 67]], [1, [0, 69, 41]]] },
+};
 
 const client = createMirrorClient({ baseUrl: new URL("../", location.href).href });
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 
-function colourOf(value: number): [number, number, number] {
-  const t = Math.min(1, Math.max(0, (value - SCALE_MIN) / (SCALE_MAX - SCALE_MIN)));
-  for (let i = 1; i < STOPS.length; i++) {
-    const [t1, c1] = STOPS[i];
-    const [t0, c0] = STOPS[i - 1];
+function colourOf(value: number, scale: Scale): [number, number, number] {
+  if (value === 0 && scale.zero) return scale.zero.colour;
+  const { stops } = scale;
+  const place = scale.shape ? scale.shape(value, scale) : (value - scale.min) / (scale.max - scale.min);
+  const t = Math.min(1, Math.max(0, place));
+  for (let i = 1; i < stops.length; i++) {
+    const [t1, c1] = stops[i];
+    const [t0, c0] = stops[i - 1];
     if (t <= t1) {
       const f = (t - t0) / (t1 - t0);
       return [0, 1, 2].map((k) => Math.round(c0[k] + f * (c1[k] - c0[k]))) as [number, number, number];
     }
   }
-  return STOPS[STOPS.length - 1][1];
+  return stops[stops.length - 1][1];
 }
 
 function showError(err: unknown): void {
@@ -52,17 +78,22 @@ function setStatus(text: string): void {
 
 interface Version {
   record: Dataset;
+  variable: Variable;
   window: Window;
   gaps: [string, string][];
 }
 
-/** The version a query without a pin uses first: the newest public demo SILO version. */
-async function findVersion(): Promise<Version> {
-  const newest = await client.newestQueryVersion();
-  if (!newest?.bbox) throw new Error("this mirror publishes no SILO daily maximum temperature version");
-  const window = bboxToWindow(newest.bbox!);
-  if (!window) throw new Error(`version ${newest.id} has no cells`);
-  return { record: newest, window, gaps: (newest.metadata.gaps as [string, string][] | undefined) ?? [] };
+/** The newest version of each variable the mirror publishes (the one a request without a pin uses), in table order. */
+async function findVersions(): Promise<Version[]> {
+  const versions: Version[] = [];
+  for (const variable of VARIABLES) {
+    const newest = await client.newestVersion(variable.name);
+    const window = newest?.bbox ? bboxToWindow(newest.bbox) : null;
+    if (!newest || !window) continue;
+    versions.push({ record: newest, variable, window, gaps: (newest.metadata.gaps as [string, string][] | undefined) ?? [] });
+  }
+  if (versions.length === 0) throw new Error("this mirror publishes no SILO daily version");
+  return versions;
 }
 
 interface SeriesAnswer {
@@ -119,23 +150,37 @@ function describeQueries(series: SeriesAnswer[]): HTMLElement {
   return dd;
 }
 
-function drawLegend(): void {
-  const scale = $<HTMLCanvasElement>("scale");
-  const ctx = scale.getContext("2d")!;
-  for (let x = 0; x < scale.width; x++) {
-    const [r, g, b] = colourOf(SCALE_MIN + ((SCALE_MAX - SCALE_MIN) * x) / (scale.width - 1));
+function drawLegend(version: Version): void {
+  const { variable } = version;
+  const scale = SCALES[variable.name];
+  const canvas = $<HTMLCanvasElement>("scale");
+  const ctx = canvas.getContext("2d")!;
+  for (let x = 0; x < canvas.width; x++) {
+    const t = x / (canvas.width - 1);
+    // the legend runs evenly along the scale's own shape (rain's is logarithmic)
+    const value = scale.shape ? scale.min * (scale.max / scale.min) ** t : scale.min + (scale.max - scale.min) * t;
+    const [r, g, b] = colourOf(value, { ...scale, zero: undefined });
     ctx.fillStyle = `rgb(${r},${g},${b})`;
-    ctx.fillRect(x, 0, 1, scale.height);
+    ctx.fillRect(x, 0, 1, canvas.height);
   }
-  $("scale-min").textContent = `≤ ${SCALE_MIN} °C`;
-  $("scale-max").textContent = `≥ ${SCALE_MAX} °C`;
+  $("scale-min").textContent = `≤ ${scale.min} ${variable.unit}`;
+  $("scale-max").textContent = `≥ ${scale.max} ${variable.unit}`;
+  const zero = $("zero");
+  zero.style.display = scale.zero ? "inline" : "none";
+  if (scale.zero) {
+    $("zero-swatch").style.background = `rgb(${scale.zero.colour.join(",")})`;
+    $("zero-label").textContent = scale.zero.label;
+  }
+  const said = version.record.metadata.variable as { observed?: string } | undefined;
+  $("convention").textContent = `${variable.label} (${variable.name}, SILO ${variable.silo}), ${variable.unit}: the value of a date is for ${said?.observed ?? variable.observed}.`;
 }
 
 const inGap = (version: Version, date: string) => version.gaps.some(([s, e]) => date >= s && date <= e);
 
 async function drawMap(version: Version, date: string): Promise<void> {
   const id = version.record.id;
-  $("map-title").textContent = `Map of ${date}`;
+  $("map-title").textContent = `${version.variable.label} on ${date}`;
+  const scale = SCALES[version.variable.name];
   const canvas = $<HTMLCanvasElement>("map");
   const ctx = canvas.getContext("2d")!;
   if (inGap(version, date)) {
@@ -157,7 +202,7 @@ async function drawMap(version: Version, date: string): Promise<void> {
         const v = tile.cells[r * w + c];
         if (v === null) continue; // transparent: the hatch shows through
         const at = ((r0 + r) * GRID.width + (c0 + c)) * 4;
-        const [red, green, blue] = colourOf(v);
+        const [red, green, blue] = colourOf(v, scale);
         image.data[at] = red;
         image.data[at + 1] = green;
         image.data[at + 2] = blue;
@@ -190,7 +235,7 @@ interface Row {
   col: number;
 }
 
-function drawSeries(rows: Row[]): void {
+function drawSeries(rows: Row[], unit: string): void {
   const svg = $("chart") as unknown as SVGSVGElement;
   const values = rows.map((r) => r.value).filter((v): v is number => v !== null);
   svg.replaceChildren();
@@ -206,8 +251,8 @@ function drawSeries(rows: Row[]): void {
     if (text) node.textContent = text;
     svg.appendChild(node);
   };
-  el("text", { x: 0, y: 14, "font-size": 11 }, `${hi} °C`);
-  el("text", { x: 0, y: 152, "font-size": 11 }, `${lo} °C`);
+  el("text", { x: 0, y: 14, "font-size": 11 }, `${hi} ${unit}`);
+  el("text", { x: 0, y: 152, "font-size": 11 }, `${lo} ${unit}`);
   // a missing day breaks the line: nothing is drawn where there is no value
   let path = "";
   // dots only while each day has room for one (about two months); a longer series is its line
@@ -253,11 +298,11 @@ async function readWholeSeries(version: Version, col: number, row: number): Prom
   const rows: Row[] = [];
   const answers: SeriesAnswer[] = [];
   for (const [start, end] of heldRuns(version)) {
-    const answer = await client.series({ lat: rowToLat(row), lon: colToLon(col), start, end, format: "json", datasetVersion: version.record.id });
+    const answer = await client.series({ lat: rowToLat(row), lon: colToLon(col), start, end, variables: version.variable.name, format: "json", datasetVersion: version.record.id });
     const result = answer.json<SeriesResult>();
     rows.push(...toRows(version, col, row, result));
     answers.push({ period: `${start}..${end}`, manifest: result.manifest, digest: answer.headers["Content-Digest"] });
-    drawSeries(rows);
+    drawSeries(rows, version.variable.unit);
     setStatus(`Reading the series of column ${col}, row ${row}: ${rows.length} of ${version.record.metadata.days} days…`);
   }
   return { rows, answers };
@@ -280,7 +325,7 @@ async function showSeries(version: Version, col: number, row: number): Promise<v
   ];
   $("cell").replaceChildren(...info.flatMap(([k, v]) => [Object.assign(document.createElement("dt"), { textContent: k }), Object.assign(document.createElement("dd"), { textContent: v })]));
   const table = document.createElement("table");
-  table.innerHTML = "<thead><tr><th>date</th><th>value (°C)</th><th>tile</th></tr></thead>";
+  table.innerHTML = `<thead><tr><th>date</th><th>value (${version.variable.unit})</th><th>tile</th></tr></thead>`;
   const body = document.createElement("tbody");
   for (const r of rows) {
     const tr = document.createElement("tr");
@@ -324,6 +369,10 @@ async function followPlan(refused: MirrorAnswer): Promise<string[]> {
 
 /** The box's cells as one CSV: the query's answer, or the answers of its 413 plan concatenated (one header). */
 async function downloadBox(version: Version, cells: Window, date: string): Promise<void> {
+  if (version.variable.name !== QUERY_VARIABLE) {
+    setStatus(`A box's CSV comes from the query route, which answers ${QUERY_VARIABLE} only: choose it above, or read ${version.variable.name} through the series route or the Zarr view.`);
+    return;
+  }
   setStatus(`Reading ${cells[2]} x ${cells[3]} cells of ${date} as CSV…`);
   const request = { ...dataRequest(cells, date, date, version), format: "csv" };
   const answer = await client.answer({ method: "POST", path: "/api/v1/data/query", body: request });
@@ -348,27 +397,49 @@ async function downloadBox(version: Version, cells: Window, date: string): Promi
   setStatus(`CSV of ${cells[2] * cells[3]} cells ready (${(csv.length / 1000).toFixed(1)} kB), verified.`);
 }
 
+/** Shows a version: its legend, provenance, the date picker's range, and its map of `date` (or its last date). */
+async function showVersion(version: Version, date: string | null): Promise<void> {
+  drawLegend(version);
+  describeProvenance(version);
+  $("series-empty").style.display = "";
+  for (const id of ["cell", "series-table"]) $(id).replaceChildren();
+  ($("chart") as unknown as SVGSVGElement).replaceChildren();
+  $("marker").style.display = "none";
+  const picker = $<HTMLInputElement>("date");
+  picker.min = version.record.period_start;
+  picker.max = version.record.period_end;
+  picker.value = date && date >= picker.min && date <= picker.max ? date : version.record.period_end;
+  picker.disabled = false;
+  await drawMap(version, picker.value);
+}
+
 async function start(): Promise<void> {
-  drawLegend();
-  const version = await findVersion();
-  if (version.record.metadata.synthetic) {
+  const versions = await findVersions();
+  const select = $<HTMLSelectElement>("variable");
+  select.replaceChildren(...versions.map((v, i) => Object.assign(document.createElement("option"), { value: String(i), textContent: `${v.variable.label} (${v.variable.unit})` })));
+  select.disabled = versions.length < 2;
+  let version = versions[0];
+  if (versions.some((v) => v.record.metadata.synthetic)) {
     const banner = $("banner");
     banner.textContent = "Generated demo data: synthetic values on the SILO grid, not observations.";
     banner.style.display = "block";
   }
-  describeProvenance(version);
   const picker = $<HTMLInputElement>("date");
-  picker.min = version.record.period_start;
-  picker.max = version.record.period_end;
-  picker.value = version.record.period_end;
-  picker.disabled = false;
-  await drawMap(version, picker.value);
+  await showVersion(version, null);
   document.body.dataset.status = "ready";
 
+  select.addEventListener("change", () => {
+    version = versions[Number(select.value)];
+    showVersion(version, picker.value).catch(showError);
+  });
   picker.addEventListener("change", () => {
     if (picker.value) drawMap(version, picker.value).catch(showError);
   });
+  listenForCells(() => version, () => picker.value);
+}
 
+/** Click a cell for its series; drag a box for its CSV (of the version shown when the pointer comes up). */
+function listenForCells(current: () => Version, date: () => string): void {
   const wrap = $("map-wrap");
   const box = $("box");
   let from: { col: number; row: number } | null = null;
@@ -394,7 +465,7 @@ async function start(): Promise<void> {
     const cells = boxOf();
     from = to = null;
     box.style.display = "none";
-    const action = cells[2] * cells[3] > 1 ? downloadBox(version, cells, picker.value) : showSeries(version, cells[0], cells[1]);
+    const action = cells[2] * cells[3] > 1 ? downloadBox(current(), cells, date()) : showSeries(current(), cells[0], cells[1]);
     action.catch(showError);
   });
 }

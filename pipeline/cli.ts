@@ -7,6 +7,7 @@ import { PublishError } from "./errors.js";
 import { fetchSilo, parseVariables } from "./ingest/fetch.js";
 import { createProgress, formatBytes, formatSeconds } from "./progress.js";
 import { prune } from "./operations/prune.js";
+import { publishNextDemoDay } from "./publish/demo-day.js";
 import { publish, type PublishOptions } from "./publish/publish.js";
 import { sync } from "./operations/sync.js";
 import { verifyDist } from "./operations/verify.js";
@@ -21,7 +22,8 @@ const USAGE = `usage:
   tsx pipeline/cli.ts verify [--dist DIR]
   tsx pipeline/cli.ts prune [--dist DIR] [--keep-days N] [--keep-file FILE] [--grace-hours H] [--drop-versions 0|1] [--dry-run]
   tsx pipeline/cli.ts sync --from URL [--dist DIR] [--prune 0|1] [--grace-hours H] [--concurrency N]
-  tsx pipeline/cli.ts demo [--sources DIR]`;
+  tsx pipeline/cli.ts demo [--sources DIR]
+  tsx pipeline/cli.ts demo-day [--sources DIR] [--dist DIR]     the next generated day of every demo variable, published`;
 
 type PublishFlags = Pick<PublishOptions, "extend" | "allowGaps" | "prefer" | "rehash">;
 
@@ -116,6 +118,19 @@ async function runSync(dist: string, flags: Record<string, string | boolean | un
   return 0;
 }
 
+async function runFetch(flags: Record<string, string | boolean | undefined>): Promise<number> {
+  const { years, from, to, sources } = flags as Record<string, string | undefined>;
+  if (!years && (!from || !to)) {
+    throw new PublishError("make fetch", "arguments", "FROM=YYYY-MM-DD and TO=YYYY-MM-DD (daily files), or YEARS=YYYY-YYYY (annual files), are required");
+  }
+  const folder = sources || ".cache/silo";
+  const range = years ? { years } : { from, to };
+  const variables = flags.variables ? parseVariables(flags.variables as string) : undefined;
+  const report = await fetchSilo({ ...range, variables, folder, log: (l) => console.log(l) });
+  console.log(`fetched ${report.downloaded.length}, skipped ${report.skipped.length} (${formatBytes(report.bytes)}) into ${folder}; publish with: make publish SOURCES=${folder}`);
+  return 0;
+}
+
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
@@ -161,15 +176,13 @@ async function main(argv: string[]): Promise<number> {
       console.log(`${written.length} demo files in ${values.sources || DEMO_SOURCES}`);
       return 0;
     }
-    case "fetch": {
-      if (!values.years && (!values.from || !values.to)) {
-        throw new PublishError("make fetch", "arguments", "FROM=YYYY-MM-DD and TO=YYYY-MM-DD (daily files), or YEARS=YYYY-YYYY (annual files), are required");
-      }
-      const folder = values.sources || ".cache/silo";
-      const range = values.years ? { years: values.years } : { from: values.from!, to: values.to! };
-      const variables = values.variables ? parseVariables(values.variables) : undefined;
-      const report = await fetchSilo({ ...range, variables, folder, log: (l) => console.log(l) });
-      console.log(`fetched ${report.downloaded.length}, skipped ${report.skipped.length} (${formatBytes(report.bytes)}) into ${folder}; publish with: make publish SOURCES=${folder}`);
+    case "fetch":
+      return runFetch(values);
+    case "demo-day": {
+      const progress = createProgress();
+      const { date, summary } = await publishNextDemoDay(values.sources || DEMO_SOURCES, values.dist!, progress);
+      progress.done();
+      console.log(`published ${date} onto ${values.dist} in ${formatSeconds(summary.ms)}: ${summary.added.map((d) => d.id).join(", ")}`);
       return 0;
     }
     default:

@@ -11,7 +11,8 @@ import { startMirrorServer } from "../client/mirror-server.js";
 import { makeDataRequest } from "../api/request.js";
 import { type Window, colToLon, rowToLat } from "../format/grid.js";
 import { publish } from "../pipeline/publish/publish.js";
-import { buildFixture, copyDist, type Fixture, post, request, withServer, writeSources } from "./server-fixture.js";
+import { VARIABLES } from "../format/variables.js";
+import { buildDemoDist, buildFixture, copyDist, type Fixture, post, request, withServer, writeSources } from "./server-fixture.js";
 
 const CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 
@@ -175,6 +176,65 @@ explorer("explorer - make serve's own: the landing page's links work, and /explo
       await page.close();
     }
   });
+});
+
+explorer("explorer - a variable picker over the demo's five variables: each its unit, convention and scale; a dry day is not missing; a click is the cell's rainfall from the series route", async () => {
+  const dist = await buildDemoDist();
+  const opened = await openExplorer(dist);
+  const { page } = opened;
+  try {
+    assert.is(await page.getAttribute("body", "data-status"), "ready", (await page.textContent("#status")) ?? "");
+    const options = await page.$$eval("#variable option", (list) => list.map((o) => o.textContent));
+    assert.equal(options, VARIABLES.map((v) => `${v.label} (${v.unit})`));
+    assert.match((await page.textContent("#convention"))!, /^daily maximum temperature \(air_temperature_max, SILO max_temp\), degC: the value of a date is for the 24 hours from 9 am/);
+    await page.selectOption("#variable", { label: "daily rainfall (mm)" });
+    await page.waitForFunction(() => document.getElementById("map-title")!.textContent!.startsWith("daily rainfall on 2003-01-31"));
+    await page.waitForFunction(() => document.getElementById("status")!.textContent!.startsWith("2003-01-31:"));
+    assert.equal([await page.textContent("#scale-min"), await page.textContent("#scale-max"), await page.textContent("#zero-label")], ["≤ 0.1 mm", "≥ 100 mm", "0 mm (no rain)"]);
+    assert.match((await page.textContent("#convention"))!, /daily rainfall \(precipitation_amount, SILO daily_rain\), mm: the value of a date is for the 24 hours to 9 am/);
+    assert.match((await page.textContent("#provenance"))!, /silo-rain-20030101-20030131-/);
+    // one dry cell, one wet cell and one ocean cell of the tile r0-c0 on 2003-01-31, as the server answers them
+    const pointer = JSON.parse(await readFile(join(dist, "catalog.json"), "utf8")) as { candidates: { id: string }[] };
+    const rainId = pointer.candidates.map((c) => c.id).find((id) => id.startsWith("silo-rain-"))!;
+    // the first tile of the day with rain: the monsoon north
+    const tile = await withServer(dist, async (served) => {
+      for (const id of ["r0-c1", "r0-c2", "r1-c1", "r1-c2", "r0-c0"]) {
+        const answer = (await request(served, `/api/v1/layers/${rainId}?tile=20030131-${id}`)).json();
+        if (answer.tile.cells.some((v: number | null) => v !== null && v > 2)) return answer;
+      }
+      return null;
+    });
+    const [c0, r0, w] = tile.tile.source_window as number[];
+    const find = (test: (v: number | null) => boolean) => {
+      const i = (tile.tile.cells as (number | null)[]).findIndex(test);
+      return [c0 + (i % w), r0 + Math.floor(i / w)];
+    };
+    const wettest = Math.max(...(tile.tile.cells as (number | null)[]).map((v) => v ?? 0));
+    assert.ok(wettest > 2, `some rain in the tile: ${wettest} mm`);
+    const cells = { dry: find((v) => v === 0), wet: find((v) => v === wettest), ocean: find((v) => v === null) };
+    const pixels = await page.evaluate((at) => {
+      const ctx = (document.getElementById("map") as HTMLCanvasElement).getContext("2d")!;
+      return Object.fromEntries(Object.entries(at).map(([k, [c, r]]) => [k, Array.from(ctx.getImageData(c, r, 1, 1).data)]));
+    }, cells);
+    assert.equal(pixels.dry, [255, 250, 232, 255]);
+    assert.ok(pixels.wet[2] > pixels.wet[0] && pixels.wet[3] === 255, `${wettest} mm is a blue of the scale: ${pixels.wet}`);
+    assert.equal(pixels.ocean, [0, 0, 0, 0]);
+    // a click on the wet cell: its rainfall over the whole published period, one call of the series route
+    const point = await cellPoint(page, cells.wet[0], cells.wet[1]);
+    await page.mouse.click(point.x, point.y);
+    await page.waitForSelector("#series-table table");
+    const shown = await page.$$eval("#series-table tbody tr", (rows) => rows.map((r) => Array.from(r.children, (td) => td.textContent).slice(0, 2)));
+    const [lat, lon] = [rowToLat(cells.wet[1]), colToLon(cells.wet[0])];
+    const series = await withServer(dist, async (served) => (await request(served, `/api/v1/series?lat=${lat}&lon=${lon}&variables=daily_rain&format=json&dataset_version=${rainId}`)).json());
+    const rain: (number | null)[] = series.data.places[0].values.precipitation_amount;
+    assert.equal(shown, series.data.dates.map((date: string, i: number) => [date, rain[i] === null ? "missing" : String(rain[i])]));
+    assert.ok(rain.includes(wettest), "the wet day is among them");
+    assert.match((await page.textContent("#provenance"))!, series.manifest.dataSha256);
+    await page.screenshot({ path: join(tmpdir(), "explorer-rain.png") });
+    assert.equal(opened.problems, [], "no console error");
+  } finally {
+    await opened.close();
+  }
 });
 
 explorer("explorer - a mirror that cannot be read shows a readable error and data-status=error", async () => {

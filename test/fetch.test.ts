@@ -1,6 +1,7 @@
 // Tests fetchSilo against a real local HTTP server scripted per path: success, 404, truncation, 5xx/429 retries, HTML,
 // resume; and annual NetCDF files, asked for again with their ETag and fetched again only when they changed.
 
+import { MAX_TEMP } from "../format/variables.js";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from "node:fs/promises";
@@ -11,10 +12,15 @@ import path from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { PublishError } from "../pipeline/errors.js";
-import { DEFAULT_SILO_ANNUAL_BASE_URL, DEFAULT_SILO_BASE_URL, fetchSilo, LOCK_FILE, parseYears, type FetchOptions, type FetchReport, type LockEntry } from "../pipeline/ingest/fetch.js";
+import { DEFAULT_SILO_ANNUAL_BASE_URL, DEFAULT_SILO_BASE_URL, fetchSilo, LOCK_FILE, parseVariables, parseYears, type FetchOptions, type FetchReport, type LockEntry } from "../pipeline/ingest/fetch.js";
 
-const PREFIX = "/silo/max_temp";
+const PREFIX = "/silo/daily";
 const ANNUAL_PREFIX = "/silo/annual";
+/** The bucket's folder of a variable: <prefix>/<var>/<file>; a file of another variable there is not found. */
+function stripVariable(url: string): string {
+  const m = /^([a-z_]+)\/(.*\.([a-z_]+)\.(tif|nc))$/.exec(url);
+  return m && m[1] === m[3] ? m[2] : url;
+}
 const HTML_PAGE = "<!DOCTYPE html><html><body>Service temporarily unavailable</body></html>";
 
 type Behaviour =
@@ -88,15 +94,15 @@ async function startSilo(): Promise<SiloServer> {
   };
   const server = createServer(async (req, res) => {
     const url = req.url ?? "";
-    if (url.startsWith(`${ANNUAL_PREFIX}/`)) return serveAnnual(silo, url.slice(ANNUAL_PREFIX.length + 1), req, res);
-    const relPath = url.startsWith(`${PREFIX}/`) ? url.slice(PREFIX.length + 1) : url;
+    if (url.startsWith(`${ANNUAL_PREFIX}/`)) return serveAnnual(silo, stripVariable(url.slice(ANNUAL_PREFIX.length + 1)), req, res);
+    const relPath = url.startsWith(`${PREFIX}/`) ? stripVariable(url.slice(PREFIX.length + 1)) : url;
     const seen = counts.get(relPath) ?? 0;
     counts.set(relPath, seen + 1);
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
     res.on("close", () => inFlight--);
     if (silo.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, silo.delayMs));
-    const match = /^\d{4}\/(\d{4})(\d{2})(\d{2})\.max_temp\.tif$/.exec(relPath);
+    const match = /^\d{4}\/(\d{4})(\d{2})(\d{2})\.[a-z_]+\.tif$/.exec(relPath);
     const steps = script.get(relPath) ?? [{ kind: "ok" }];
     const step = steps[Math.min(seen, steps.length - 1)];
     if (!match || step.kind === "missing") {
@@ -138,7 +144,7 @@ function serveAnnual(silo: SiloServer, relPath: string, req: IncomingMessage, re
   const key = `annual/${relPath}`;
   const seen = silo.counts.get(key) ?? 0;
   silo.counts.set(key, seen + 1);
-  const match = /^(\d{4})\.max_temp\.nc$/.exec(relPath);
+  const match = /^(\d{4})\.[a-z_]+\.nc$/.exec(relPath);
   const steps = silo.script.get(key) ?? [{ kind: "ok" }];
   const step = steps[Math.min(seen, steps.length - 1)];
   if (!match || step.kind === "missing") {
@@ -187,7 +193,7 @@ async function listFiles(folder: string): Promise<string[]> {
 
 function expectEntry(silo: SiloServer, date: string): LockEntry {
   const bytes = makeTiff(date);
-  return { path: dateToPath(date), url: `${silo.baseUrl}/${dateToPath(date)}`, bytes: bytes.length, sha256: hashBytes(bytes) };
+  return { path: dateToPath(date), url: `${silo.baseUrl}/max_temp/${dateToPath(date)}`, bytes: bytes.length, sha256: hashBytes(bytes) };
 }
 
 async function readLock(folder: string): Promise<unknown> {
@@ -217,7 +223,7 @@ function readCounts(silo: SiloServer, dates: string[]): number[] {
 }
 
 function makeOptions(silo: SiloServer, folder: string, extra: Partial<FetchOptions>): FetchOptions {
-  return { from: "2003-01-01", to: "2003-01-01", folder, baseUrl: silo.baseUrl, backoffMs: 5, ...extra };
+  return { from: "2003-01-01", to: "2003-01-01", variables: [MAX_TEMP], folder, baseUrl: silo.baseUrl, backoffMs: 5, ...extra };
 }
 
 const measureTiff = (date: string) => makeTiff(date).length;
@@ -228,7 +234,7 @@ const addUp = (values: number[]) => values.reduce((a, b) => a + b, 0);
 const download = suite("fetch - download");
 
 download("fetch - default base URL is the SILO bucket of docs/contract.md §6.1", () => {
-  assert.is(DEFAULT_SILO_BASE_URL, "https://s3-ap-southeast-2.amazonaws.com/silo-open-data/Official/daily/max_temp");
+  assert.is(DEFAULT_SILO_BASE_URL, "https://s3-ap-southeast-2.amazonaws.com/silo-open-data/Official/daily");
 });
 
 download("fetch - mirrors every day across a year boundary into the bucket layout with an exact lock file", async () => {
@@ -302,14 +308,20 @@ download("fetch - bounds concurrency (default 4, or as given)", async () => {
   });
 });
 
-download("fetch - SILO_BASE_URL overrides the default and the baseUrl option overrides SILO_BASE_URL", async () => {
+download("fetch - SILO_BASE_URL overrides the default and the baseUrl option overrides SILO_BASE_URL; without VARIABLES every variable comes", async () => {
   const saved = process.env.SILO_BASE_URL;
   try {
     await runWithSilo(async (silo, folder) => {
       process.env.SILO_BASE_URL = silo.baseUrl;
       await fetchSilo({ from: "2003-01-01", to: "2003-01-01", folder });
-      assert.equal(readCounts(silo, ["2003-01-01"]), [1]);
-      assert.equal(await readLock(folder), { files: [expectEntry(silo, "2003-01-01")] });
+      const bytes = makeTiff("2003-01-01");
+      const entries = ["daily_rain", "max_temp", "min_temp", "radiation", "vp"].map((v) => ({
+        path: `2003/20030101.${v}.tif`,
+        url: `${silo.baseUrl}/${v}/2003/20030101.${v}.tif`,
+        bytes: bytes.length,
+        sha256: hashBytes(bytes),
+      }));
+      assert.equal(await readLock(folder), { files: entries });
     });
     await runWithSilo(async (silo, folder) => {
       // Port 9 on loopback refuses connections: a request sent there would fail the run.
@@ -339,15 +351,15 @@ failures("fetch - lists every failed day with URL and reason, keeps the complete
     const lines: string[] = [];
     const err = await catchError(fetchSilo(makeOptions(silo, folder, { from: dates[0], to: dates[5], log: (line) => lines.push(line) })));
 
-    const url = (date: string) => `${silo.baseUrl}/${dateToPath(date)}`;
+    const url = (date: string) => `${silo.baseUrl}/max_temp/${dateToPath(date)}`;
     assert.is(err.stage, "fetch");
     assert.is(err.file, folder);
     assert.is(
       err.message,
       `${folder}: 3 of 6 days failed to download; completed files and their lock entries are kept, re-run to resume:\n` +
-        `  2003-01-02 ${url("2003-01-02")}: 404 Not Found (no such day in the bucket)\n` +
-        `  2003-01-03 ${url("2003-01-03")}: truncated: 1000 of 4000 bytes after 5 attempts\n` +
-        `  2003-01-05 ${url("2003-01-05")}: ${url("2003-01-05")} is not a GeoTIFF (starts with "<!DOCTYPE html><html><body>Servi"; an HTML error page?) [fetch]`,
+        `  max_temp 2003-01-02 ${url("2003-01-02")}: 404 Not Found (no such day of max_temp in the bucket)\n` +
+        `  max_temp 2003-01-03 ${url("2003-01-03")}: truncated: 1000 of 4000 bytes after 5 attempts\n` +
+        `  max_temp 2003-01-05 ${url("2003-01-05")}: ${url("2003-01-05")} is not a GeoTIFF (starts with "<!DOCTYPE html><html><body>Servi"; an HTML error page?) [fetch]`,
     );
     // 404 and HTML are answers, not hiccups: one request each. Truncation: retries + 1. 503 then 200: two.
     assert.equal(readCounts(silo, dates), [1, 1, 5, 2, 1, 1]);
@@ -355,7 +367,7 @@ failures("fetch - lists every failed day with URL and reason, keeps the complete
     assert.equal(await listFiles(folder), [...kept.map(dateToPath), LOCK_FILE]);
     await assertDaysOnDisk(folder, kept);
     assert.equal(await readLock(folder), { files: kept.map((date) => expectEntry(silo, date)) });
-    assert.ok(lines.includes(`failed ${dateToPath("2003-01-02")}: 404 Not Found (no such day in the bucket)`));
+    assert.ok(lines.includes(`failed ${dateToPath("2003-01-02")}: 404 Not Found (no such day of max_temp in the bucket)`));
     assert.is(lines.filter((line) => line.startsWith(`retry ${dateToPath("2003-01-03")} `)).length, 4);
     assert.is(lines.filter((line) => line.startsWith(`retry ${dateToPath("2003-01-04")} `)).length, 1);
 
@@ -379,7 +391,7 @@ failures("fetch - gives up on a persistent 503 after retries + 1 attempts", asyn
     assert.is(
       err.reason,
       `1 of 1 days failed to download; completed files and their lock entries are kept, re-run to resume:\n` +
-        `  2003-01-01 ${silo.baseUrl}/2003/20030101.max_temp.tif: 503 Service Unavailable after 3 attempts`,
+        `  max_temp 2003-01-01 ${silo.baseUrl}/max_temp/2003/20030101.max_temp.tif: 503 Service Unavailable after 3 attempts`,
     );
     assert.equal(readCounts(silo, ["2003-01-01"]), [3]);
     assert.equal(await listFiles(folder), []);
@@ -401,7 +413,7 @@ failures("fetch - a body cut short without Content-Length is truncated too", asy
     silo.script.set(dateToPath("2003-01-02"), [{ kind: "truncate-chunked" }]);
     const err = await catchError(fetchSilo(makeOptions(silo, folder, { to: "2003-01-02", retries: 1 })));
     assert.ok(
-      err.reason.endsWith(`2003-01-02 ${silo.baseUrl}/2003/20030102.max_temp.tif: truncated: connection closed after 1000 bytes after 2 attempts`),
+      err.reason.endsWith(`max_temp 2003-01-02 ${silo.baseUrl}/max_temp/2003/20030102.max_temp.tif: truncated: connection closed after 1000 bytes after 2 attempts`),
       err.reason,
     );
     assert.equal(readCounts(silo, ["2003-01-01", "2003-01-02"]), [2, 2]);
@@ -513,20 +525,41 @@ resume.run();
 
 const annual = suite("fetch - annual files");
 
+annual("fetch - VARIABLES: each variable's files from its own folder of the bucket, into one folder and one lock file", async () => {
+  await runWithSilo(async (silo, folder) => {
+    const variables = parseVariables("daily_rain, air_temperature_min,daily_rain");
+    assert.equal(variables.map((v) => v.silo), ["daily_rain", "min_temp"]);
+    await fetchSilo({ years: "2003", variables, folder, annualBaseUrl: silo.annualBaseUrl, backoffMs: 5 });
+    assert.equal(await listFiles(folder), ["2003.daily_rain.nc", "2003.min_temp.nc", LOCK_FILE]);
+    const lock = (await readLock(folder)) as { files: LockEntry[] };
+    assert.equal(lock.files.map((f) => f.url), ["daily_rain", "min_temp"].map((v) => `${silo.annualBaseUrl}/${v}/2003.${v}.nc`));
+    for (const bad of ["evap_pan", "", " , "]) {
+      let err: unknown;
+      try {
+        parseVariables(bad);
+      } catch (e) {
+        err = e;
+      }
+      assert.instance(err, PublishError, bad);
+      assert.match((err as PublishError).reason, /max_temp, min_temp, daily_rain, radiation, vp/);
+    }
+  });
+});
+
 const annualEntry = (silo: SiloServer, year: string, version = 1): LockEntry => {
   const bytes = makeNc(year, version);
-  return { path: `${year}.max_temp.nc`, url: `${silo.annualBaseUrl}/${year}.max_temp.nc`, bytes: bytes.length, sha256: hashBytes(bytes), etag: `"${year}-v${version}"` };
+  return { path: `${year}.max_temp.nc`, url: `${silo.annualBaseUrl}/max_temp/${year}.max_temp.nc`, bytes: bytes.length, sha256: hashBytes(bytes), etag: `"${year}-v${version}"` };
 };
 
-annual("fetch - the default annual base URL is the bucket's Official/annual/max_temp of docs/contract.md §6.1", () => {
-  assert.is(DEFAULT_SILO_ANNUAL_BASE_URL, "https://s3-ap-southeast-2.amazonaws.com/silo-open-data/Official/annual/max_temp");
+annual("fetch - the default annual base URL is the bucket's Official/annual of docs/contract.md §6.1", () => {
+  assert.is(DEFAULT_SILO_ANNUAL_BASE_URL, "https://s3-ap-southeast-2.amazonaws.com/silo-open-data/Official/annual");
 });
 
 annual("fetch - YEARS fetches YYYY.max_temp.nc files into the same lock file, with their ETag; daily files beside them stay", async () => {
   await runWithSilo(async (silo, folder) => {
     await fetchSilo(makeOptions(silo, folder, { from: "2003-12-31", to: "2003-12-31" }));
     const lines: string[] = [];
-    const report = await fetchSilo({ years: "2002-2003", folder, annualBaseUrl: silo.annualBaseUrl, backoffMs: 5, log: (l) => lines.push(l) });
+    const report = await fetchSilo({ years: "2002-2003", folder, annualBaseUrl: silo.annualBaseUrl, variables: [MAX_TEMP], backoffMs: 5, log: (l) => lines.push(l) });
     assert.equal(report, { downloaded: ["2002.max_temp.nc", "2003.max_temp.nc"], skipped: [], bytes: makeNc("2002", 1).length + makeNc("2003", 1).length });
     assert.equal(await listFiles(folder), ["2002.max_temp.nc", "2003.max_temp.nc", dateToPath("2003-12-31"), LOCK_FILE]);
     assert.ok((await readFile(path.join(folder, "2003.max_temp.nc"))).equals(makeNc("2003", 1)));
@@ -537,7 +570,7 @@ annual("fetch - YEARS fetches YYYY.max_temp.nc files into the same lock file, wi
 
 annual("fetch - again: an unchanged year is a 304 and skipped; a year SILO rewrote is fetched again and recorded with its new sha256", async () => {
   await runWithSilo(async (silo, folder) => {
-    const options = { years: "2002-2003", folder, annualBaseUrl: silo.annualBaseUrl, backoffMs: 5 };
+    const options = { years: "2002-2003", folder, annualBaseUrl: silo.annualBaseUrl, variables: [MAX_TEMP], backoffMs: 5 };
     await fetchSilo(options);
     silo.annualVersion.set("2003", 2);
     const lines: string[] = [];
@@ -560,13 +593,13 @@ annual("fetch - a missing year, and a 200 that is not a NetCDF-4 file, are failu
   await runWithSilo(async (silo, folder) => {
     silo.script.set("annual/2001.max_temp.nc", [{ kind: "missing" }]);
     silo.script.set("annual/2002.max_temp.nc", [{ kind: "html" }]);
-    const err = await catchError(fetchSilo({ years: "2001,2002,2003", folder, annualBaseUrl: silo.annualBaseUrl, backoffMs: 5 }));
-    const url = (year: string) => `${silo.annualBaseUrl}/${year}.max_temp.nc`;
+    const err = await catchError(fetchSilo({ years: "2001,2002,2003", folder, annualBaseUrl: silo.annualBaseUrl, variables: [MAX_TEMP], backoffMs: 5 }));
+    const url = (year: string) => `${silo.annualBaseUrl}/max_temp/${year}.max_temp.nc`;
     assert.is(
       err.reason,
       "2 of 3 years failed to download; completed files and their lock entries are kept, re-run to resume:\n" +
-        `  2001 ${url("2001")}: 404 Not Found (no such year in the bucket)\n` +
-        `  2002 ${url("2002")}: ${url("2002")} is not a NetCDF-4 (HDF5) file (starts with "<!DOCTYPE html><html><body>Servi"; an HTML error page?)`,
+        `  max_temp 2001 ${url("2001")}: 404 Not Found (no such year of max_temp in the bucket)\n` +
+        `  max_temp 2002 ${url("2002")}: ${url("2002")} is not a NetCDF-4 (HDF5) file (starts with "<!DOCTYPE html><html><body>Servi"; an HTML error page?)`,
     );
     assert.equal(await listFiles(folder), ["2003.max_temp.nc", LOCK_FILE]);
   });
@@ -588,7 +621,7 @@ annual("fetch - YEARS is whole years from 1889 to this year: ranges and lists, e
     assert.match((err as PublishError).reason, /is not a year or range of years in 1889\.\./);
   }
   await runWithSilo(async (silo, folder) => {
-    const both = await catchError(fetchSilo({ years: "2003", from: "2003-01-01", to: "2003-01-01", folder, annualBaseUrl: silo.annualBaseUrl }));
+    const both = await catchError(fetchSilo({ years: "2003", from: "2003-01-01", to: "2003-01-01", folder, annualBaseUrl: silo.annualBaseUrl, variables: [MAX_TEMP] }));
     assert.is(both.reason, "give either FROM and TO (daily files) or YEARS (annual files), not both");
     assert.is(silo.totalRequests(), 0);
   });

@@ -205,12 +205,16 @@ function addStorm(rain: Float32Array, mask: Uint8Array, r0: number, c0: number, 
 }
 
 /**
- * Writes every variable of `dates` (default DEMO_FIRST..DEMO_LAST) under folder, keeping files whose bytes already
- * match, and demo.json listing them; returns every path.
+ * Writes every variable of DEMO_FIRST..`through` under folder (by default DEMO_LAST, or the last day the folder
+ * already holds: days added by the daily routine stay), keeping files whose bytes already match, and demo.json
+ * listing them; returns every path.
  */
-export async function writeDemo(folder: string, log: (line: string) => void = () => {}, dates: string[] = listDemoDates()): Promise<string[]> {
+export async function writeDemo(folder: string, log: (line: string) => void = () => {}, through?: string): Promise<string[]> {
   const previous = await readRecord(folder);
   const matches = previous?.generatorVersion === DEMO_GENERATOR_VERSION && previous.seed === DEMO_SEED;
+  // days the folder held stay (regenerated when the generator changed), so its files and demo.json agree
+  const held = previous?.files.map((f) => lastDateOf(f.path)).sort().pop();
+  const dates = listDates(DEMO_FIRST, [through ?? DEMO_LAST, held ?? DEMO_LAST].sort()[1]);
   const known = new Map(matches ? previous.files.map((f) => [f.path, f.sha256]) : []);
   const record: DemoRecord = { generator: DEMO_DESCRIPTION.generator, generatorVersion: DEMO_GENERATOR_VERSION, seed: DEMO_SEED, files: [] };
   let mask: Uint8Array | undefined;
@@ -243,6 +247,12 @@ async function writeDemoFile(file: string, values: Float32Array, variable: Varia
   }
   await writeSiloTiff(file, [0, 0, GRID.width, GRID.height], values);
   return sha256Hex(await readFile(file));
+}
+
+/** The date of a demo file's member path (YYYY/YYYYMMDD.<var>.tif). */
+function lastDateOf(memberPath: string): string {
+  const m = /(\d{4})(\d{2})(\d{2})\.[a-z_]+\.tif$/.exec(memberPath);
+  return m ? `${m[1]}-${m[2]}-${m[3]}` : DEMO_FIRST;
 }
 
 /** DEMO_FIRST..DEMO_LAST inclusive, as YYYY-MM-DD. */

@@ -226,7 +226,7 @@ function listYearItems(options: FetchOptions): FetchItem[] {
 
 function listVariables(options: FetchOptions): readonly Variable[] {
   if (options.variables !== undefined && options.variables.length === 0) {
-    throw new PublishError("variables", STAGE, `none given; give VARIABLES=${VARIABLES.map((v) => v.silo).join(",")} or a part of it`);
+    throw new PublishError("variables", STAGE, `none given; give some of ${VARIABLES.map((v) => v.silo).join(", ")}, comma-separated (VARIABLES=max_temp,daily_rain)`);
   }
   return options.variables ?? VARIABLES;
 }

@@ -160,7 +160,10 @@ async function publishLocked(options: PublishOptions, progress: Progress, starte
     store.onStage = options.onStage ?? null;
     try {
       const summary = await publishInto(store, previous, options, progress, started);
-      await journal.commit();
+      // nothing new: what the run wrote (an index with other provenance for cells already published, say) is
+      // reachable from no catalog, so it is taken back and the dist is left exactly as it was
+      if (summary.added.length === 0) await journal.rollback();
+      else await journal.commit();
       return summary;
     } catch (err) {
       await journal.rollback();
@@ -215,13 +218,17 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
     } else if (sameTable) summary.unchanged.push(sameTable);
   }
 
-  if (fresh.length > 0) summary.added = await publishRecords(store, previous, fresh, options);
-  for (const remember of remembers) await remember();
+  if (fresh.length > 0) {
+    summary.added = await publishRecords(store, previous, fresh, options);
+    for (const remember of remembers) await remember();
+  }
   const note = await cache.save();
   if (note) progress.line(note);
-  summary.objectsWritten = store.added.filter((f) => !f.path.endsWith(".br")).length;
-  summary.bytesWritten = store.bytesWritten;
-  summary.dayBytesWritten = store.added.filter((f) => f.path.endsWith(".day")).reduce((n, f) => n + f.size, 0);
+  if (summary.added.length > 0) {
+    summary.objectsWritten = store.added.filter((f) => !f.path.endsWith(".br")).length;
+    summary.bytesWritten = store.bytesWritten;
+    summary.dayBytesWritten = store.added.filter((f) => f.path.endsWith(".day")).reduce((n, f) => n + f.size, 0);
+  }
   summary.ms = Date.now() - started;
   return summary;
 }
@@ -325,7 +332,10 @@ async function publishFolder(files: SiloFile[], labels: RasterLabels, base: Rast
     );
     const remember = async () => {
       const index = await readObjectJson<RasterIndex>(options.dist, raster.record.metadata.index);
-      await cache.recordNodes(scope, index.years, fingerprints(days), async (year: IndexNode) => (await readObjectJson<YearPage>(options.dist, year.ref)).months);
+      // the periods that held a file not hashed before the publish: their fingerprints, now that every file is hashed
+      const unplanned = days.filter((d) => !planned.has(d.date.slice(0, 4)) || !planned.has(d.date.slice(0, 7)));
+      const known = new Map([...planned, ...fingerprints(unplanned)]);
+      await cache.recordNodes(scope, index.years, known, async (year: IndexNode) => (await readObjectJson<YearPage>(options.dist, year.ref)).months);
     };
     return { raster, remember };
   } finally {

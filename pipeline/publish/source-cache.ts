@@ -117,18 +117,23 @@ export class SourceCache {
    */
   async recordNodes(scope: string, years: IndexNode[], fingerprints: Map<string, string>, readMonths: (year: IndexNode) => Promise<IndexNode[]>): Promise<void> {
     const prefix = `${scope} `;
-    const nodes: Record<string, CachedNode> = Object.fromEntries(Object.entries(this.nodes).filter(([key]) => !key.startsWith(prefix) && NODE_KEY.test(key)));
+    const nodes: Record<string, CachedNode> = {};
+    // this variable's months as remembered, by year: a year kept whole keeps them without a scan of every node
+    const monthsByYear = new Map<string, { key: string; page: string }[]>();
+    for (const [key, node] of Object.entries(this.nodes)) {
+      if (!NODE_KEY.test(key)) continue;
+      if (!key.startsWith(prefix)) nodes[key] = node;
+      else if (key.length === prefix.length + 7) {
+        const month = key.slice(prefix.length);
+        if (fingerprints.get(month) === node.fingerprint) monthsByYear.set(month.slice(0, 4), [...(monthsByYear.get(month.slice(0, 4)) ?? []), { key: month, page: node.page }]);
+      }
+    }
     for (const year of years) {
       const fingerprint = fingerprints.get(year.key);
       if (!fingerprint) continue;
       const kept = this.isUnchanged(scope, year.key, fingerprint, year);
       nodes[prefix + year.key] = { fingerprint, page: year.ref.sha256 };
-      const months = kept
-        ? Object.entries(this.nodes).flatMap(([key, node]) => {
-            const month = key.slice(prefix.length);
-            return key.startsWith(`${prefix}${year.key}-`) && fingerprints.get(month) === node.fingerprint ? [{ key: month, page: node.page }] : [];
-          })
-        : (await readMonths(year)).map((m) => ({ key: m.key, page: m.ref.sha256 }));
+      const months = kept ? (monthsByYear.get(year.key) ?? []) : (await readMonths(year)).map((m) => ({ key: m.key, page: m.ref.sha256 }));
       for (const { key, page } of months) {
         const monthFingerprint = fingerprints.get(key);
         if (monthFingerprint) nodes[prefix + key] = { fingerprint: monthFingerprint, page };
