@@ -1,7 +1,7 @@
 // The series route against GDAL: five variables at 30 places over 408 days across two year closes, every month close
 // and 29 February, published from GeoTIFFs (each variable its own dataset), answer exactly what GDAL reads from those
 // files, variable by variable, cell by cell and day by day (the float32 bits of every value; missing where GDAL reads
-// the nodata value), as CSV and as JSON.
+// the nodata value), as CSV and as JSON; the APSIM file of a place, and the mirror client's bytes of all of it.
 
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -16,6 +16,8 @@ import { type Variable, VARIABLES } from "../format/variables.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { assertError, request, withServer } from "./server-fixture.js";
+import { createMirrorClient } from "../client/index.js";
+import { startMirrorServer } from "../client/mirror-server.js";
 
 const PYTHON = "/usr/bin/python3";
 const WORK = mkdtempSync(join(tmpdir(), "series-gdal-"));
@@ -206,6 +208,26 @@ gdal("series - met refuses a place missing a value (naming the variable, the cel
     const csv = await request(s, `/api/v1/series?lat=${(-10 - 0.05 * OCEAN[1]).toFixed(2)}&lon=${(112 + 0.05 * OCEAN[0]).toFixed(2)}&variables=max_temp,min_temp&start=2004-02-29&end=2004-02-29`);
     assert.is(csv.text, `longitude,latitude,date,air_temperature_max,air_temperature_min\n${112 + 0.05 * OCEAN[0]},${Number((-10 - 0.05 * OCEAN[1]).toFixed(9))},2004-02-29,,\n`);
   });
+});
+
+gdal("series - the mirror client answers five variables, an APSIM file and its refusal with the server's bytes and headers", async () => {
+  const mirror = await startMirrorServer({ dist });
+  try {
+    await withServer(dist, async (s) => {
+      const client = createMirrorClient({ baseUrl: mirror.url });
+      const [lat, lon] = [(-10 - 0.05 * (WINDOW[1] + 2)).toFixed(2), (112 + 0.05 * (WINDOW[0] + 3)).toFixed(2)];
+      const all = "max_temp,min_temp,daily_rain,radiation,vp";
+      for (const query of [`lat=${lat}&lon=${lon}&variables=${all}`, `lat=${lat},${lat}&lon=${lon},${lon}&variables=${all}&format=json&start=2004-02-27&end=2004-03-02`, `lat=${lat}&lon=${lon}&variables=radiation,max_temp,min_temp,daily_rain,vp&format=met`, `lat=${(-10 - 0.05 * OCEAN[1]).toFixed(2)}&lon=${(112 + 0.05 * OCEAN[0]).toFixed(2)}&variables=radiation,max_temp,min_temp,daily_rain&format=met`]) {
+        const server = await request(s, `/api/v1/series?${query}`);
+        const answer = await client.answer({ path: `/api/v1/series?${query}` });
+        assert.is(answer.status, server.status, query);
+        assert.ok(Buffer.from(answer.body).equals(server.bytes), query);
+        for (const name of ["Content-Type", "Content-Digest", "ETag", "Service-Dataset-Version", "Service-Request-SHA256", "Link"]) assert.is(answer.headers[name], server.headers[name.toLowerCase()], `${query}: ${name}`);
+      }
+    });
+  } finally {
+    await mirror.close();
+  }
 });
 
 gdal.run();
