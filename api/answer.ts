@@ -17,6 +17,8 @@ export const CACHE_CONTROL: Record<CachePolicy, string> = {
 
 export const JSON_TYPE = "application/json; charset=utf-8";
 export const CSV_TYPE = "text/csv; charset=utf-8";
+/** Bytes already compressed by their own codec (Zarr chunks): sent as they are, never content-coded again. */
+export const BINARY_TYPE = "application/octet-stream";
 
 export interface Answer {
   status: number;
@@ -32,6 +34,8 @@ export interface Answer {
   etag: boolean;
   /** contract headers: Service-Dataset-Version, Service-Request-SHA256, Link, Allow */
   headers: Record<string, string>;
+  /** a byte range of it may be asked for (Range: the Zarr view's immutable keys) */
+  ranges?: boolean;
 }
 
 export interface AnswerOptions {
@@ -42,6 +46,7 @@ export interface AnswerOptions {
   headers?: Record<string, string>;
   /** data answers are bounded at 1 MB (docs/contract.md §3.3); `bounded` says how to ask for less */
   bounded?: string;
+  ranges?: boolean;
 }
 
 /** Data answers are bounded at 1,000,000 bytes (docs/contract.md §3.3); `advice` tells the client how to ask for less. */
@@ -69,6 +74,7 @@ export async function makeAnswer(platform: Platform, body: string | Uint8Array, 
     sha256: (options.etag ?? options.cache !== "no-store") ? await platform.sha256Hex(bytes) : null,
     etag: options.etag ?? options.cache !== "no-store",
     headers: options.headers ?? {},
+    ...(options.ranges ? { ranges: true } : {}),
   };
 }
 

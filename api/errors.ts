@@ -15,6 +15,7 @@ const STATUS_BY_KIND = {
   request_too_large: 413,
   response_too_large: 413,
   unsupported_media_type: 415,
+  range_not_satisfiable: 416,
   invalid_request: 422,
   coverage_unavailable: 422,
   no_cell_centers: 422,

@@ -79,6 +79,7 @@ const KIND_MEANINGS: Record<ErrorKind, string> = {
   request_too_large: `\`request_too_large\`: over ${LIMITS.maxCells} rows (cells x days)`,
   response_too_large: `\`response_too_large\`: the answer would be over ${LIMITS.maxResponseBytes} bytes (narrow the box or the period)`,
   unsupported_media_type: "`unsupported_media_type`: send the header `Content-Type: application/json`",
+  range_not_satisfiable: "`range_not_satisfiable`: the Range starts past the end of the answer (`Content-Range: bytes */<size>` gives its size)",
   invalid_request: "`invalid_request`: the body breaks the data request contract (`issues` point at the fields)",
   coverage_unavailable: "`coverage_unavailable`: no compatible published version covers every selected cell on every date",
   no_cell_centers: "`no_cell_centers`: the box overlaps the grid but holds none of its cell centres",
@@ -109,6 +110,9 @@ const HEADERS: Json = {
     required: false,
     schema: { type: "string", pattern: "^[0-9]+$" },
   },
+  "Accept-Ranges": { description: "`bytes`: a single byte range of this answer may be asked for (Range).", required: true, schema: { type: "string", const: "bytes" } },
+  "Content-Range": { description: "`bytes <first>-<last>/<size>` of a 206; `bytes */<size>` of a 416.", required: true, schema: { type: "string", pattern: "^bytes ([0-9]+-[0-9]+|\\*)/[0-9]+$" } },
+  Location: { description: "Where the same key of the newest version is, relative to this path.", required: true, schema: { type: "string" } },
   Link: { description: '`</api/v1/datasets/{id}>; rel="describedby"`: the dataset record, with source references, license and attribution.', required: true, schema: { type: "string", pattern: '^</api/v1/datasets/[a-zA-Z0-9_-]{1,128}>; rel="describedby"$' } },
 };
 
@@ -173,8 +177,8 @@ function describeResponses(route: RouteSpec, method: Method): Json {
   const bodyHeaders: HeaderName[] = [head ? "Repr-Digest" : "Content-Digest", "Access-Control-Allow-Origin", "Cache-Control"];
   const responses: Json = {};
   if (route.document) responses["200"] = route.document.ok(head);
-  else if (route.answers.length > 0 || route.method === "GET") {
-    const content: Json = { "application/json": { schema: okSchema(route) } };
+  else if (route.answers.length > 0 || route.content || (route.method === "GET" && !route.redirects)) {
+    const content: Json = route.content ? { ...route.content } : { "application/json": { schema: okSchema(route) } };
     if (route.csv) {
       content["text/csv"] = {
         schema: {
@@ -184,13 +188,11 @@ function describeResponses(route: RouteSpec, method: Method): Json {
         },
       };
     }
-    const headers: HeaderName[] = [
-      ...bodyHeaders,
-      ...(route.etag ? ["ETag"] : []),
-      ...(route.provenance ? ["Service-Dataset-Version", "Service-Request-SHA256", "Link"] : []),
-    ];
+    const extra = [...(route.etag ? ["ETag"] : []), ...(route.ranges ? ["Accept-Ranges"] : [])];
+    const headers: HeaderName[] = [...bodyHeaders, ...extra, ...(route.provenance ? ["Service-Dataset-Version", "Service-Request-SHA256", "Link"] : [])];
     responses["200"] = { description: route.summary, headers: headersOf(headers), ...body(content) };
   }
+  Object.assign(responses, describeRangesAndRedirects(route, head));
   if (route.etag) {
     responses["304"] = {
       description: "Not modified: If-None-Match matches this representation's ETag (no body).",
@@ -217,6 +219,23 @@ function describeResponses(route: RouteSpec, method: Method): Json {
   return Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
 }
 
+/** A route's 206 and 416 (single byte ranges) and its 302 (a redirect to the newest version's key). */
+function describeRangesAndRedirects(route: RouteSpec, head: boolean): Json {
+  const out: Json = {};
+  const sent: HeaderName[] = [head ? "Repr-Digest" : "Content-Digest", "Access-Control-Allow-Origin", "Cache-Control"];
+  if (route.ranges && route.content) {
+    const partial = Object.fromEntries(Object.keys(route.content).map((type) => [type, { schema: { type: "string", description: "The bytes of the range." } }]));
+    out["206"] = { description: "Partial content: the one byte range asked for (Range: bytes=first-last, first- or -suffix).", headers: headersOf([...sent, "ETag", "Content-Range"]), ...(head ? {} : { content: partial }) };
+    out["416"] = {
+      description: `${KIND_MEANINGS.range_not_satisfiable}.`,
+      headers: headersOf([...sent, "Content-Range"]),
+      ...(head ? {} : { content: { "application/json": { schema: errorSchema(["range_not_satisfiable"]) } } }),
+    };
+  }
+  if (route.redirects) out["302"] = { description: "Found: the same key of the dataset's newest published version (no body).", headers: headersOf([...sent, "Location"]) };
+  return out;
+}
+
 function describeOperation(route: RouteSpec, method: Method): Json {
   const head = method === "head";
   const description = [
@@ -225,6 +244,7 @@ function describeOperation(route: RouteSpec, method: Method): Json {
   ].filter(Boolean);
   return {
     operationId: head ? `${route.operationId}Head` : route.operationId,
+    ...(route.tag ? { tags: [route.tag] } : {}),
     summary: head ? `Headers only: ${route.summary}` : route.summary,
     ...(description.length ? { description: description.join(" ") } : {}),
     ...(route.query?.length
@@ -265,9 +285,11 @@ function methodNotAllowed(responses: Json, allow: string, head: boolean): string
 function describePath(path: string, routes: RouteSpec[], responses: Json): Json {
   const item: Json = {};
   const example = path.replace(/:[a-z]+/g, "x");
-  if (path.includes(":id")) {
-    item.parameters = [{ name: "id", in: "path", required: true, description: "Dataset version id.", schema: refSchema("common.version-id") }];
-  }
+  const parameters = [
+    ...(path.includes(":id") ? [{ name: "id", in: "path", required: true, description: "Dataset version id.", schema: refSchema("common.version-id") }] : []),
+    ...(routes[0].pathParams ?? []).map((p) => ({ name: p.name, in: "path", required: true, description: p.description, schema: p.schema })),
+  ];
+  if (parameters.length > 0) item.parameters = parameters;
   for (const route of routes) {
     item[route.method.toLowerCase()] = describeOperation(route, route.method === "GET" ? "get" : "post");
     if (route.method === "GET") item.head = describeOperation(route, "head");
@@ -327,6 +349,13 @@ export function buildOpenApi(): Json {
     servers: [{ url: "/", description: "This server." }],
     // Public demo endpoints need no credentials: no security scheme applies (docs/contract.md §4.5).
     security: [],
+    tags: [
+      {
+        name: "zarr",
+        description:
+          "Beyond the contract (decisions §8): every raster version as two Zarr v2 groups, `maps` and `series`, with consolidated metadata, read by xarray, GDAL (QGIS, R terra) and zarrita.js with no project code; values are exactly the query route's float32 (NaN for missing). docs/clients.md shows how.",
+      },
+    ],
     paths,
     components: { schemas: describeSchemas(), responses, headers: HEADERS },
   };

@@ -4,7 +4,8 @@ import { LIMITS } from "./contract.js";
 import { HttpError } from "./errors.js";
 
 const VERSION_ID = /^[a-zA-Z0-9_-]{1,128}$/;
-const TILE_PARAM_MAX = 128;
+/** The bounds of a `tile` query parameter, on layers and sample alike (docs/contract.md §1.1). */
+export const TILE_PARAM = { minLength: 1, maxLength: 128 } as const;
 
 export function rejectParameter(name: string, code: string, message: string): HttpError {
   return new HttpError("invalid_parameters", `Query parameter ${name} ${message}.`, [{ code, path: [name], message }]);
@@ -48,8 +49,14 @@ export function readPageParams(query: URLSearchParams): PageConfig {
 
 export function readTileParam(query: URLSearchParams, required: boolean): string | null {
   const tile = readParam(query, "tile") ?? null;
-  if (required && (tile === null || tile === "")) throw rejectParameter("tile", "required", "is required");
-  if (tile !== null && tile.length > TILE_PARAM_MAX) throw rejectParameter("tile", "length", `must be at most ${TILE_PARAM_MAX} characters`);
+  if (tile === null) {
+    if (required) throw rejectParameter("tile", "required", "is required");
+    return null;
+  }
+  // an empty tile= is the same 400 on both routes: on layers it is no tile id, not an omitted parameter
+  if (tile.length < TILE_PARAM.minLength || tile.length > TILE_PARAM.maxLength) {
+    throw rejectParameter("tile", "length", `must be a tile id of ${TILE_PARAM.minLength} to ${TILE_PARAM.maxLength} characters`);
+  }
   return tile;
 }
 

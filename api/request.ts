@@ -6,7 +6,7 @@ import { LIMITS } from "./contract.js";
 import { QUERY_DATA_CLASS, QUERY_SOURCE, QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
 import { dateToDayNumber, listDates } from "../format/dates.js";
 import { type Window, windowBbox } from "../format/grid.js";
-import { toIssues, validatorFor } from "../schemas/validate.js";
+import { schemas, toIssues, validatorFor } from "../schemas/validate.js";
 import { HttpError, type Issue } from "./errors.js";
 import { describeSeriesCall } from "./series-hint.js";
 import { findVariable } from "../format/variables.js";
@@ -64,6 +64,14 @@ export function parseJsonBody(contentType: string | undefined, body: Uint8Array 
   }
 }
 
+/** The properties `units` declares; others are accepted and ignored (docs/contract.md §3.1). */
+const UNIT_KEYS = Object.keys((schemas["data-request.schema.json"] as { properties: { units: { properties: object } } }).properties.units.properties);
+
+/** `value` with only `keys`, in that order: what an open object of the request keeps once checked. */
+function keepDeclared<T extends object>(value: T, keys: readonly string[]): T {
+  return Object.fromEntries(keys.filter((k) => k in value).map((k) => [k, (value as Record<string, unknown>)[k]])) as T;
+}
+
 function rejectRequest(issues: Issue[]): HttpError {
   const first = issues[0];
   const where = first.path.length ? ` at ${first.path.join(".")}` : "";
@@ -99,6 +107,10 @@ export function checkRequest(spec: unknown): RequestConfig {
   if (!validate(spec)) throw rejectRequest(pointToSeries(toIssues(validate.errors, spec), spec));
   const config = spec as RequestConfig;
   config.format ??= "json";
+  // period and units accept extra properties and ignore them: the checked request (validate's echo, the hash,
+  // a 413's plan) holds only what the contract declares
+  config.period = keepDeclared(config.period, ["start", "end"]);
+  config.units = keepDeclared(config.units, UNIT_KEYS);
 
   const issues: Issue[] = [];
   const [west, south, east, north] = config.region.bbox;

@@ -9,9 +9,11 @@ import type { ErrorKind } from "./errors.js";
 import { answerLayers, answerSample } from "./layers.js";
 import { answerCapabilities, answerHealth, answerOpenApi } from "./meta.js";
 import type { Context } from "./context.js";
+import { TILE_PARAM } from "./params.js";
 import { checkRequest, parseJsonBody } from "./request.js";
 import { SERIES_DESCRIPTION, SERIES_PARAMETERS, SERIES_PLAN_ITEM, describeSeriesOk } from "./series-openapi.js";
 import { answerSeries, precheckSeries } from "./series-route.js";
+import { ZARR_ROUTES } from "./zarr-routes.js";
 
 export interface ParameterSpec {
   name: string;
@@ -56,6 +58,15 @@ export interface RouteSpec {
    */
   document?: { ok: (head: boolean) => Record<string, unknown>; planItem?: Record<string, unknown> };
   handle: (ctx: Context) => Promise<Answer>;
+  /** documentation of routes beyond the contract (the Zarr view): their OpenAPI tag, path parameters besides `id`, */
+  tag?: string;
+  pathParams?: ParameterSpec[];
+  /** the 200's media types and schemas when they are not the contract's JSON schemas of `answers` */
+  content?: Record<string, { schema: Record<string, unknown> }>;
+  /** a byte range may be asked for (206, 416) */
+  ranges?: boolean;
+  /** it may answer 302 with a Location */
+  redirects?: boolean;
 }
 
 /** The contract check of a data request's body (docs/contract.md §3.1, §4.1): cheap, and what most bad requests fail. */
@@ -150,7 +161,7 @@ export const ROUTES: RouteSpec[] = [
     query: [
       limit,
       after,
-      { name: "tile", description: "A tile id from the layer index; omit to list tile metadata.", schema: { type: "string", maxLength: 128 } },
+      { name: "tile", description: "A tile id from the layer index; omit to list tile metadata (an empty value is 400).", schema: { type: "string", ...TILE_PARAM } },
     ],
     answers: ["layers-page.schema.json", "tile-response.schema.json"],
     errors: PAGE_ERRORS,
@@ -164,7 +175,7 @@ export const ROUTES: RouteSpec[] = [
     computed: true,
     summary: "One raster cell by tile id and zero-based row and column within the tile.",
     query: [
-      { name: "tile", required: true, description: "Tile id from the layer index.", schema: { type: "string", maxLength: 128 } },
+      { name: "tile", required: true, description: "Tile id from the layer index.", schema: { type: "string", ...TILE_PARAM } },
       { name: "row", required: true, description: "Zero-based row within the tile.", schema: { type: "integer", minimum: 0 } },
       { name: "col", required: true, description: "Zero-based column within the tile.", schema: { type: "integer", minimum: 0 } },
     ],
@@ -241,6 +252,7 @@ export const ROUTES: RouteSpec[] = [
     errors: ["acquisition_not_ready"],
     handle: answerAcquisition,
   },
+  ...ZARR_ROUTES,
 ];
 
 /** What a client should do on a 405 for a path, by the methods it has. */

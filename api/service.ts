@@ -162,8 +162,9 @@ export class Service {
       route.precheck?.(ctx);
       const work = () => route.handle(ctx);
       const answer = await (route.computed && request.admit ? request.admit(work) : work());
-      // counted twice: the server keeps an answer's compressed forms with it
-      if (answer.status < 500 && this.asked.get(key)) this.answers.set(key, answer, answer.body.byteLength * 2 + 512);
+      // counted twice: the server keeps an answer's compressed forms with it. A HEAD is kept at once: its GET
+      // usually follows (GDAL's /vsicurl/ asks a Zarr chunk's size first), and would compute it all again
+      if (answer.status < 500 && (this.asked.get(key) || request.method === "HEAD")) this.answers.set(key, answer, answer.body.byteLength * 2 + 512);
       else this.asked.set(key, true, 1);
       return answer;
     } catch (err) {

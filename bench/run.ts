@@ -9,8 +9,9 @@
 // close, make prune, and what a cold mirror client reads for one place over a month and a year; (2c) make sync of
 // one more full-grid day onto a 365-day mirror (bench/sync.ts); (3) a long
 // small-window archive: publish time and memory under an open-file limit of 1024, one more day, start-up,
-// memory, the largest answer, and a cold mirror client reading one place over thirty years; (3b) GET /api/v1/series
-// (bench/series-route.ts) beside sirv. The sources rows
+// memory, the largest answer, and a cold mirror client reading one place over thirty years; (3b) the Zarr view
+// (bench/zarr.ts) over the year and the long archive; (3c) GET /api/v1/series (bench/series-route.ts) beside sirv.
+// The sources rows
 // (bench/sources-bench.ts; alone with BENCH_ONLY=sources) follow phases (1) and (3). (4) operations (bench/
 // operations.ts): the whole grid's 413, an overload from a cold page cache, SIGTERM during load, a soak with a
 // live publish. BENCH_ONLY=operations (or plans, overload, stop, soak, comma-separated) runs those alone, on
@@ -38,6 +39,7 @@ import { benchSync } from "./sync.js";
 import { benchSeriesRoute } from "./series-route.js";
 import { type OperationsContext, linkFolder, runProbe, sizeOfTree } from "./tools.js";
 import { runOperations } from "./operations.js";
+import { benchZarr } from "./zarr.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const YEAR = listDays("2003-01-01", 365);
@@ -333,7 +335,10 @@ try {
   );
   await Promise.all(procs.splice(0).map((p) => p.stop()));
 
-  // (3b) GET /api/v1/series: a place over a year and over the whole archive, many places and variables (bench/series-route.ts)
+  // (3b) The Zarr view over the year and the long archive ----------------------------------------------------
+  await benchZarr({ say, log, figures, work, seconds: SECONDS }, dist, longDist);
+
+  // (3c) GET /api/v1/series: a place over a year and over the whole archive, many places and variables (bench/series-route.ts)
   await benchSeriesRoute({ work, say, log, figures, seconds: SECONDS, fail: (why) => (failures++, say(`  !! ${why}: a goal is not met`)) });
 
   // (4) Operations ------------------------------------------------------------------------------------------

@@ -76,7 +76,7 @@ export interface MirrorAnswer {
   /**
    * What the server sends for the same request without Accept-Encoding, minus transport (Content-Length, Vary,
    * CORS, Connection): Content-Type, Cache-Control, ETag (when the answer has one), Content-Digest,
-   * Service-Dataset-Version, Service-Request-SHA256, Link, Allow.
+   * Service-Dataset-Version, Service-Request-SHA256, Link, Allow; Location on a 302 (the Zarr view's latest).
    */
   headers: Record<string, string>;
   body: Uint8Array;

@@ -2,12 +2,14 @@
 // content-addressed objects/, a minute for catalog.json, precompressed JSON), so the mirror client and the explorer
 // can be developed and tested.
 
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import http from "node:http";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import sirv from "sirv";
 import { CACHE_CONTROL } from "../api/answer.js";
+import type { CatalogPointer } from "../format/catalog.js";
+import { CATALOG_FILE, objectPath } from "../format/objects.js";
 
 export interface MirrorServerOptions {
   dist: string;
@@ -40,8 +42,7 @@ const CORS = {
 export function createMirrorHandler(dist: string, log = false): http.RequestListener {
   // dev mode looks each file up when asked, so a publish while serving is seen (a CDN sees new uploads too)
   // brotli: JSON objects have .br siblings written by publish, served to clients that accept br
-  // extensions: a folder answers with its index.html (the explorer at /explorer/), as static hosts do
-  const serve = sirv(resolve(dist), { dev: true, etag: true, brotli: true, extensions: ["html"], dotfiles: false });
+  const serve = sirv(resolve(dist), { dev: true, etag: true, brotli: true, dotfiles: false });
   return (req, res) => {
     if (log) {
       res.on("finish", () => process.stderr.write(`${req.method} ${req.url} ${req.headers.range ?? ""} ${res.statusCode} ${res.getHeader("Content-Length") ?? ""}\n`));
@@ -63,6 +64,13 @@ export function createMirrorHandler(dist: string, log = false): http.RequestList
       return;
     }
     const path = (req.url ?? "/").split("?")[0];
+    if (path === "/explorer/" || path === "/explorer") {
+      // a convenience a CDN does not offer: the explorer page catalog.json names (on a static host, link that object)
+      const location = findExplorer(dist);
+      res.writeHead(location ? 302 : 404, { ...(location ? { Location: `/${location}` } : { "Content-Type": "text/plain; charset=utf-8" }), "Cache-Control": "no-store" });
+      res.end(location ? "" : "this dist's catalog.json names no explorer page\n");
+      return;
+    }
     // set before sirv: its headers give way to ones already on the response
     res.setHeader("Cache-Control", path.startsWith("/objects/") ? IMMUTABLE : SHORT);
     if (path.endsWith(".day")) res.setHeader("Content-Type", "application/octet-stream");
@@ -71,6 +79,16 @@ export function createMirrorHandler(dist: string, log = false): http.RequestList
       res.end("not found\n");
     });
   };
+}
+
+/** The path of the explorer page the dist's catalog.json names, or null. */
+function findExplorer(dist: string): string | null {
+  try {
+    const pointer = JSON.parse(readFileSync(resolve(dist, CATALOG_FILE), "utf8")) as CatalogPointer;
+    return pointer.explorer ? objectPath(pointer.explorer.sha256, "html") : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Serves `dist` on 127.0.0.1 (port 0: a free one); resolves once listening. */

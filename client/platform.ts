@@ -1,4 +1,5 @@
-// The interface's Platform on the web platform: WebCrypto SHA-256 and DecompressionStream raw DEFLATE (browsers, Node >= 20).
+// The interface's Platform on the web platform: WebCrypto SHA-256, DecompressionStream raw DEFLATE and
+// CompressionStream zlib (browsers, Node >= 20).
 
 import type { Platform } from "../format/storage.js";
 
@@ -45,7 +46,14 @@ async function inflateRaw(data: Uint8Array, maxBytes: number): Promise<Uint8Arra
   return out;
 }
 
+/** The zlib format from CompressionStream: its level is the runtime's default, so its bytes are not node's level-1 bytes. */
+async function deflate(data: Uint8Array): Promise<Uint8Array> {
+  const stream = new Blob([asBuffer(data)]).stream().pipeThrough(new CompressionStream("deflate"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
 export const webPlatform: Platform = {
   sha256Hex: async (data) => toHex(await crypto.subtle.digest("SHA-256", asBuffer(data))),
   inflateRaw,
+  deflate,
 };

@@ -44,7 +44,10 @@ const SCALES: Record<string, Scale> = {
   water_vapor_partial_pressure_in_air: { min: 0, max: 40, stops: [[0, [247, 252, 185]], [0.4, [120, 198, 121]], [0.75, [35, 132, 67]], [1, [0, 69, 41]]] },
 };
 
-const client = createMirrorClient({ baseUrl: new URL("../", location.href).href });
+// the dist's folder: the page is served at <dist>/explorer/ by make serve and make mirror, and is itself the object
+// <dist>/objects/<aa>/<sha256>.html that catalog.json names on any static host
+const DIST_URL = new URL(/\/objects\/[0-9a-f]{2}\/[0-9a-f]{64}\.html$/.test(location.pathname) ? "../../" : "../", location.href).href;
+const client = createMirrorClient({ baseUrl: DIST_URL });
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 
 function colourOf(value: number, scale: Scale): [number, number, number] {
@@ -130,7 +133,7 @@ function describeProvenance(version: Version, series: SeriesAnswer[] = []): void
     ["license", r.license],
     ["attribution", r.attribution],
     ["data", r.metadata.synthetic ? "GENERATED demo values, not observations" : `SILO (${(r.metadata.provenance as string[] | undefined)?.join(", ") ?? "fetched"})`],
-    ["read from", new URL("../", location.href).href],
+    ["read from", DIST_URL],
   ];
   const list = $("provenance");
   list.replaceChildren(...rows.flatMap(([k, v]) => [Object.assign(document.createElement("dt"), { textContent: k }), Object.assign(document.createElement("dd"), { textContent: v })]));

@@ -29,6 +29,8 @@ export interface CatalogPointer {
   manifest: Ref;
   /** candidates of every variable, in choice order: newest published_at first, ties by id ascending */
   candidates: Candidate[];
+  /** the browser explorer: one self-contained page, objects/<aa>/<sha256>.html (absent before 2026-11-26) */
+  explorer?: Ref;
 }
 
 export interface CatalogRoot {

@@ -5,22 +5,39 @@
 //   objects/<aa>/<sha256>.json        immutable JSON objects, named by the sha256 of their bytes
 //   objects/<aa>/<sha256>.day         immutable day pieces: one date's cells as compressed 64 x 64 blocks
 //   objects/<aa>/<sha256>.ser         immutable series pieces: a span of dates, time-major, in chunks
-//   explorer/                         the browser explorer, written by every publish
+//   objects/<aa>/<sha256>.html        the browser explorer, one self-contained page, named by catalog.json
+//   objects/<aa>/<sha256>.json.br     a brotli copy of a JSON object, for static hosts
 
 export const DIST_FORMAT = "climate-dist-2";
 export const CATALOG_FILE = "catalog.json";
-export const EXPLORER_FILES = ["explorer/index.html", "explorer/app.js"] as const;
 
-// What readers of a dist are given (a static host publishes exactly these); never the lock, journal, pending list,
-// backups or a sync's partial files beside them. The shard folder is the name's first two hex digits.
-const READER_FILE = /^(?:catalog\.json|objects\/([0-9a-f]{2})\/\1[0-9a-f]{62}\.(?:json|day|ser)|explorer\/(?:index\.html|app\.js))$/;
+export type ObjectKind = "json" | "day" | "ser" | "html";
 
-/** Whether `path` (relative, as written: no decoding, no normalising) names a file a dist gives its readers. */
-export function isReaderFile(path: string): boolean {
-  return READER_FILE.test(path);
+// An object's path: the shard folder is its name's first two hex digits. Dists published before 2026-11-26 also
+// hold the explorer as explorer/index.html and explorer/app.js, replaced by each publish then: immutable files now.
+const OBJECT_FILE = /^objects\/([0-9a-f]{2})\/(\1[0-9a-f]{62})\.(json|day|ser|html|json\.br)$/;
+const LEGACY_EXPLORER_FILE = /^explorer\/(?:index\.html|app\.js)$/;
+
+/** The sha256 and kind an object's path names (a .json.br copy names its JSON object's hash), or null. */
+export function parseObjectPath(path: string): { sha256: string; kind: ObjectKind | "json.br" } | null {
+  const m = OBJECT_FILE.exec(path);
+  return m ? { sha256: m[2], kind: m[3] as ObjectKind | "json.br" } : null;
 }
 
-export type ObjectKind = "json" | "day" | "ser";
+/**
+ * Whether `path` (relative, as written: no decoding, no normalising) names a file a dist gives its readers (a static
+ * host publishes exactly these); never the lock, journal, pending list or a sync's partial files beside them.
+ */
+export function isReaderFile(path: string): boolean {
+  if (path === CATALOG_FILE || LEGACY_EXPLORER_FILE.test(path)) return true;
+  const object = parseObjectPath(path);
+  return object !== null && object.kind !== "json.br";
+}
+
+/** Whether a publish manifest may list `path`: an object (or its brotli copy) under its hash, or a legacy file. */
+export function isListedFile(path: string): boolean {
+  return parseObjectPath(path) !== null || LEGACY_EXPLORER_FILE.test(path);
+}
 
 /** Objects are sharded by the first two hex digits so no folder holds more than 1/256 of them. */
 export function objectPath(sha256: string, kind: ObjectKind): string {

@@ -1,5 +1,5 @@
 // What the interface needs from where it runs: bytes of dist files (local disk or HTTP ranges), SHA-256 and
-// raw DEFLATE. The server and pipeline implement it with node APIs (format/local.ts), the mirror client with
+// DEFLATE. The server and pipeline implement it with node APIs (format/local.ts), the mirror client with
 // fetch, WebCrypto and DecompressionStream (client/).
 
 export interface Storage {
@@ -17,6 +17,12 @@ export interface Platform {
   sha256Hex(data: Uint8Array): Promise<string>;
   /** Inflates raw DEFLATE; rejects when the output would pass `maxBytes`. */
   inflateRaw(data: Uint8Array, maxBytes: number): Promise<Uint8Array>;
+  /**
+   * DEFLATE in the zlib format (RFC 1950) at `level` where the platform can choose one: what the Zarr view's
+   * chunks are coded with (numcodecs' zlib). Output bytes are those of the platform's zlib, so they may differ
+   * between platforms; what they inflate to never does.
+   */
+  deflate(data: Uint8Array, level: number): Promise<Uint8Array>;
 }
 
 /** A dist file could not be read: missing (`missing`), or the read itself failed (I/O, network). */

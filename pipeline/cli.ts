@@ -1,11 +1,12 @@
 // Entry point of the pipeline commands (publish, fetch, verify, prune, sync, demo): parses flags, prints, exits non-zero on error.
 
 import { readFile } from "node:fs/promises";
-import { parseArgs } from "node:util";
+import { type ParseArgsConfig, parseArgs } from "node:util";
 import { writeDemo } from "./ingest/demo.js";
 import { PublishError } from "./errors.js";
 import { fetchSilo, parseVariables } from "./ingest/fetch.js";
 import { createProgress, formatBytes, formatSeconds } from "./progress.js";
+import { DEFAULT_LOCK_WAIT_SEC, type LockOptions } from "./operations/lock.js";
 import { prune } from "./operations/prune.js";
 import { publishNextDemoDay } from "./publish/demo-day.js";
 import { publish, type PublishOptions } from "./publish/publish.js";
@@ -23,9 +24,10 @@ const USAGE = `usage:
   tsx pipeline/cli.ts prune [--dist DIR] [--keep-days N] [--keep-file FILE] [--grace-hours H] [--drop-versions 0|1] [--dry-run]
   tsx pipeline/cli.ts sync --from URL [--dist DIR] [--prune 0|1] [--grace-hours H] [--concurrency N]
   tsx pipeline/cli.ts demo [--sources DIR]
-  tsx pipeline/cli.ts demo-day [--sources DIR] [--dist DIR]     the next generated day of every demo variable, published`;
+  tsx pipeline/cli.ts demo-day [--sources DIR] [--dist DIR]     the next generated day of every demo variable, published
+  publish, demo-day, prune and sync also take [--lock-wait SECONDS] (default ${DEFAULT_LOCK_WAIT_SEC}) [--local-lock]`;
 
-type PublishFlags = Pick<PublishOptions, "extend" | "allowGaps" | "prefer" | "rehash">;
+type PublishFlags = Pick<PublishOptions, "extend" | "allowGaps" | "prefer" | "rehash" | "lock">;
 
 async function runPublish(sources: string | undefined, dist: string, flags: PublishFlags): Promise<void> {
   const progress = createProgress();
@@ -78,6 +80,11 @@ function readCount(flag: string, text: string, min: number): number {
   return n;
 }
 
+/** How a writer waits for another (LOCK_WAIT seconds), and whether a lock that stays on this host will do (LOCAL_LOCK). */
+function readLockFlags(flags: Record<string, string | boolean | undefined>): LockOptions {
+  return { waitSec: readCount("lock-wait", flags["lock-wait"] as string, 0), localLock: flags["local-lock"] === true };
+}
+
 async function runPrune(dist: string, flags: Record<string, string | boolean | undefined>): Promise<number> {
   const keepFile = flags["keep-file"] as string | undefined;
   const keepIds = keepFile
@@ -86,7 +93,7 @@ async function runPrune(dist: string, flags: Record<string, string | boolean | u
   const rule = { keepDays: readCount("keep-days", flags["keep-days"] as string, 0), keepIds, dropVersions: flags["drop-versions"] !== "0" };
   const graceMs = readCount("grace-hours", flags["grace-hours"] as string, 0) * 3_600_000;
   const dryRun = flags["dry-run"] === true;
-  const r = await prune({ dist, rule, graceMs, dryRun });
+  const r = await prune({ dist, rule, graceMs, dryRun, lock: { ...readLockFlags(flags), log: (line) => console.error(line) } });
   const verb = dryRun ? "would " : "";
   for (const d of r.dropped) console.log(`  - ${d.id}  published ${d.published_at}  (${verb}leave the catalog)`);
   console.log(`${dist}: ${r.kept.length} versions kept, ${r.dropped.length} ${verb}dropped; ${r.deleted.files} unreachable files (${formatBytes(r.deleted.bytes)}) ${verb}deleted`);
@@ -105,6 +112,7 @@ async function runSync(dist: string, flags: Record<string, string | boolean | un
     prune: flags.prune !== "0",
     graceMs: readCount("grace-hours", flags["grace-hours"] as string, 0) * 3_600_000,
     concurrency: readCount("concurrency", flags.concurrency as string, 1),
+    lock: readLockFlags(flags),
   });
   progress.done();
   const traffic = `${r.requests} requests, ${formatBytes(r.bytes)} received, ${formatSeconds(r.ms)}`;
@@ -131,30 +139,31 @@ async function runFetch(flags: Record<string, string | boolean | undefined>): Pr
   return 0;
 }
 
+/** Every flag of every command (parseArgs options). */
+const FLAGS = {
+  sources: { type: "string" },
+  dist: { type: "string", default: "dist" },
+  from: { type: "string" },
+  to: { type: "string" },
+  years: { type: "string" },
+  variables: { type: "string" },
+  extend: { type: "boolean", default: false },
+  "allow-gaps": { type: "boolean", default: false },
+  prefer: { type: "string" },
+  rehash: { type: "boolean", default: false },
+  "keep-days": { type: "string", default: "30" },
+  "keep-file": { type: "string" },
+  "grace-hours": { type: "string", default: "24" },
+  "drop-versions": { type: "string", default: "1" },
+  "dry-run": { type: "boolean", default: false },
+  prune: { type: "string", default: "1" },
+  concurrency: { type: "string", default: "8" },
+  "lock-wait": { type: "string", default: String(DEFAULT_LOCK_WAIT_SEC) },
+  "local-lock": { type: "boolean", default: false },
+} satisfies ParseArgsConfig["options"];
+
 async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      sources: { type: "string" },
-      dist: { type: "string", default: "dist" },
-      from: { type: "string" },
-      to: { type: "string" },
-      years: { type: "string" },
-      variables: { type: "string" },
-      extend: { type: "boolean", default: false },
-      "allow-gaps": { type: "boolean", default: false },
-      prefer: { type: "string" },
-      rehash: { type: "boolean", default: false },
-      "keep-days": { type: "string", default: "30" },
-      "keep-file": { type: "string" },
-      "grace-hours": { type: "string", default: "24" },
-      "drop-versions": { type: "string", default: "1" },
-      "dry-run": { type: "boolean", default: false },
-      prune: { type: "string", default: "1" },
-      concurrency: { type: "string", default: "8" },
-    },
-  });
+  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: FLAGS });
   const command = positionals[0];
   switch (command) {
     case "publish":
@@ -163,6 +172,7 @@ async function main(argv: string[]): Promise<number> {
         allowGaps: values["allow-gaps"],
         prefer: parsePrefer(values.prefer),
         rehash: values.rehash,
+        lock: readLockFlags(values),
       });
       return 0;
     case "verify":
@@ -180,7 +190,7 @@ async function main(argv: string[]): Promise<number> {
       return runFetch(values);
     case "demo-day": {
       const progress = createProgress();
-      const { date, summary } = await publishNextDemoDay(values.sources || DEMO_SOURCES, values.dist!, progress);
+      const { date, summary } = await publishNextDemoDay(values.sources || DEMO_SOURCES, values.dist!, progress, readLockFlags(values));
       progress.done();
       console.log(`published ${date} onto ${values.dist} in ${formatSeconds(summary.ms)}: ${summary.added.map((d) => d.id).join(", ")}`);
       return 0;

@@ -113,7 +113,8 @@ function answerPreflight(req: Request, res: ServerResponse, next: NextHandler): 
   res.writeHead(204, {
     Allow: found.allow,
     "Access-Control-Allow-Methods": found.allow,
-    "Access-Control-Allow-Headers": req.path === "/api/v1/data/requests" ? "Content-Type, Authorization" : "Content-Type, If-None-Match",
+    "Access-Control-Allow-Headers":
+      req.path === "/api/v1/data/requests" ? "Content-Type, Authorization" : req.path.startsWith("/zarr/") ? "Range, If-Range, If-None-Match" : "Content-Type, If-None-Match",
     "Access-Control-Max-Age": "86400",
     "Cache-Control": "public, max-age=86400",
     "Content-Length": "0",

@@ -3,15 +3,16 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { promisify } from "node:util";
 import zlib from "node:zlib";
-import { type Answer, answerHeaders } from "../api/answer.js";
-import { HttpError } from "../api/errors.js";
+import { type Answer, BINARY_TYPE, JSON_TYPE, answerHeaders } from "../api/answer.js";
+import { HttpError, errorToBody } from "../api/errors.js";
 import { payloadTooLarge } from "../api/request.js";
 import { LIMITS } from "../api/contract.js";
 import { sha256Hex } from "../format/hash.js";
+import { parseRange } from "./ranges.js";
 
 
 /** Headers a browser script may read besides the CORS-safelisted ones (the provenance headers among them). */
-export const EXPOSED_HEADERS = ["Content-Digest", "Repr-Digest", "Service-Dataset-Version", "Service-Request-SHA256", "Link", "ETag", "Allow"].join(", ");
+export const EXPOSED_HEADERS = ["Content-Digest", "Repr-Digest", "Service-Dataset-Version", "Service-Request-SHA256", "Link", "ETag", "Allow", "Content-Range", "Accept-Ranges"].join(", ");
 
 // Below this size compression costs more than it saves.
 const MIN_COMPRESS_BYTES = 1024;
@@ -127,18 +128,48 @@ export function discardBody(req: IncomingMessage, body: BodyState, timeoutMs: nu
   req.resume();
 }
 
+/**
+ * A 206 of one byte range, or a 416, of an answer that allows ranges (identity coding); false when the request
+ * asks for none, or asks If-Range of another representation (then the whole answer is sent).
+ */
+function sendRange(req: IncomingMessage, res: ServerResponse, answer: Answer, transport: Record<string, string | number>): boolean {
+  if (!answer.ranges || answer.status !== 200 || req.method !== "GET" || !answer.sha256) return false;
+  const ifRange = req.headers["if-range"];
+  if (ifRange !== undefined && !isNotModified(String(ifRange), answer.sha256)) return false;
+  const size = answer.body.byteLength;
+  const asked = req.headers.range;
+  const range = parseRange(Array.isArray(asked) ? asked[0] : asked, size);
+  if (range === null) return false;
+  if (range === "unsatisfiable") {
+    const message = `The answer is ${size} bytes; ask for a range inside it, or for the whole answer without Range.`;
+    const error = new TextEncoder().encode(JSON.stringify(errorToBody(new HttpError("range_not_satisfiable", message))));
+    const headers = answerHeaders({ ...answer, type: JSON_TYPE, etag: false }, sha256Hex(error), null, false);
+    res.writeHead(416, { ...headers, ...transport, "Content-Range": `bytes */${size}`, "Content-Length": error.byteLength });
+    res.end(error);
+    return true;
+  }
+  const part = answer.body.subarray(range[0], range[1] + 1);
+  const headers = answerHeaders(answer, sha256Hex(part), null, false);
+  res.writeHead(206, { ...headers, ...transport, "Content-Range": `bytes ${range[0]}-${range[1]}/${size}`, "Content-Length": part.byteLength });
+  res.end(part);
+  return true;
+}
+
 /** Sends an Answer: every response of the server goes through here. */
 export async function sendAnswer(req: IncomingMessage, res: ServerResponse, answer: Answer, body: BodyState): Promise<void> {
-  const compressible = answer.body.byteLength > MIN_COMPRESS_BYTES;
+  // a chunk's own codec compressed it already: content coding would spend CPU to gain nothing
+  const compressible = answer.body.byteLength > MIN_COMPRESS_BYTES && answer.type !== BINARY_TYPE;
   const coding = compressible ? selectCoding(req.headers["accept-encoding"]) : null;
   const transport: Record<string, string | number> = compressible ? { Vary: "Accept-Encoding" } : {};
   if (closesConnection(req, body)) transport.Connection = "close";
+  if (answer.ranges) transport["Accept-Ranges"] = "bytes";
   if (answer.etag && answer.sha256 && answer.status === 200 && isNotModified(req.headers["if-none-match"], answer.sha256)) {
     const { "Content-Type": _type, "Content-Digest": _digest, "Content-Encoding": _coding, ...headers } = answerHeaders(answer, answer.sha256, coding, false);
     res.writeHead(304, { ...headers, ...transport });
     res.end();
     return;
   }
+  if (sendRange(req, res, answer, transport)) return;
   const { payload, sha256 } = await encodeAnswer(answer, coding);
   const head = req.method === "HEAD";
   res.writeHead(answer.status, { ...answerHeaders(answer, sha256, coding, head), ...transport, "Content-Length": payload.byteLength });

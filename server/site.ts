@@ -8,7 +8,7 @@ import { type Answer, CACHE_CONTROL, makeAnswer } from "../api/answer.js";
 import { makeDataRequest } from "../api/request.js";
 import { candidatesOf } from "../format/catalog.js";
 import type { Window } from "../format/grid.js";
-import { CATALOG_FILE, isReaderFile } from "../format/objects.js";
+import { CATALOG_FILE, isReaderFile, objectPath } from "../format/objects.js";
 import { QUERY_VARIABLE } from "../format/records.js";
 import type { Snapshot } from "../format/snapshot.js";
 import { type Platform, type Storage, StorageError } from "../format/storage.js";
@@ -123,7 +123,13 @@ export async function answerSite(site: Site, req: IncomingMessage, res: ServerRe
     res.writeHead(301, { Location: "/explorer/", "Content-Length": "0", "Cache-Control": CACHE_CONTROL.short }).end();
     return true;
   }
-  const file = path === "/explorer/" ? "explorer/index.html" : path.slice(1);
+  let file = path.slice(1);
+  if (path === "/explorer/") {
+    // the page the dist's catalog.json names (docs/format.md §1): the same one every static mirror of it shows
+    const explorer = (await site.snapshot().catch(() => null))?.pointer.explorer;
+    if (!explorer) return false;
+    file = objectPath(explorer.sha256, "html");
+  }
   const kind = file.slice(file.lastIndexOf(".") + 1);
   try {
     if (kind === "day" || kind === "ser") await sendPiece(site.storage, req, res, file);
@@ -143,7 +149,7 @@ function sendUnavailable(res: ServerResponse, message: string): void {
   res.writeHead(503, { "Content-Type": TYPES.json, "Cache-Control": CACHE_CONTROL["no-store"], "Retry-After": "1", "Content-Length": Buffer.byteLength(body) }).end(body);
 }
 
-/** catalog.json, a JSON object or an explorer file, whole: sent with ETag, 304 and compression as every answer. */
+/** catalog.json, a JSON object, the explorer page, whole: sent with ETag, 304 and compression as every answer. */
 async function readWhole(site: Site, file: string, type: string): Promise<Answer> {
   const bytes = await site.storage.read(file);
   return makeAnswer(site.platform, bytes, { type, cache: file === CATALOG_FILE || file.startsWith("explorer/") ? "short" : "immutable" });

@@ -10,6 +10,7 @@ import * as assert from "uvu/assert";
 import { startMirrorServer } from "../client/mirror-server.js";
 import { makeDataRequest } from "../api/request.js";
 import { type Window, colToLon, rowToLat } from "../format/grid.js";
+import { objectPath } from "../format/objects.js";
 import { publish } from "../pipeline/publish/publish.js";
 import { VARIABLES } from "../format/variables.js";
 import { buildDemoDist, buildFixture, copyDist, type Fixture, post, request, withServer, writeSources } from "./server-fixture.js";
@@ -239,8 +240,12 @@ explorer("explorer - a variable picker over the demo's five variables: each its 
 
 explorer("explorer - a mirror that cannot be read shows a readable error and data-status=error", async () => {
   const dist = await copyDist(fixture);
+  // the page as a static host serves it: the object catalog.json named before it was damaged
+  const page = objectPath(JSON.parse(await readFile(join(dist, "catalog.json"), "utf8")).explorer.sha256, "html");
   await writeFile(join(dist, "catalog.json"), "{ not json");
-  const opened = await openExplorer(dist);
+  const mirror = await startMirrorServer({ dist, port: 0 });
+  const shown = await openExplorerAt(`${mirror.url}${page}`);
+  const opened = { ...shown, close: async () => (await shown.close(), await mirror.close()) };
   try {
     assert.is(await opened.page.getAttribute("body", "data-status"), "error");
     const message = (await opened.page.textContent("#error")) ?? "";

@@ -85,7 +85,7 @@ interface Case {
 }
 
 /** Headers of an answer besides transport (Content-Length, Vary, CORS, Connection). */
-const ANSWER_HEADERS = ["Content-Type", "Cache-Control", "ETag", "Content-Digest", "Repr-Digest", "Service-Dataset-Version", "Service-Request-SHA256", "Link", "Allow"];
+const ANSWER_HEADERS = ["Content-Type", "Cache-Control", "ETag", "Content-Digest", "Repr-Digest", "Service-Dataset-Version", "Service-Request-SHA256", "Link", "Allow", "Location"];
 
 const json = "application/json";
 const cell = (col: number, row: number) => ({ col, row, width: 1, height: 1 });
@@ -265,6 +265,15 @@ function buildCases(): Case[] {
     { name: "acquisition", method: "POST", path: "/api/v1/data/requests", body: requestFor(cell(250, 250), "2004-02-01", "2004-02-01"), status: 503 },
     { name: "acquisition without a body", method: "POST", path: "/api/v1/data/requests", status: 503 },
     { name: "acquisition with a body it never reads", method: "POST", path: "/api/v1/data/requests", body: "not json", contentType: "text/plain", status: 503 },
+    // the Zarr view: its metadata, redirects and 404s byte for byte (a chunk's zlib bytes are the platform's: test/zarr.test.ts)
+    { name: "zarr consolidated metadata", path: "/zarr/v2/{A}/maps/.zmetadata", status: 200 },
+    { name: "zarr consolidated metadata (HEAD)", method: "HEAD", path: "/zarr/v2/{A}/series/.zmetadata", status: 200 },
+    { name: "zarr array metadata", path: "/zarr/v2/{A}/series/air_temperature_max/.zarray", status: 200 },
+    { name: "zarr scalar chunk", path: "/zarr/v2/{A}/maps/crs/0", status: 200 },
+    { name: "zarr latest, a group key", path: "/zarr/v2/latest/silo-tmax/maps/.zmetadata", status: 302 },
+    { name: "zarr latest, a chunk", path: "/zarr/v2/latest/silo-tmax/series/air_temperature_max/0.50.50", status: 302 },
+    { name: "zarr chunk of no held cell", path: "/zarr/v2/{A}/maps/air_temperature_max/0.2.3", status: 404 },
+    { name: "zarr of an observation version", path: "/zarr/v2/{NOAA}/maps/.zmetadata", status: 404 },
   ];
 }
 

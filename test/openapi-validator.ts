@@ -70,7 +70,8 @@ async function buildValidator(): Promise<OpenApiValidator> {
       return;
     }
     let value: unknown = bytes.toString("utf8");
-    if (type === "application/json") {
+    // a 206 holds a range of the representation's bytes, JSON or not
+    if (type === "application/json" && exchange.status !== 206) {
       try {
         value = JSON.parse(value as string);
       } catch {

@@ -13,7 +13,6 @@ import * as assert from "uvu/assert";
 import type { Window } from "../format/grid.js";
 import { sha256Hex } from "../format/hash.js";
 import { PublishError } from "../pipeline/errors.js";
-import { type ExplorerFiles, makeExplorer } from "../pipeline/publish/explorer.js";
 import { publish, recoverDist } from "../pipeline/publish/publish.js";
 import { verifyDist } from "../pipeline/operations/verify.js";
 import { request, withServer, writeSources } from "./server-fixture.js";
@@ -26,35 +25,32 @@ const WINDOW: Window = [400, 300, 40, 40];
 const BASE_DATES = ["2004-02-01", "2004-02-02", "2004-02-03"];
 const NEW_DATES = ["2004-03-01", "2004-03-02", "2004-03-03", "2004-03-04"];
 const PUBLISHED = "2024-05-01T00:00:00Z";
-/** An explorer of an older release: the publish under test replaces it (and must put it back when it fails). */
-const OLD_EXPLORER: ExplorerFiles = [
-  ["explorer/index.html", Buffer.from("<!doctype html><title>an older explorer</title>\n")],
-  ["explorer/app.js", Buffer.from("console.log('an older explorer');\n")],
-];
+let sources: { base: string; next: string; oldExplorer: string; explorer: string } | null = null;
 
-let sources: { base: string; next: string; explorer: ExplorerFiles } | null = null;
-
-/** The two source folders and this checkout's explorer, made once. */
+/** The two source folders, an explorer page of an older release and one of this release, made once. */
 async function useSources(): Promise<NonNullable<typeof sources>> {
   if (sources) return sources;
   const base = join(WORK, "sources-base");
   const next = join(WORK, "sources-next");
   await writeSources(base, BASE_DATES, WINDOW, (col, row, day) => 20 + day + (col - 400) / 10 + (row - 300) / 100);
   await writeSources(next, NEW_DATES, WINDOW, (col, row, day) => 30 + day + (col - 400) / 10 + (row - 300) / 100);
-  sources = { base, next, explorer: await makeExplorer() };
+  const [oldExplorer, explorer] = [join(WORK, "old-explorer.html"), join(WORK, "explorer.html")];
+  await writeFile(oldExplorer, "<!doctype html><title>an older explorer</title>\n");
+  await writeFile(explorer, `<!doctype html><title>this release's explorer</title>\n${"<p>a page of some size</p>\n".repeat(400)}`);
+  sources = { base, next, oldExplorer, explorer };
   return sources;
 }
 
 /** A dist holding one raster version and an older explorer: what every publish below starts from. */
 async function makeBase(dist: string): Promise<void> {
-  const { base } = await useSources();
-  await publish({ sources: base, dist, log: () => {}, observations: false, publishedAt: PUBLISHED, explorer: async () => OLD_EXPLORER });
+  const { base, oldExplorer } = await useSources();
+  await publish({ sources: base, dist, log: () => {}, observations: false, publishedAt: PUBLISHED, explorer: oldExplorer });
 }
 
 /** The publish under test: new days, the observation table and a new explorer (every stage writes something). */
 async function publishNext(dist: string, onStage?: (stage: string) => void) {
   const { next, explorer } = await useSources();
-  return publish({ sources: next, dist, log: () => {}, publishedAt: "2024-06-01T00:00:00Z", explorer: async () => explorer, onStage });
+  return publish({ sources: next, dist, log: () => {}, publishedAt: "2024-06-01T00:00:00Z", explorer, onStage });
 }
 
 /** Every file (path, size, sha256) and folder of a dist, sorted: "exactly as it was" is this, equal. */
@@ -83,11 +79,12 @@ async function assertServes(dist: string): Promise<void> {
   });
 }
 
-/** Nothing of a failed or killed publish is left: no journal, backup, temporary file, lock or unlisted file. */
+/** Nothing of a failed or killed publish is left: no journal, backup, temporary file, held lock or unlisted file. */
 async function assertClean(dist: string, where: string): Promise<void> {
   const unlisted = await assertVerifies(dist, where);
   assert.equal(unlisted, [], `${where}: files no manifest lists`);
-  const leftovers = (await listTree(dist)).filter((f) => /\.tmp |\.publish-backup |^\.publish\./.test(f));
+  // the lock file stays between writers, empty while none holds it
+  const leftovers = (await listTree(dist)).filter((f) => /\.tmp |\.publish-backup |^\.publish\./.test(f) && !f.startsWith(".publish.lock 0 "));
   assert.equal(leftovers, [], `${where}: leftovers`);
 }
 
@@ -128,7 +125,7 @@ full("full disk - ENOSPC at each stage stops the publish naming the stage and th
     await publishNext(probe, (stage) => begins.push([stage, usedBytes(mnt) - start]));
     await rm(probe, { recursive: true });
     const stages = begins.map(([s]) => s);
-    for (const s of ["lock", "journal", "day pieces", "index", "observations", "catalog", "explorer", "manifest", "catalog.json"]) assert.ok(stages.includes(s), `${s} in ${stages}`);
+    for (const s of ["lock", "journal", "day pieces", "index", "observations", "explorer", "catalog", "manifest", "catalog.json"]) assert.ok(stages.includes(s), `${s} in ${stages}`);
 
     for (const [i, [stage, at]] of begins.entries()) {
       // room for everything before this stage, and half of what it writes (at least a page short of it); the
@@ -166,20 +163,16 @@ const killed = suite("SIGKILL at 20 moments of a publish");
 
 /**
  * A publish in its own process, for the test to kill: prints "started" when the publish begins, "done" at its end.
- * It publishes what publishKilled does in-process (the new days and this checkout's explorer, bundled once).
+ * It publishes what publishKilled does in-process (the new days and this release's explorer page).
  */
 async function writeChild(): Promise<string> {
   const script = join(WORK, "publish-child.mts");
-  const explorer = join(WORK, "explorer.json");
-  await writeFile(explorer, JSON.stringify(sources!.explorer.map(([path, bytes]) => [path, Buffer.from(bytes).toString("base64")])));
   await writeFile(
     script,
-    `import { readFileSync } from "node:fs";
-     import { publish } from ${JSON.stringify(join(REPO, "pipeline", "publish", "publish.ts"))};
+    `import { publish } from ${JSON.stringify(join(REPO, "pipeline", "publish", "publish.ts"))};
      const [sources, dist] = process.argv.slice(2);
-     const files = JSON.parse(readFileSync(${JSON.stringify(explorer)}, "utf8")).map(([p, b]) => [p, Buffer.from(b, "base64")]);
      console.log("started");
-     await publish({ sources, dist, log: () => {}, observations: false, publishedAt: "2024-06-01T00:00:00Z", explorer: async () => files });
+     await publish({ sources, dist, log: () => {}, observations: false, publishedAt: "2024-06-01T00:00:00Z", explorer: ${JSON.stringify(sources!.explorer)} });
      console.log("done");`,
   );
   return script;
@@ -188,7 +181,7 @@ async function writeChild(): Promise<string> {
 /** The child's publish, in this process (the next publish after a kill). */
 async function publishKilled(dist: string) {
   const { next, explorer } = await useSources();
-  return publish({ sources: next, dist, log: () => {}, observations: false, publishedAt: "2024-06-01T00:00:00Z", explorer: async () => explorer });
+  return publish({ sources: next, dist, log: () => {}, observations: false, publishedAt: "2024-06-01T00:00:00Z", explorer });
 }
 
 /** Runs the child publish; kills it `killAfterMs` after it started (null: lets it finish). Returns ms from start to its end. */

@@ -202,7 +202,7 @@ export async function editRecords(dist: string, edit: (records: Dataset[]) => vo
   const store = new ObjectStore(dist);
   const root = await addToCatalog(store, null, records);
   const fresh = records.filter((r) => coverage.has(r.id)).map((record) => ({ record, coverage: coverage.get(record.id)! }));
-  await writeCatalog(store, dist, snapshot.pointer.manifest, root, updateCandidates([], fresh));
+  await writeCatalog(store, dist, snapshot.pointer.manifest, { catalog: root, candidates: updateCandidates([], fresh), explorer: snapshot.pointer.explorer ?? null });
 }
 
 export interface Served {

@@ -126,6 +126,37 @@ validate("validate - schema violations are 422 invalid_request with issue paths"
   });
 });
 
+validate("validate - period and units accept extra properties and ignore them on validate, resolve and query: same echo, same answer bytes, same requestSha256; region and the body stay closed", async () => {
+  await withServer(fixture.dist, async (served) => {
+    const base = requestFor({ col: 250, row: 250, width: 2, height: 2 }, "2004-02-01", "2004-02-02");
+    const extras = {
+      ...base,
+      period: { label: "two days", ...(base.period as object), tz: "UTC" },
+      units: { ...(base.units as object), precipitation_amount: "mm", note: { by: "a client" } },
+    };
+    const echo = (await post(served, "/api/v1/data/validate", extras)).json().request;
+    assert.equal(echo, { ...base, format: "json" });
+    assert.equal(Object.keys(echo.period), ["start", "end"]);
+    for (const route of ["resolve", "query"]) {
+      const plain = await post(served, `/api/v1/data/${route}`, base);
+      const extra = await post(served, `/api/v1/data/${route}`, extras);
+      assert.is(extra.status, 200, extra.text);
+      assert.ok(extra.bytes.equals(plain.bytes), `${route}: the same bytes`);
+    }
+    const answer = await post(served, "/api/v1/data/query", extras);
+    checkJsonAnswer(answer, base, A); // requestSha256 of the request without the ignored properties
+    for (const [body, path] of [
+      [{ ...base, region: { ...(base.region as object), srid: 4326 } }, ["region", "srid"]],
+      [{ ...base, note: "x" }, ["note"]],
+    ] as const) {
+      for (const route of ["validate", "resolve", "query"]) {
+        const error = assertError(await post(served, `/api/v1/data/${route}`, body), 422, "invalid_request");
+        assert.equal(error.issues.map((i: any) => [i.code, i.path]), [["additional_property", path]], route);
+      }
+    }
+  });
+});
+
 validate("validate - run-time rules: bbox order, period order, 31 and 32 days, leap years", async () => {
   await withServer(fixture.dist, async (served) => {
     const base = requestFor({ col: 250, row: 250, width: 2, height: 2 }, "2004-02-01", "2004-02-01");

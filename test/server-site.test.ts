@@ -49,12 +49,14 @@ site("site - the explorer, catalog.json and objects are the dist's bytes; pieces
   await withServer(fixture.dist, async (served: Served) => {
     const moved = await exchange(served, "/explorer");
     assert.equal([moved.status, moved.headers.location], [301, "/explorer/"]);
-    const index = await exchange(served, "/explorer/");
-    assert.is(index.status, 200);
-    assert.ok(index.bytes.equals(await readFile(join(fixture.dist, "explorer/index.html"))));
-    const app = await exchange(served, "/explorer/app.js");
-    assert.is(app.headers["content-type"], "text/javascript; charset=utf-8");
-    assert.ok(app.bytes.equals(await readFile(join(fixture.dist, "explorer/app.js"))));
+    // the explorer: the page catalog.json names, one object of the dist (docs/format.md §1), also at its own path
+    const explorer = objectPath(JSON.parse(await readFile(join(fixture.dist, "catalog.json"), "utf8")).explorer.sha256, "html");
+    for (const path of ["/explorer/", `/${explorer}`]) {
+      const page = await exchange(served, path);
+      assert.equal([page.status, page.headers["content-type"]], [200, "text/html; charset=utf-8"], path);
+      assert.ok(page.bytes.equals(await readFile(join(fixture.dist, explorer))), path);
+    }
+    assertError(await exchange(served, "/explorer/app.js"), 404, "not_found");
     const catalog = await exchange(served, "/catalog.json");
     assert.equal([catalog.status, catalog.headers["cache-control"]], [200, "public, max-age=60"]);
     assert.ok(catalog.bytes.equals(await readFile(join(fixture.dist, "catalog.json"))));
@@ -90,7 +92,7 @@ site("site - never a path outside the dist, nor the dist's own working files: en
   const dist = await copyDist(fixture);
   const secret = "TOP-SECRET-NOT-SERVED";
   await writeFile(join(dist, "..", "secret.txt"), secret);
-  for (const name of [".publish.lock", ".publish.journal", ".prune-pending.json", "explorer/app.js.publish-backup", "notes.txt"]) {
+  for (const name of [".publish.lock", ".publish.journal", ".prune-pending.json", "notes.txt"]) {
     await writeFile(join(dist, name), secret);
   }
   const piece = await dayPiece(dist);
@@ -99,8 +101,8 @@ site("site - never a path outside the dist, nor the dist's own working files: en
     "/../secret.txt", "/%2e%2e/secret.txt", "/%2E%2E/secret.txt", "/%252e%252e/secret.txt", "/..%2fsecret.txt", "/..%252fsecret.txt",
     "/explorer/../../secret.txt", "/explorer/%2e%2e/%2e%2e/secret.txt", "/explorer/..%2f..%2fsecret.txt", "/explorer/%252e%252e%252f%252e%252e%252fsecret.txt",
     "/explorer\\..\\..\\secret.txt", "/explorer/..%5c..%5csecret.txt", "/explorer/%255c..%255csecret.txt", "/objects/../../secret.txt",
-    `/objects/${piece.path.slice(8, 10)}/..%2f..%2f..%2fsecret.txt`, "//secret.txt", "/./secret.txt", "/explorer/./app.js.publish-backup",
-    "/.publish.lock", "/.publish.journal", "/.prune-pending.json", "/explorer/app.js.publish-backup", "/notes.txt", `/${piece.path}.publish-backup`,
+    `/objects/${piece.path.slice(8, 10)}/..%2f..%2f..%2fsecret.txt`, "//secret.txt", "/./secret.txt", "/explorer/./index.html",
+    "/.publish.lock", "/.publish.journal", "/.prune-pending.json", "/notes.txt", `/${piece.path}.publish-backup`,
     `/${piece.path.toUpperCase()}`, `/${piece.path}%00`, "/explorer/index.html%00", "/objects/", "/explorer/../catalog.json", "/%63atalog.json",
   ];
   await withServer(dist, async (served: Served) => {

@@ -95,30 +95,37 @@ export function updateCandidates(current: Candidate[], fresh: { record: Dataset;
   return kept;
 }
 
+/** What catalog.json names besides the manifest: the catalog tree, the candidates and the explorer page. */
+export interface CatalogParts {
+  catalog: CatalogRoot;
+  candidates: Candidate[];
+  explorer: Ref | null;
+  /** files the manifest lists besides what this store added (a prune's new chain lists every file it keeps) */
+  kept?: FileEntry[];
+}
+
 /**
- * The manifest of this publish (what it added: objects, and other files such as the explorer's), chained to
- * the previous one (a prune starts a new chain: its manifest lists every file it keeps), then catalog.json
- * swapped in.
+ * The manifest of this publish (what it added), chained to the previous one (a prune starts a new chain: its
+ * manifest lists every file it keeps), then catalog.json swapped in.
  */
-export async function writeCatalog(
-  store: ObjectStore,
-  dist: string,
-  previousManifest: Ref | null,
-  root: CatalogRoot,
-  candidates: Candidate[],
-  otherFiles: FileEntry[] = [],
-): Promise<CatalogPointer> {
+export async function writeCatalog(store: ObjectStore, dist: string, previousManifest: Ref | null, parts: CatalogParts): Promise<CatalogPointer> {
   store.stage = "catalog";
-  const catalog = await store.putJson(root);
+  const catalog = await store.putJson(parts.catalog);
   store.stage = "manifest";
   const manifest: Manifest = {
     format: DIST_FORMAT,
     previous: previousManifest,
-    files: [...store.added, ...otherFiles].sort((a, b) => (a.path < b.path ? -1 : 1)),
+    files: [...store.added, ...(parts.kept ?? [])].sort((a, b) => (a.path < b.path ? -1 : 1)),
   };
   assertValid("dist-manifest.schema.json", manifest, "publish manifest");
   // the manifest lists this publish's files, so it cannot list a copy of itself: no .br beside it
-  const pointer: CatalogPointer = { format: DIST_FORMAT, catalog, manifest: await store.putJson(manifest, false), candidates };
+  const pointer: CatalogPointer = {
+    format: DIST_FORMAT,
+    catalog,
+    manifest: await store.putJson(manifest, false),
+    candidates: parts.candidates,
+    ...(parts.explorer ? { explorer: parts.explorer } : {}),
+  };
   assertValid("dist-catalog-pointer.schema.json", pointer, CATALOG_FILE);
   // durable: every object it names is written; the new catalog must be on disk before it replaces the old
   await store.swapCatalog(JSON.stringify(pointer));

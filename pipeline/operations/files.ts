@@ -153,19 +153,6 @@ export class ObjectStore {
     }
   }
 
-  /**
-   * A file of the dist that is no object (the explorer's): created, or replaced in place with its old bytes kept
-   * until the commit. Not listed in `added`: the caller lists it.
-   */
-  async writeFile(path: string, bytes: Uint8Array, stage: string): Promise<void> {
-    await this.guard(path, bytes.byteLength, stage, async () => {
-      await this.makeDirs(dirname(path));
-      const exists = await stat(join(this.root, path)).catch(() => null);
-      await (exists ? this.journal?.replacing(path) : this.journal?.created(path));
-      await writeFileAtomic(join(this.root, path), bytes);
-    });
-  }
-
   /** catalog.json replaced in one rename, flushed first: the publish's last write (docs/format.md §1). */
   async swapCatalog(text: string): Promise<void> {
     await this.guard(CATALOG_FILE, text.length, "catalog.json", async () => {

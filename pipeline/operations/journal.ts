@@ -1,18 +1,16 @@
-// The publish journal: everything a publish creates or replaces in a dist, written down before it does so
+// The publish journal: everything a publish creates in a dist, written down before it does so
 // (dist/.publish.journal), so a publish that fails (a full disk) takes it all back, and one that was killed is
 // taken back, or finished, by the next publish. With it, a failed publish leaves the dist exactly as it was.
 
-import { appendFile, link, readFile, readdir, rename, rm, rmdir, stat, statfs, writeFile } from "node:fs/promises";
+import { appendFile, readFile, readdir, rm, rmdir, stat, statfs, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { CATALOG_FILE } from "../../format/objects.js";
 import { PublishError } from "../errors.js";
 import { formatBytes } from "../progress.js";
 
 export const JOURNAL_FILE = ".publish.journal";
-/** What a replaced file's old bytes are kept as until the publish is committed (a hard link: no bytes copied). */
-export const BACKUP_SUFFIX = ".publish-backup";
-
-type Entry = { start: string | null } | { created: string } | { dir: string } | { replaced: string } | { swap: string };
+// a publish only creates files (objects, and catalog.json swapped in last): nothing else of a dist is ever replaced
+type Entry = { start: string | null } | { created: string } | { dir: string } | { swap: string };
 
 /** Whether a write failed for want of space (a full disk, or a quota). */
 export function isNoSpace(err: unknown): boolean {
@@ -27,7 +25,7 @@ async function removeTemps(target: string): Promise<void> {
   await Promise.all(entries.filter((e) => e.startsWith(`${name}.`) && e.endsWith(".tmp")).map((e) => rm(join(dirname(target), e), { force: true })));
 }
 
-/** Undoes the entries of a publish that did not commit, newest first: its files removed, replaced files restored. */
+/** Undoes the entries of a publish that did not commit, newest first: its files removed, its new folders too. */
 async function undo(dist: string, entries: Entry[]): Promise<number> {
   let undone = 0;
   for (const entry of [...entries].reverse()) {
@@ -36,27 +34,11 @@ async function undo(dist: string, entries: Entry[]): Promise<number> {
       await removeTemps(path);
       if ("created" in entry && (await stat(path).catch(() => null))) undone++;
       if ("created" in entry) await rm(path, { force: true });
-    } else if ("replaced" in entry) {
-      const path = join(dist, entry.replaced);
-      await removeTemps(path);
-      const backup = await stat(path + BACKUP_SUFFIX).catch(() => null);
-      if (backup) {
-        // still the same file (never replaced): a rename between two links of one file does nothing (POSIX)
-        const now = await stat(path).catch(() => null);
-        if (now?.ino === backup.ino && now.dev === backup.dev) await rm(path + BACKUP_SUFFIX);
-        else await rename(path + BACKUP_SUFFIX, path);
-        undone++;
-      }
     } else if ("dir" in entry) {
       await rmdir(join(dist, entry.dir)).catch(() => undefined); // only when empty
     }
   }
   return undone;
-}
-
-/** Drops the old bytes of replaced files once the new catalog.json is in place. */
-async function dropBackups(dist: string, entries: Entry[]): Promise<void> {
-  for (const entry of entries) if ("replaced" in entry) await rm(join(dist, entry.replaced + BACKUP_SUFFIX), { force: true });
 }
 
 function parseEntries(text: string): Entry[] {
@@ -72,21 +54,8 @@ function parseEntries(text: string): Entry[] {
 }
 
 /**
- * Files an interrupted publish replaced before its catalog.json did: their bytes as the catalog knows them are
- * in their backups (make verify checks those; the next publish puts them back).
- */
-export async function listPendingBackups(dist: string, catalogSha256: string | null): Promise<Set<string>> {
-  const text = await readFile(join(dist, JOURNAL_FILE), "utf8").catch(() => null);
-  const entries = text === null ? [] : parseEntries(text);
-  if (!entries[0] || !("start" in entries[0]) || entries[0].start !== catalogSha256) return new Set();
-  const pending = new Set<string>();
-  for (const e of entries) if ("replaced" in e && (await stat(join(dist, e.replaced + BACKUP_SUFFIX)).catch(() => null))) pending.add(e.replaced);
-  return pending;
-}
-
-/**
  * What a killed publish left, made right (the start of every publish, under its lock): a journal whose
- * publish never replaced catalog.json is undone; one whose publish did is finished (old bytes dropped).
+ * publish never replaced catalog.json is undone; one whose publish did is closed.
  * `catalogSha256` is the sha256 of the catalog.json now in place (null: none). Returns a line for the log, or null.
  */
 export async function recoverJournal(dist: string, catalogSha256: string | null): Promise<string | null> {
@@ -98,9 +67,8 @@ export async function recoverJournal(dist: string, catalogSha256: string | null)
   let line: string;
   if (start === catalogSha256) {
     const undone = await undo(dist, entries);
-    line = `cleaned up after an interrupted publish: ${undone} files it had written removed or restored`;
+    line = `cleaned up after an interrupted publish: ${undone} files it had written removed`;
   } else {
-    await dropBackups(dist, entries);
     await undo(dist, entries.filter((e) => "swap" in e)); // its temporary catalog.json, if any
     line = "an interrupted publish had already replaced catalog.json: its journal is closed";
   }
@@ -142,21 +110,13 @@ export class PublishJournal {
     return this.note({ dir: path });
   }
 
-  /** A file this publish is about to replace: its old bytes are kept (a hard link) until the commit. */
-  async replacing(path: string): Promise<void> {
-    await this.note({ replaced: path });
-    await rm(join(this.dist, path + BACKUP_SUFFIX), { force: true });
-    await link(join(this.dist, path), join(this.dist, path + BACKUP_SUFFIX));
-  }
-
   /** catalog.json is about to be swapped: its temporary file may be left if this publish dies. */
   swapping(): Promise<void> {
     return this.note({ swap: CATALOG_FILE });
   }
 
-  /** The new catalog.json is in place: the old bytes of replaced files go, and the journal with them. */
+  /** The new catalog.json is in place: the journal goes. */
   async commit(): Promise<void> {
-    await dropBackups(this.dist, this.entries);
     await rm(this.file, { force: true });
   }
 

@@ -1,29 +1,47 @@
 // One writer at a time per dist: a publish, a prune and a sync all write objects and catalog.json, so two would race.
-// Whoever takes the lock first makes right what a killed publish left (its journal), so every writer starts from
-// a dist exactly as some publish completed it.
+// The lock is flock(2) on dist/.publish.lock (lock-file.ts), refused where it would not reach other hosts'
+// writers (lock-reach.ts). Whoever takes the lock first makes right what a killed publish left (its journal), so
+// every writer starts from a dist exactly as some publish completed it.
 
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { CATALOG_FILE } from "../../format/objects.js";
 import { sha256Hex } from "../../format/hash.js";
-import { PublishError } from "../errors.js";
 import { isNoSpace, noSpaceError, recoverJournal } from "./journal.js";
+import { LOCK_FILE, takeLockFile } from "./lock-file.js";
+import { checkLockReach } from "./lock-reach.js";
 
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
+/** How long `make publish`, `prune` and `sync` wait for another writer by default (LOCK_WAIT, docs/operating.md). */
+export const DEFAULT_LOCK_WAIT_SEC = 600;
+
+export interface LockOptions {
+  /** seconds to wait for another writer before refusing; 0 (the default) refuses at once */
+  waitSec?: number;
+  /** take a lock that holds on this host only: this host is the only writer of a folder whose locks stay local */
+  localLock?: boolean;
+  /** told that this writer waits for another, and when it took the lock */
+  log?: (line: string) => void;
 }
 
 /**
- * Takes the dist's lock (a lock left by a killed process is taken over), then recovers a killed publish's journal
- * (`onRecovered` hears what was done); returns the lock's release.
+ * Takes the dist's lock (waiting up to `options.waitSec` for another writer), then recovers a killed publish's
+ * journal (`onRecovered` hears what was done); returns the lock's release.
  */
-export async function lockDist(dist: string, what: "publish" | "prune" | "sync", onRecovered: (line: string) => void = () => {}): Promise<() => Promise<void>> {
-  const release = await takeLock(dist, what);
+export async function lockDist(
+  dist: string,
+  what: "publish" | "prune" | "sync",
+  onRecovered: (line: string) => void = () => {},
+  options: LockOptions = {},
+): Promise<() => Promise<void>> {
+  const file = join(dist, LOCK_FILE);
+  await checkLockReach(dist, file, options.localLock ?? false);
+  let release: () => Promise<void>;
+  try {
+    release = await takeLockFile(file, what, { waitSec: options.waitSec ?? 0, onWait: options.log ?? (() => {}) });
+  } catch (err) {
+    if (isNoSpace(err)) throw await noSpaceError(dist, file, "lock", { written: 0, failing: 4096, remaining: 0 });
+    throw err;
+  }
   try {
     const catalog = await readFile(join(dist, CATALOG_FILE)).catch(() => null);
     const recovered = await recoverJournal(dist, catalog && sha256Hex(catalog));
@@ -33,26 +51,4 @@ export async function lockDist(dist: string, what: "publish" | "prune" | "sync",
     await release();
     throw err;
   }
-}
-
-async function takeLock(dist: string, what: string): Promise<() => Promise<void>> {
-  const file = join(dist, ".publish.lock");
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      await writeFile(file, String(process.pid), { flag: "wx" });
-      return () => rm(file, { force: true });
-    } catch (err) {
-      if (isNoSpace(err)) {
-        await rm(file, { force: true }); // created, but its pid could not be written
-        throw await noSpaceError(dist, file, "lock", { written: 0, failing: 16, remaining: 0 });
-      }
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      const holder = Number(await readFile(file, "utf8").catch(() => ""));
-      if (holder && isRunning(holder)) {
-        throw new PublishError(file, "lock", `another publish, prune or sync (pid ${holder}) is writing this dist; wait for it to finish, then ${what} again`);
-      }
-      await rm(file, { force: true }); // left by a publish that was killed
-    }
-  }
-  throw new PublishError(file, "lock", "cannot take the publish lock");
 }

@@ -21,7 +21,7 @@ import { openVersion } from "../../format/versions.js";
 import { addToCatalog, readPublished, updateCandidates, writeCatalog } from "./catalog.js";
 import { PublishError } from "../errors.js";
 import { ObjectStore, hashFile, writeFileAtomic } from "./files.js";
-import { lockDist } from "./lock.js";
+import { type LockOptions, lockDist } from "./lock.js";
 
 export const PENDING_FILE = ".prune-pending.json";
 const HOUR_MS = 3_600_000;
@@ -44,6 +44,8 @@ export interface PruneOptions {
   /** report only: change nothing */
   dryRun?: boolean;
   now?: Date;
+  /** how long to wait for another writer of the dist (default: refuse at once), and where to say so */
+  lock?: LockOptions;
 }
 
 export interface PruneReport {
@@ -114,6 +116,13 @@ async function reachFrom(archive: Archive, records: Dataset[]): Promise<Set<stri
 }
 
 /** Every file each manifest of the chain lists, newest entry of a path first, and the chain's manifests themselves. */
+/** Every object `kept` reaches, and the explorer page catalog.json names. */
+async function reachFromCatalog(snapshot: Snapshot, kept: Dataset[]): Promise<Set<string>> {
+  const reached = await reachFrom(snapshot.archive, kept);
+  if (snapshot.pointer.explorer) reached.add(objectPath(snapshot.pointer.explorer.sha256, "html"));
+  return reached;
+}
+
 async function listManifestFiles(archive: Archive, newest: Ref): Promise<{ files: Map<string, FileEntry>; manifests: string[] }> {
   const files = new Map<string, FileEntry>();
   const manifests: string[] = [];
@@ -127,7 +136,7 @@ async function listManifestFiles(archive: Archive, newest: Ref): Promise<{ files
 }
 
 export async function prune(options: PruneOptions): Promise<PruneReport> {
-  const unlock = options.dryRun ? async () => {} : await lockDist(options.dist, "prune");
+  const unlock = options.dryRun ? async () => {} : await lockDist(options.dist, "prune", undefined, options.lock);
   try {
     return await pruneLocked(options);
   } finally {
@@ -145,7 +154,7 @@ export async function pruneLocked(options: PruneOptions): Promise<PruneReport> {
   const kept = records.filter((r) => keep.has(r.id));
   const dropped = records.filter((r) => !keep.has(r.id));
   const current = dropped.length > 0 && !options.dryRun ? await expire(options.dist, snapshot, kept) : snapshot;
-  const reachable = await reachFrom(current.archive, kept);
+  const reachable = await reachFromCatalog(current, kept);
   // every manifest of the chain, not only the newest: verify and make sync walk them all
   const chain = await listManifestFiles(current.archive, current.pointer.manifest);
   for (const path of [...chain.files.keys(), ...chain.manifests]) reachable.add(path);
@@ -162,15 +171,16 @@ async function expire(dist: string, previous: Snapshot, kept: Dataset[]): Promis
     const view = await openVersion(previous.archive, record);
     if (view.kind === "raster") fresh.push({ record, coverage: view.index.coverage });
   }
-  const reached = await reachFrom(previous.archive, kept);
+  const reached = await reachFromCatalog(previous, kept);
   const listed = (await listManifestFiles(previous.archive, previous.pointer.manifest)).files;
-  // other files (the explorer's) as the previous chain recorded them, and every object the kept versions reach
-  const files = [...listed.values()].filter((f) => !f.path.startsWith("objects/"));
+  // every object the kept versions and catalog.json reach, as the previous chain recorded it (files of older dists
+  // that nothing reaches, such as the explorer/ folder a publish replaced before 2026-11-26, are collected)
+  const files: FileEntry[] = [];
   for (const path of reached) {
     const entry = listed.get(path) ?? (await stat(join(dist, path)).then(async (s) => ({ path, size: s.size, sha256: await hashFile(join(dist, path)) }), () => null));
     if (entry) files.push(entry);
   }
-  await writeCatalog(store, dist, null, root, updateCandidates([], fresh), files);
+  await writeCatalog(store, dist, null, { catalog: root, candidates: updateCandidates([], fresh), explorer: previous.pointer.explorer ?? null, kept: files });
   return (await readPublished(dist))!;
 }
 

@@ -11,14 +11,14 @@ import { Archive, CatalogError } from "../../format/archive.js";
 import type { Manifest } from "../../format/catalog.js";
 import { HttpStorage } from "../../format/http-storage.js";
 import { nodePlatform } from "../../format/local.js";
-import { CATALOG_FILE, type FileEntry, type Ref, objectPath } from "../../format/objects.js";
+import { CATALOG_FILE, type FileEntry, type Ref, isListedFile, objectPath, parseObjectPath } from "../../format/objects.js";
 import { IntegrityError, StorageError } from "../../format/storage.js";
 import { toIssues, validatorFor } from "../../schemas/validate.js";
 import { readPublished } from "./catalog.js";
 import { type DownloadConfig, downloadVerified, runConcurrently } from "./download.js";
 import { PublishError, describeError } from "../errors.js";
 import { hashFile, writeFileAtomic } from "./files.js";
-import { lockDist } from "./lock.js";
+import { type LockOptions, lockDist } from "./lock.js";
 import { type Progress, formatBytes, formatTransfer } from "../progress.js";
 import { PENDING_FILE, type PruneReport, pruneLocked } from "./prune.js";
 
@@ -45,6 +45,8 @@ export interface SyncOptions {
   graceMs?: number;
   now?: Date;
   progress?: Progress;
+  /** how long to wait for another writer of the dist (default: refuse at once) */
+  lock?: LockOptions;
 }
 
 export interface SyncReport {
@@ -95,13 +97,14 @@ function toSyncConfig(options: SyncOptions): SyncConfig {
     graceMs: options.graceMs ?? 24 * HOUR_MS,
     now: options.now,
     progress: options.progress ?? quiet,
+    lock: options.lock ?? {},
   };
 }
 
 export async function sync(options: SyncOptions): Promise<SyncReport> {
   const config = toSyncConfig(options);
   await mkdir(config.dist, { recursive: true });
-  const unlock = await lockDist(config.dist, "sync");
+  const unlock = await lockDist(config.dist, "sync", undefined, { log: (line) => config.progress.line(line), ...config.lock });
   try {
     return await syncLocked(config);
   } finally {
@@ -139,14 +142,10 @@ function remoteFailure(err: unknown, dist: string): unknown {
   return err;
 }
 
-const OBJECT_FILE = /^objects\/([0-9a-f]{2})\/([0-9a-f]{64})\.(json|day|ser|json\.br)$/;
-const EXPLORER_FILE = /^explorer\/[A-Za-z0-9][A-Za-z0-9._-]*$/;
-
-/** A listed path must be a file of a dist (docs/format.md §1): an object under the name of its hash, or the explorer's. */
+/** A listed path must be a file of a dist (docs/format.md §1): an object under the name of its hash (format/objects.ts). */
 function checkListed(entry: FileEntry, manifestUrl: string): void {
-  const object = OBJECT_FILE.exec(entry.path);
-  const named = object && object[2].startsWith(object[1]) && (object[3] === "json.br" || object[2] === entry.sha256);
-  if (named || (!object && EXPLORER_FILE.test(entry.path))) return;
+  const object = parseObjectPath(entry.path);
+  if (object ? object.kind === "json.br" || object.sha256 === entry.sha256 : isListedFile(entry.path)) return;
   throw new PublishError(manifestUrl, STAGE, `lists ${JSON.stringify(entry.path)}, which is no file of a dist (docs/format.md §1): nothing of it is written`);
 }
 
@@ -190,8 +189,8 @@ async function readChain(remote: Archive, newest: Ref, localHead: Ref | null, pr
 
 /**
  * The listed files the mirror lacks. An object is held when a file of its size is at its name: objects are named by
- * their hash and only ever placed whole and verified (make verify rehashes them); explorer files, rewritten in place
- * by publishes, are compared by their sha256.
+ * their hash and only ever placed whole and verified (make verify rehashes them). The explorer files of dists
+ * published before 2026-11-26, which publishes then rewrote in place, are compared by their sha256.
  */
 async function selectMissing(dist: string, files: Iterable<FileEntry>): Promise<{ missing: FileEntry[]; held: number }> {
   const list = [...files];

@@ -17,7 +17,6 @@ import { type MonthPage, type YearPage, rasterContentText } from "../../format/v
 import { describeError } from "../errors.js";
 import { hashFile } from "./files.js";
 import { PENDING_FILE, readUnreachable } from "./prune.js";
-import { BACKUP_SUFFIX, listPendingBackups } from "./journal.js";
 import { isSameSummary, summarizeDays, summarizeNodes } from "../../format/summaries.js";
 import { verifySeries } from "./verify-series.js";
 
@@ -63,8 +62,7 @@ export async function verifyDist(dist: string, onProgress: (text: string) => voi
       report.problems.push(describeError(err));
       return report;
     }
-    const backups = await listPendingBackups(dist, sha256);
-    await verifyManifests(archive, dist, pointer.manifest, { report, listed, backups }, onProgress);
+    await verifyManifests(archive, dist, pointer.manifest, { report, listed }, onProgress);
     await verifyVersions(archive, pointer.catalog, report, onProgress);
     await verifyCandidateRecords(new Snapshot(archive, { ...pointer, candidates: [] }, sha256), pointer, report);
     const pending = await readUnreachable(dist);
@@ -94,13 +92,11 @@ interface ManifestCheck {
   report: VerifyReport;
   /** paths of every file a manifest lists, collected */
   listed: Set<string>;
-  /** files an interrupted publish replaced: checked by their backups, which hold the listed bytes */
-  backups: Set<string>;
 }
 
 /** 1. Every file every publish added, by the manifest chain (newest first); `listed` collects their paths. */
 async function verifyManifests(archive: Archive, dist: string, newest: Ref, check: ManifestCheck, onProgress: (text: string) => void): Promise<void> {
-  const { report, listed, backups } = check;
+  const { report, listed } = check;
   for (let ref: Ref | null = newest; ref; ) {
     listed.add(objectPath(ref.sha256, "json"));
     let manifest: Manifest;
@@ -115,7 +111,7 @@ async function verifyManifests(archive: Archive, dist: string, newest: Ref, chec
       // newest first: a path a later publish listed again (the explorer's files) is checked as last written
       if (listed.has(f.path)) continue;
       listed.add(f.path);
-      const sha = await hashFile(join(dist, backups.has(f.path) ? f.path + BACKUP_SUFFIX : f.path)).catch(() => null);
+      const sha = await hashFile(join(dist, f.path)).catch(() => null);
       if (sha === null) report.problems.push(`${f.path}: missing`);
       else if (sha !== f.sha256) report.problems.push(`${f.path}: sha256 ${sha}, its manifest says ${f.sha256}`);
       else {

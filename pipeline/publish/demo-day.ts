@@ -5,6 +5,7 @@ import { dateToDayNumber, dayNumberToDate } from "../../format/dates.js";
 import { writeDemo } from "../ingest/demo.js";
 import { PublishError } from "../errors.js";
 import { readPublished } from "../operations/catalog.js";
+import type { LockOptions } from "../operations/lock.js";
 import type { Progress } from "../progress.js";
 import { type PublishSummary, publish } from "./publish.js";
 
@@ -21,9 +22,9 @@ async function findNextDemoDay(dist: string): Promise<string> {
 }
 
 /** Generates the next demo day of every variable into `sources` and publishes the grown folder into `dist`. */
-export async function publishNextDemoDay(sources: string, dist: string, progress: Progress): Promise<{ date: string; summary: PublishSummary }> {
+export async function publishNextDemoDay(sources: string, dist: string, progress: Progress, lock?: LockOptions): Promise<{ date: string; summary: PublishSummary }> {
   const date = await findNextDemoDay(dist);
   progress.line(`generating ${date}, the next demo day of every variable, into ${sources}`);
   await writeDemo(sources, (line) => progress.status(line), date);
-  return { date, summary: await publish({ sources, dist, progress }) };
+  return { date, summary: await publish({ sources, dist, progress, lock }) };
 }

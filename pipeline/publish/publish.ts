@@ -13,9 +13,9 @@ import { citeVersion } from "./changes.js";
 import { collectDays, type DayInput, type Prefer } from "./day-sources.js";
 import type { Variable } from "../../format/variables.js";
 import { findSiloFiles, type SiloFile } from "../ingest/discover.js";
-import { type ExplorerFiles, makeExplorer, writeExplorer } from "./explorer.js";
+import { storeExplorer } from "./explorer.js";
 import { PublishError } from "../errors.js";
-import { lockDist } from "../operations/lock.js";
+import { type LockOptions, lockDist } from "../operations/lock.js";
 import { readUnreachable } from "../operations/prune.js";
 import { ObjectStore } from "../operations/files.js";
 import { JOURNAL_FILE, PublishJournal, isNoSpace, noSpaceError } from "../operations/journal.js";
@@ -45,15 +45,17 @@ export interface PublishOptions {
   /** decoding threads (default: one per core) */
   workers?: number;
   /**
-   * write the browser explorer into the dist (default true; a golden test pins the data format alone; tests
-   * give other files to see an explorer replaced)
+   * the explorer page to store in the dist and name in catalog.json (default: the one `make install` built; false:
+   * none, and catalog.json keeps naming the one it named: a golden test pins the data format alone)
    */
-  explorer?: boolean | (() => Promise<ExplorerFiles>);
+  explorer?: string | false;
   /** told when writes of a new stage begin (tests fill a disk up to a stage) */
   onStage?: (stage: string) => void;
   progress?: Progress;
   log?: (line: string) => void; // plain lines instead of a Progress
   publishedAt?: string; // default: SOURCE_DATE_EPOCH if set, else now
+  /** how long to wait for another writer of the dist (default: refuse at once) */
+  lock?: LockOptions;
 }
 
 export interface PublishSummary {
@@ -129,7 +131,7 @@ export async function publish(options: PublishOptions): Promise<PublishSummary> 
   await mkdir(options.dist, { recursive: true });
   const progress = options.progress ?? (options.log ? { line: options.log, status: () => {}, done: () => {} } : createProgress());
   options.onStage?.("lock");
-  const unlock = await lockDist(options.dist, "publish", (line) => progress.line(line)).catch((err) => {
+  const unlock = await lockDist(options.dist, "publish", (line) => progress.line(line), { log: (line) => progress.line(line), ...options.lock }).catch((err) => {
     progress.done();
     throw err;
   });
@@ -264,19 +266,19 @@ function addRasterSummary(summary: PublishSummary, raster: RasterSummary): void 
   summary.series.bytesWritten += raster.series.bytesWritten;
 }
 
-/** The new records stamped and added to the catalog tree, the explorer, the manifest and catalog.json, last. */
+/** The new records stamped; the explorer page, the catalog tree, the manifest and catalog.json, last. */
 async function publishRecords(store: ObjectStore, previous: Snapshot | null, fresh: { record: Dataset; coverage: Coverage | null }[], options: PublishOptions): Promise<Dataset[]> {
   const publishedAt = choosePublishTime(options.publishedAt);
   const records = fresh.map(({ record }) => stampPublished(record, publishedAt));
+  store.stage = "explorer";
+  const explorer = (await storeExplorer(store, options.explorer)) ?? previous?.pointer.explorer ?? null;
   store.stage = "catalog";
   const root = await addToCatalog(store, previous, records);
   const candidates = updateCandidates(
     await currentCandidates(previous),
     records.flatMap((record, i) => (fresh[i].coverage ? [{ record, coverage: fresh[i].coverage! }] : [])),
   );
-  const explorer = options.explorer === false ? [] : await (options.explorer === true || options.explorer === undefined ? makeExplorer : options.explorer)();
-  const explorerFiles = await writeExplorer(store, explorer);
-  await writeCatalog(store, options.dist, previous?.pointer.manifest ?? null, root, candidates, explorerFiles);
+  await writeCatalog(store, options.dist, previous?.pointer.manifest ?? null, { catalog: root, candidates, explorer });
   return records;
 }
 

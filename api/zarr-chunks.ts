@@ -1,0 +1,112 @@
+// Chunk values of the Zarr view (api/zarr.ts): C-order little-endian arrays computed from a version's verified
+// pieces, never stored. A maps chunk is one tile of one day piece (its blocks are one contiguous range); a series
+// chunk is read from the series spans its days lie in (docs/format.md §9), or day by day from the day pieces in a
+// version published before the series tier. Null: the version holds no cell of the chunk (answered 404, which
+// Zarr readers take as the fill value, NaN).
+
+import { holdsDate } from "../format/coverage.js";
+import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
+import { GRID, type Window, colToLon, intersectWindows, rowToLat } from "../format/grid.js";
+import type { SeriesSpan } from "../format/series.js";
+import { type ChunkShape, type ZarrGroup, type ZarrVersion, CHUNK_SHAPES } from "./zarr.js";
+
+const GRID_WINDOW: Window = [0, 0, GRID.width, GRID.height];
+
+const isEmpty = (w: Window) => w[2] === 0 || w[3] === 0;
+
+/** The cells of a chunk's square [col, row, side, side] inside the grid and the version's cells. */
+function chunkCells(zv: ZarrVersion, row: number, col: number, side: number): Window {
+  return intersectWindows(intersectWindows([col * side, row * side, side, side], GRID_WINDOW), zv.view.index.coverage.windowAny);
+}
+
+/** Copies a row-major `area` of cells into a chunk of `side` x `side` cells whose first cell is (col0, row0), at day `day`. */
+function placeCells(out: Float32Array, cells: Float32Array, area: Window, col0: number, row0: number, side: number, day: number): void {
+  const [ac, ar, aw, ah] = area;
+  for (let r = 0; r < ah; r++) {
+    const at = day * side * side + (ar + r - row0) * side + (ac - col0);
+    out.set(cells.subarray(r * aw, (r + 1) * aw), at);
+  }
+}
+
+/** A maps chunk: the cells of tile (row, col) on date index `t`, NaN where the day holds none. */
+async function readMapsChunk(zv: ZarrVersion, t: number, row: number, col: number): Promise<Float32Array | null> {
+  const side = CHUNK_SHAPES.maps.side;
+  const date = dayNumberToDate(zv.firstDay + t);
+  const cells = chunkCells(zv, row, col, side);
+  if (isEmpty(cells) || !holdsDate(zv.view.index.coverage, date)) return null;
+  const day = await zv.view.findDay(date);
+  const area = day ? intersectWindows(cells, day.window) : cells;
+  if (!day || isEmpty(area)) return null;
+  const out = new Float32Array(side * side).fill(NaN);
+  placeCells(out, await zv.view.readCells(day, area), area, col * side, row * side, side, 0);
+  return out;
+}
+
+/** Series spans holding any of the days [d0, d1) (days since 1970-01-01), by binary search on their first dates. */
+function spansOver(spans: SeriesSpan[], d0: number, d1: number): SeriesSpan[] {
+  let lo = 0;
+  let hi = spans.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (dateToDayNumber(spans[mid].last) < d0) lo = mid + 1;
+    else hi = mid;
+  }
+  const out: SeriesSpan[] = [];
+  for (let i = lo; i < spans.length && dateToDayNumber(spans[i].first) < d1; i++) out.push(spans[i]);
+  return out;
+}
+
+/** Fills a series chunk from the spans over its days; false when none of them holds a cell of it. */
+async function fillFromSpans(zv: ZarrVersion, spans: SeriesSpan[], out: Float32Array, cells: Window, d0: number, d1: number, shape: ChunkShape, row: number, col: number): Promise<boolean> {
+  const reads = spansOver(spans, d0, d1).flatMap((span) => {
+    const area = intersectWindows(cells, span.window);
+    if (isEmpty(area)) return [];
+    const first = dateToDayNumber(span.first);
+    const from = Math.max(d0, first) - first;
+    const to = Math.min(d1, dateToDayNumber(span.last) + 1) - first;
+    return [zv.view.readSeries(span, area, from, to).then((days) => ({ days, area, at: first + from - d0 }))];
+  });
+  for (const { days, area, at } of await Promise.all(reads)) {
+    days.forEach((dayCells, i) => placeCells(out, dayCells, area, col * shape.side, row * shape.side, shape.side, at + i));
+  }
+  return reads.length > 0;
+}
+
+/** Fills a series chunk day by day from the day pieces (a version without a series tier); false when none holds a cell. */
+async function fillFromDays(zv: ZarrVersion, out: Float32Array, cells: Window, d0: number, d1: number, shape: ChunkShape, row: number, col: number): Promise<boolean> {
+  let held = false;
+  for (let d = d0; d < d1; d++) {
+    const date = dayNumberToDate(d);
+    if (!holdsDate(zv.view.index.coverage, date)) continue;
+    const day = await zv.view.findDay(date);
+    const area = day ? intersectWindows(cells, day.window) : cells;
+    if (!day || isEmpty(area)) continue;
+    placeCells(out, await zv.view.readCells(day, area), area, col * shape.side, row * shape.side, shape.side, d - d0);
+    held = true;
+  }
+  return held;
+}
+
+/** A series chunk: `shape.days` days from date index t x days, by the cells of square (row, col); NaN where not held. */
+export async function readSeriesChunk(zv: ZarrVersion, shape: ChunkShape, t: number, row: number, col: number): Promise<Float32Array | null> {
+  const cells = chunkCells(zv, row, col, shape.side);
+  const d0 = zv.firstDay + t * shape.days;
+  const d1 = Math.min(d0 + shape.days, zv.firstDay + zv.days);
+  if (isEmpty(cells)) return null;
+  const out = new Float32Array(shape.days * shape.side * shape.side).fill(NaN);
+  const spans = zv.view.index.series;
+  const held = spans?.length ? await fillFromSpans(zv, spans, out, cells, d0, d1, shape, row, col) : await fillFromDays(zv, out, cells, d0, d1, shape, row, col);
+  return held ? out : null;
+}
+
+/** The values of chunk `index` of array `name` of a group, as its bytes; null when the version holds none of them. */
+export async function readChunkBytes(zv: ZarrVersion, group: ZarrGroup, name: string, index: number[]): Promise<Uint8Array | null> {
+  const bytes = (values: Float32Array | Float64Array | Int32Array | null) => (values ? new Uint8Array(values.buffer, values.byteOffset, values.byteLength) : null);
+  if (name === "time") return bytes(Int32Array.from({ length: zv.days }, (_, i) => zv.firstDay + i));
+  if (name === "lat") return bytes(Float64Array.from({ length: GRID.height }, (_, row) => rowToLat(row)));
+  if (name === "lon") return bytes(Float64Array.from({ length: GRID.width }, (_, col) => colToLon(col)));
+  if (name === "crs") return bytes(new Int32Array(1));
+  if (name !== zv.variable.name) return null;
+  const [t, row, col] = index;
+  return bytes(group === "maps" ? await readMapsChunk(zv, t, row, col) : await readSeriesChunk(zv, CHUNK_SHAPES.series, t, row, col));
+}

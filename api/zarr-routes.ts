@@ -1,0 +1,81 @@
+// The Zarr view's entries of the one route table (api/routes.ts spreads them into ROUTES): paths, handlers and
+// what the OpenAPI document says of them, under their own tag. Typed where they are spread (RouteSpec), so this
+// module imports nothing of the table.
+
+import type { ErrorKind } from "./errors.js";
+import { answerZarrArrayKey, answerZarrGroupKey, answerZarrLatest, checkZarrPath } from "./zarr-answers.js";
+
+const TAG = "zarr";
+const ERRORS: ErrorKind[] = ["not_found"];
+
+const group = { name: "group", description: "`maps` (chunks of one day by one 256 x 256 tile) or `series` (chunks of many days by a few cells).", schema: { type: "string", enum: ["maps", "series"] } };
+const array = {
+  name: "array",
+  description: "An array of the group: the variable's (its API name, such as `air_temperature_max`), `time`, `lat`, `lon` or `crs`.",
+  schema: { type: "string", pattern: "^[a-z_]{1,64}$" },
+};
+const arrayKey = {
+  name: "key",
+  description: "`.zarray`, `.zattrs`, or a chunk key: indices joined by `.` (`0.1.2`; `0` for a coordinate).",
+  schema: { type: "string", pattern: "^(\\.zarray|\\.zattrs|(0|[1-9][0-9]{0,8})(\\.(0|[1-9][0-9]{0,8})){0,2})$" },
+};
+
+/** A Zarr key's answer: JSON metadata, or a chunk (zlib-compressed float32, int32 or float64, C order). */
+const CONTENT = {
+  "application/json": { schema: { type: "object", description: "Zarr v2 metadata: `.zgroup`, `.zattrs`, `.zarray`, or the consolidated `.zmetadata`." } },
+  "application/octet-stream": { schema: { type: "string", description: "One chunk, compressed with numcodecs' zlib (as its `.zarray` says)." } },
+};
+
+const PINNED =
+  "Pinned keys never change: an ETag, `Cache-Control: immutable`, HEAD and single byte ranges (Range, 206, 416). A chunk none of whose cells the version holds (outside its window or dates, a gap) and every unknown key answer 404, which Zarr readers take as the fill value (NaN).";
+
+export const ZARR_ROUTES = [
+  {
+    method: "GET" as const,
+    path: "/zarr/v2/:id/:group/:key",
+    operationId: "getZarrGroupKey",
+    tag: TAG,
+    computed: true,
+    summary: "A group-level key of a version's Zarr v2 view: `.zgroup`, `.zattrs`, or the consolidated metadata `.zmetadata`.",
+    description: `Open the group with \`xarray.open_zarr("<server>/zarr/v2/<id>/maps")\` or GDAL's \`ZARR:"/vsicurl/<server>/zarr/v2/<id>/maps"\`. ${PINNED}`,
+    pathParams: [group, { name: "key", description: "`.zgroup`, `.zattrs` or `.zmetadata`.", schema: { type: "string", enum: [".zgroup", ".zattrs", ".zmetadata"] } }],
+    answers: [],
+    content: { "application/json": CONTENT["application/json"] },
+    errors: ERRORS,
+    etag: "immutable" as const,
+    ranges: true,
+    precheck: checkZarrPath,
+    handle: answerZarrGroupKey,
+  },
+  {
+    method: "GET" as const,
+    path: "/zarr/v2/:id/:group/:array/:key",
+    operationId: "getZarrArrayKey",
+    tag: TAG,
+    computed: true,
+    summary: "An array-level key of a version's Zarr v2 view: `.zarray`, `.zattrs`, or a chunk computed from the verified pieces.",
+    description: `${PINNED} With \`latest\` as the id the path is \`/zarr/v2/latest/{dataset_key}/{group}/{key}\`: 302 to the same group-level key of that dataset's newest version.`,
+    pathParams: [group, array, arrayKey],
+    answers: [],
+    content: CONTENT,
+    errors: ERRORS,
+    etag: "immutable" as const,
+    ranges: true,
+    redirects: true,
+    precheck: checkZarrPath,
+    handle: answerZarrArrayKey,
+  },
+  {
+    method: "GET" as const,
+    path: "/zarr/v2/latest/:dataset/:group/:array/:key",
+    operationId: "getZarrLatest",
+    tag: TAG,
+    summary: "302 to the same array-level key of the newest published version of a dataset: follow today's data, or pin a version.",
+    pathParams: [{ name: "dataset", description: "A dataset key, such as `silo-tmax`.", schema: { type: "string", pattern: "^[a-zA-Z0-9_-]{1,128}$" } }, group, array, arrayKey],
+    answers: [],
+    errors: ERRORS,
+    redirects: true,
+    precheck: checkZarrPath,
+    handle: answerZarrLatest,
+  },
+];
