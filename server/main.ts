@@ -4,7 +4,7 @@ import { resolve } from "node:path";
 import { createApp, type App } from "./app.js";
 import { CatalogError } from "../format/archive.js";
 import { type ServeConfig, isDistUrl, readServeConfig } from "./settings.js";
-import { exampleQuery } from "./site.js";
+import { exampleQuery } from "./landing.js";
 
 function shellQuote(text: string): string {
   return `'${text.replaceAll("'", `'\\''`)}'`;

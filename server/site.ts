@@ -5,14 +5,11 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type Answer, CACHE_CONTROL, makeAnswer } from "../api/answer.js";
-import { makeDataRequest } from "../api/request.js";
-import { candidatesOf } from "../format/catalog.js";
-import type { Window } from "../format/grid.js";
 import { CATALOG_FILE, isReaderFile, objectPath } from "../format/objects.js";
-import { QUERY_VARIABLE } from "../format/records.js";
 import type { Snapshot } from "../format/snapshot.js";
 import { type Platform, type Storage, StorageError } from "../format/storage.js";
 import { type BodyState, sendAnswer } from "./http.js";
+import { landingPage } from "./landing.js";
 
 const HTML_TYPE = "text/html; charset=utf-8";
 const TYPES: Record<string, string> = {
@@ -25,59 +22,6 @@ const TYPES: Record<string, string> = {
 
 /** Pieces are sent in reads of this size: a whole series piece (tens of MB) never sits in memory at once. */
 const PIECE_READ_BYTES = 1 << 20;
-
-/**
- * A request that returns data: 2 x 2 cells at the centre of the newest query candidate's first date (inland
- * Australia on the full grid); null when no version answers queries.
- */
-export function exampleQuery(snapshot: Snapshot): object | null {
-  const newest = candidatesOf(snapshot.pointer, QUERY_VARIABLE)[0];
-  if (!newest || newest.coverage.windowAll[2] === 0) return null;
-  const [col, row, width, height] = newest.coverage.windowAll;
-  const window: Window = [col + Math.max(0, Math.floor(width / 2) - 1), row + Math.max(0, Math.floor(height / 2) - 1), Math.min(2, width), Math.min(2, height)];
-  return makeDataRequest(window, newest.coverage.first, newest.coverage.first);
-}
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-/** The landing page: what this is, and links to the explorer, the OpenAPI document and a query to try. */
-export function landingPage(snapshot: Snapshot | null): string {
-  const query = snapshot && exampleQuery(snapshot);
-  const queryText = query ? JSON.stringify(query) : null;
-  const tryQuery = queryText
-    ? `<h2>A query to try</h2>
-<pre id="query">${escapeHtml(queryText)}</pre>
-<p><button id="run">POST it to /api/v1/data/query</button> or with curl:</p>
-<pre>curl -sS -X POST "$BASE/api/v1/data/query" -H 'Content-Type: application/json' -d '${escapeHtml(queryText)}'</pre>
-<pre id="answer" hidden></pre>
-<script>
-document.getElementById("run").onclick = async () => {
-  const answer = document.getElementById("answer");
-  const response = await fetch("api/v1/data/query", { method: "POST", headers: { "Content-Type": "application/json" }, body: document.getElementById("query").textContent });
-  answer.textContent = response.status + " " + response.statusText + "\\n" + (await response.text());
-  answer.hidden = false;
-};
-</script>`
-    : `<p>${snapshot ? "No published version answers queries yet." : "The catalog cannot be read just now; /api/health says more."}</p>`;
-  return `<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Climate data service</title>
-<style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}pre{background:#f4f4f4;padding:.5rem;overflow-x:auto;white-space:pre-wrap;word-break:break-all}</style>
-</head>
-<body>
-<h1>Climate data service</h1>
-<p>SILO daily maximum temperature on its 0.05&deg; grid, and station observations: immutable, content-hashed versions.</p>
-<ul>
-<li><a href="explorer/">The explorer</a>: the map of the newest version, a cell's whole series, a box as CSV</li>
-<li><a href="api/v1/openapi.json">The OpenAPI document</a> of every route</li>
-<li><a href="api/v1/capabilities">Capabilities</a>, <a href="api/v1/datasets">the catalog</a>, <a href="api/health">health</a></li>
-</ul>
-${tryQuery}
-</body>
-</html>
-`;
-}
 
 /**
  * A single closed byte range `bytes=a-b` (what the mirror client and browsers' readers send); null for none, or
@@ -110,7 +54,7 @@ export async function answerSite(site: Site, req: IncomingMessage, res: ServerRe
   if (path === "/") {
     // a catalog that cannot be read leaves the page without its example, never without the page
     const snapshot = await site.snapshot().catch(() => null);
-    const answer = await makeAnswer(site.platform, landingPage(snapshot), { type: HTML_TYPE, cache: snapshot ? "short" : "no-store" });
+    const answer = await makeAnswer(site.platform, landingPage(snapshot, requestBase(req)), { type: HTML_TYPE, cache: snapshot ? "short" : "no-store" });
     await sendAnswer(req, res, answer, body);
     return true;
   }
@@ -141,6 +85,12 @@ export async function answerSite(site: Site, req: IncomingMessage, res: ServerRe
     else throw err;
   }
   return true;
+}
+
+/** This server's address as the request named it (its Host), for commands that work as pasted. */
+function requestBase(req: IncomingMessage): string {
+  const host = req.headers.host && /^[A-Za-z0-9.:[\]-]+$/.test(req.headers.host) ? req.headers.host : "127.0.0.1";
+  return `${(req.socket as { encrypted?: boolean }).encrypted ? "https" : "http"}://${host}`;
 }
 
 /** A dist file the storage cannot read now (a disk or a remote host failing): the contract's 503, never a 500. */

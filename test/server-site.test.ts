@@ -1,6 +1,8 @@
 // The server's front door: the landing page at /, the explorer at /explorer/ and the dist files it reads, taken
 // from the dist byte for byte; never a file outside the dist or beside its reader files, however the path is spelled.
 
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { suite } from "uvu";
@@ -11,7 +13,7 @@ import { objectPath } from "../format/objects.js";
 import { openVersion } from "../format/versions.js";
 import { createApp } from "../server/app.js";
 import { startNginx } from "./nginx.js";
-import { type Fixture, type Served, assertError, buildFixture, copyDist, exchange, post, withServer } from "./server-fixture.js";
+import { type Fixture, type Served, assertError, buildDemoDist, buildFixture, copyDist, exchange, post, withServer } from "./server-fixture.js";
 
 let fixture: Fixture;
 const site = suite("landing page, explorer and dist files");
@@ -29,19 +31,37 @@ async function dayPiece(dist: string): Promise<{ path: string; bytes: Buffer }> 
   return { path, bytes: await readFile(join(dist, path)) };
 }
 
-site("site - the landing page links the explorer, the OpenAPI document and the catalog, and its example query answers rows", async () => {
+site("site - the landing page: what is published, its links, an editable query that answers rows and a curl that runs as pasted", async () => {
   await withServer(fixture.dist, async (served: Served) => {
     const page = await exchange(served, "/");
     assert.is(page.status, 200);
     assert.is(page.headers["content-type"], "text/html; charset=utf-8");
     const links = [...page.text.matchAll(/href="([^"]+)"/g)].map((m) => m[1]);
-    assert.equal(links, ["explorer/", "api/v1/openapi.json", "api/v1/capabilities", "api/v1/datasets", "api/health"]);
-    for (const link of links) assert.is((await exchange(served, `/${link}`)).status, 200, link);
+    const zarr = ["maps", "series"].map((group) => `zarr/v2/latest/${fixture.b.dataset_key}/${group}/.zmetadata`);
+    assert.equal(links, [...zarr, "explorer/", "api/v1/openapi.json", "api/v1/capabilities", "api/v1/datasets", "api/health"]);
+    for (const link of links) assert.is((await exchange(served, `/${link}`, {})).status, link.startsWith("zarr/v2/latest/") ? 302 : 200, link);
     assert.is((await exchange(served, "/favicon.ico")).status, 204, "no icon, and no 404 in a browser's console");
-    const query = JSON.parse(/<pre id="query">([^<]+)<\/pre>/.exec(page.text)![1].replaceAll("&#34;", '"'));
+    // the newest version of the one variable the fixture publishes, and no banner: its data is not generated
+    assert.match(page.text, new RegExp(`<td>daily maximum temperature</td>.*<code>${fixture.b.id}</code>`));
+    assert.not.match(page.text, /id="banner"/);
+    const query = JSON.parse(/<textarea id="query"[^>]*>([^<]+)<\/textarea>/.exec(page.text)![1].replaceAll("&#34;", '"'));
     const answer = await post(served, "/api/v1/data/query", query);
     assert.is(answer.status, 200);
     assert.is(answer.json().data.length, 4);
+    // the curl line names this server's address: pasted into a shell, it answers the same rows
+    const curl = /<pre id="curl">([^<]+)<\/pre>/.exec(page.text)![1].replaceAll("&#34;", '"').replaceAll("&#39;", "'");
+    assert.ok(curl.startsWith(`curl -sS ${served.url}/api/v1/data/query `), curl);
+    // (asynchronously: this process is the server the command asks)
+    const pasted = await promisify(execFile)("bash", ["-c", curl], { encoding: "utf8", timeout: 30_000 });
+    assert.equal(JSON.parse(pasted.stdout).data, answer.json().data);
+  });
+});
+
+site("site - the landing page of the generated demo says so in a banner", async () => {
+  await withServer(await buildDemoDist(), async (served: Served) => {
+    const page = await exchange(served, "/");
+    assert.match(page.text, /<p id="banner">Generated demo data: synthetic values on the SILO grid, not observations\./);
+    for (const v of ["daily maximum temperature", "daily minimum temperature", "daily rainfall", "daily solar radiation", "vapour pressure"]) assert.match(page.text, `<td>${v}</td>`);
   });
 });
 

@@ -1,7 +1,7 @@
 // make sync against a real static host (nginx): a mirror made from nothing and updated after one more publish
 // upstream downloads only that publish's files, verifies under make verify after each, does nothing when nothing
 // changed, refuses a tampered upstream object naming its URL with its catalog.json as it was, completes after a
-// SIGKILL, and applies an upstream prune only once the pruned catalog is in place; README's rclone commands keep a
+// SIGKILL, and applies an upstream prune only once the pruned catalog is in place; docs/mirrors.md's rclone commands keep a
 // folder standing in for a bucket in step.
 
 import { MAX_TEMP } from "../format/variables.js";
@@ -237,10 +237,10 @@ mirrorSuite("sync - from make mirror's host, which labels the .br copies Content
   }
 });
 
-mirrorSuite("sync - README's rclone commands keep a folder standing in for a bucket in step: objects first, catalog.json last", async () => {
-  const readme = await readFile(join(REPO, "README.md"), "utf8");
-  const block = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]).find((b) => b.includes("rclone copyto"));
-  assert.ok(block, "README shows the rclone commands");
+mirrorSuite("sync - docs/mirrors.md's rclone commands keep a folder standing in for a bucket in step: objects first, catalog.json last", async () => {
+  const page = await readFile(join(REPO, "docs", "mirrors.md"), "utf8");
+  const block = [...page.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]).find((b) => b.includes("rclone copyto"));
+  assert.ok(block, "docs/mirrors.md shows the rclone commands");
   const bucket = freshDir("bucket");
   const script = block!
     .split("\n")
