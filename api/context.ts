@@ -39,6 +39,8 @@ export interface Context {
   readonly environment: string;
   /** the bound of a 413's body, plan included (docs/contract.md §3.3: 1,000,000 bytes; tests scale it down) */
   readonly planBytes: number;
+  /** the bound on values of a series call (api/series-params.ts MAX_SERIES_VALUES; tests scale it down) */
+  readonly seriesMaxValues: number;
   openApiText(): string;
   /** Throws 503 service_unavailable when version `id` failed verification in this catalog (docs/contract.md §4.6). */
   assertAvailable(id: string): void;

@@ -20,6 +20,7 @@ const STATUS_BY_KIND = {
   coverage_unavailable: 422,
   no_cell_centers: 422,
   unsupported_grid: 422,
+  missing_values: 422,
   service_unavailable: 503,
   acquisition_not_ready: 503,
 } as const;

@@ -30,6 +30,7 @@ export function answerCapabilities(ctx: Context): Promise<Answer> {
       layers: true,
       sample: true,
       catalogPagination: true,
+      series: true,
       acquisition: false,
       payments: false,
     },
@@ -57,6 +58,7 @@ export function answerCapabilities(ctx: Context): Promise<Answer> {
       resolve: `${base}/api/v1/data/resolve`,
       query: `${base}/api/v1/data/query`,
       requests: `${base}/api/v1/data/requests`,
+      series: `${base}/api/v1/series`,
       openapi: `${base}/api/v1/openapi.json`,
     },
   };

@@ -84,6 +84,7 @@ const KIND_MEANINGS: Record<ErrorKind, string> = {
   coverage_unavailable: "`coverage_unavailable`: no compatible published version covers every selected cell on every date",
   no_cell_centers: "`no_cell_centers`: the box overlaps the grid but holds none of its cell centres",
   unsupported_grid: "`unsupported_grid`: the candidate grid is not a north-up regular EPSG:4326 grid",
+  missing_values: "`missing_values`: an APSIM weather file cannot hold a missing value, and the place misses some (or is ocean)",
   service_unavailable: "`service_unavailable`: the server is busy (with `Retry-After`), or the catalog or this version's files cannot be read or verified; retry with exponential backoff",
   acquisition_not_ready: "`acquisition_not_ready`: acquisition is not enabled; POST the data request to /api/v1/data/query",
 };
@@ -122,7 +123,7 @@ function headersOf(names: HeaderName[], extra: Json = {}): Json {
 }
 
 /** The section 7 body with the `error` values this answer carries (a 500's is no kind: it names no cause). */
-const errorSchema = (kinds: string[], plan = false) => ({
+const errorSchema = (kinds: string[], plan = false, planItem?: Json) => ({
   allOf: [
     refSchema("error"),
     {
@@ -132,17 +133,22 @@ const errorSchema = (kinds: string[], plan = false) => ({
         ...(plan
           ? {
               plan: {
-                description:
-                  "With `request_too_large` and `response_too_large`: complete data requests (same fields and format, pinned to the version that would answer), each within every limit, whose answers concatenated in order hold exactly the rows asked for, in order (CSV: keep the first header line only). Split by date first, then by bands of whole cell rows, north to south.",
+                description: planItem
+                  ? "With `request_too_large`: calls that each fit, whose answers concatenated in order hold exactly the values asked for (CSV: keep the first header line only)."
+                  : "With `request_too_large` and `response_too_large`: complete data requests (same fields and format, pinned to the version that would answer), each within every limit, whose answers concatenated in order hold exactly the rows asked for, in order (CSV: keep the first header line only). Split by date first, then by bands of whole cell rows, north to south.",
                 type: "array",
                 minItems: 1,
-                items: schemaRef("data-request.schema.json"),
+                items: planItem ?? schemaRef("data-request.schema.json"),
               },
-              planRest: {
-                description:
-                  "Present when `plan` would not fit this answer's 1,000,000 bytes: `plan` then holds the parts of the first dates (whole dates), and `planRest` is the original request, pinned, with its period starting at the first date `plan` does not cover. Asking it answers 413 with the next parts (and perhaps the next `planRest`): following `plan`, then `planRest` until it is absent, gives exactly the rows asked for, in order.",
-                ...schemaRef("data-request.schema.json"),
-              },
+              ...(planItem
+                ? {}
+                : {
+                    planRest: {
+                      description:
+                        "Present when `plan` would not fit this answer's 1,000,000 bytes: `plan` then holds the parts of the first dates (whole dates), and `planRest` is the original request, pinned, with its period starting at the first date `plan` does not cover. Asking it answers 413 with the next parts (and perhaps the next `planRest`): following `plan`, then `planRest` until it is absent, gives exactly the rows asked for, in order.",
+                      ...schemaRef("data-request.schema.json"),
+                    },
+                  }),
             }
           : {}),
       },
@@ -152,26 +158,27 @@ const errorSchema = (kinds: string[], plan = false) => ({
 
 type Method = "get" | "post" | "head";
 
+/** The JSON schema of a route's 200; a GET route without a contract schema is this document's own route. */
+function okSchema(route: RouteSpec): Json {
+  if (route.answers.length === 1) return schemaRef(route.answers[0]);
+  if (route.answers.length > 1) return { oneOf: route.answers.map(schemaRef) };
+  return {
+    type: "object",
+    description: "An OpenAPI 3.1 document.",
+    required: ["openapi", "info", "paths"],
+    properties: { openapi: { type: "string", const: "3.1.0" }, info: { type: "object" }, paths: { type: "object" } },
+  };
+}
+
 /** The answers of a route's operation: 200, 304 with an ETag, its errors by status, 500 and 503. */
 function describeResponses(route: RouteSpec, method: Method): Json {
   const head = method === "head";
   const body = (content: Json) => (head ? {} : { content });
   const bodyHeaders: HeaderName[] = [head ? "Repr-Digest" : "Content-Digest", "Access-Control-Allow-Origin", "Cache-Control"];
   const responses: Json = {};
-  if (route.answers.length > 0 || route.content || (route.method === "GET" && !route.redirects)) {
-    // a GET route without a contract schema is this document's own route
-    const schema =
-      route.answers.length === 0
-        ? {
-            type: "object",
-            description: "An OpenAPI 3.1 document.",
-            required: ["openapi", "info", "paths"],
-            properties: { openapi: { type: "string", const: "3.1.0" }, info: { type: "object" }, paths: { type: "object" } },
-          }
-        : route.answers.length === 1
-          ? schemaRef(route.answers[0])
-          : { oneOf: route.answers.map(schemaRef) };
-    const content: Json = route.content ? { ...route.content } : { "application/json": { schema } };
+  if (route.document) responses["200"] = route.document.ok(head);
+  else if (route.answers.length > 0 || route.content || (route.method === "GET" && !route.redirects)) {
+    const content: Json = route.content ? { ...route.content } : { "application/json": { schema: okSchema(route) } };
     if (route.csv) {
       content["text/csv"] = {
         schema: {
@@ -202,7 +209,7 @@ function describeResponses(route: RouteSpec, method: Method): Json {
     const plan = status === 413 && kinds.includes("request_too_large");
     const description = kinds.map((k) => KIND_MEANINGS[k]).join("; ") + (plan ? "; `plan` splits a too large request into requests that fit." : ".");
     const headers = headersOf(status === 503 ? [...bodyHeaders, "Retry-After"] : bodyHeaders); // Retry-After: a busy server
-    responses[String(status)] = { description, headers, ...body({ "application/json": { schema: errorSchema(kinds, plan) } }) };
+    responses[String(status)] = { description, headers, ...body({ "application/json": { schema: errorSchema(kinds, plan, route.document?.planItem) } }) };
   }
   responses["500"] = {
     description: `\`${INTERNAL_ERROR_BODY.error}\`: an unexpected failure, logged by the server; the body says nothing of its cause.`,

@@ -8,6 +8,8 @@ import { dateToDayNumber, listDates } from "../format/dates.js";
 import { type Window, windowBbox } from "../format/grid.js";
 import { schemas, toIssues, validatorFor } from "../schemas/validate.js";
 import { HttpError, type Issue } from "./errors.js";
+import { describeSeriesCall } from "./series-hint.js";
+import { findVariable } from "../format/variables.js";
 import { type Platform, fromUtf8, utf8 } from "../format/storage.js";
 
 /** The data request after the contract check, with `format` filled in (docs/contract.md §3.1). */
@@ -78,6 +80,21 @@ function rejectRequest(issues: Issue[]): HttpError {
 }
 
 /**
+ * Another SILO variable than the direct query's (docs/contract.md §8.1) is served by the series route: its enum
+ * issue says so, with the call for this request.
+ */
+function pointToSeries(issues: Issue[], spec: unknown): Issue[] {
+  const asked = (spec as { variables?: unknown }).variables;
+  return issues.map((issue) => {
+    const value = Array.isArray(asked) && issue.code === "enum" && issue.path[0] === "variables" && issue.path.length === 2 ? asked[issue.path[1] as number] : undefined;
+    const variable = typeof value === "string" ? findVariable(value) : undefined;
+    if (!variable || variable.name === QUERY_VARIABLE) return issue;
+    const message = `${value} is not answered by the direct query (air_temperature_max only); ${describeSeriesCall(spec, variable.name)}`;
+    return { ...issue, message };
+  });
+}
+
+/**
  * The contract check shared by validate, resolve and query (docs/contract.md §3): the schema, then the run-time
  * rules it cannot express. Any violation is 422 invalid_request with issues pointing at the fields.
  */
@@ -87,7 +104,7 @@ export function checkRequest(spec: unknown): RequestConfig {
   }
   const validate = validatorFor("data-request.schema.json");
   // ajv fills `format` with its default here (useDefaults), on the body we own.
-  if (!validate(spec)) throw rejectRequest(toIssues(validate.errors, spec));
+  if (!validate(spec)) throw rejectRequest(pointToSeries(toIssues(validate.errors, spec), spec));
   const config = spec as RequestConfig;
   config.format ??= "json";
   // period and units accept extra properties and ignore them: the checked request (validate's echo, the hash,
@@ -110,7 +127,7 @@ export function checkRequest(spec: unknown): RequestConfig {
     issues.push({
       code: "too_many_days",
       path: ["period", "end"],
-      message: `the period holds ${days} days; at most ${LIMITS.maxDays} are allowed (inclusive bounds)`,
+      message: `the period holds ${days} days; at most ${LIMITS.maxDays} are allowed (inclusive bounds). ${describeSeriesCall(config)}`,
     });
   }
   if (issues.length > 0) throw rejectRequest(issues);

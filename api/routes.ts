@@ -11,6 +11,8 @@ import { answerCapabilities, answerHealth, answerOpenApi } from "./meta.js";
 import type { Context } from "./context.js";
 import { TILE_PARAM } from "./params.js";
 import { checkRequest, parseJsonBody } from "./request.js";
+import { SERIES_DESCRIPTION, SERIES_PARAMETERS, SERIES_PLAN_ITEM, describeSeriesOk } from "./series-openapi.js";
+import { answerSeries, precheckSeries } from "./series-route.js";
 import { ZARR_ROUTES } from "./zarr-routes.js";
 
 export interface ParameterSpec {
@@ -50,6 +52,11 @@ export interface RouteSpec {
    * request that fails them is answered at once, never queued nor shed
    */
   precheck?: (ctx: Context) => void;
+  /**
+   * The OpenAPI description of a 200 the contract's schemas do not cover (its media types and headers; `head`: the
+   * HEAD form), and the schema of its 413's plan items (default: data requests)
+   */
+  document?: { ok: (head: boolean) => Record<string, unknown>; planItem?: Record<string, unknown> };
   handle: (ctx: Context) => Promise<Answer>;
   /** documentation of routes beyond the contract (the Zarr view): their OpenAPI tag, path parameters besides `id`, */
   tag?: string;
@@ -217,6 +224,21 @@ export const ROUTES: RouteSpec[] = [
     errors: [...POST_ERRORS, "request_too_large", "response_too_large", "coverage_unavailable", "no_cell_centers", "unsupported_grid"],
     precheck: checkDataRequest,
     handle: answerQuery,
+  },
+  {
+    method: "GET",
+    path: "/api/v1/series",
+    operationId: "getSeries",
+    computed: true,
+    summary: "Places over any period in one call (SILO's whole archive at a place): tidy CSV, JSON with a provenance manifest, or an APSIM weather file.",
+    description: SERIES_DESCRIPTION,
+    query: SERIES_PARAMETERS,
+    answers: [],
+    errors: ["invalid_parameters", "request_too_large", "coverage_unavailable", "missing_values"],
+    etag: "short",
+    document: { ok: (head) => describeSeriesOk(head, true), planItem: SERIES_PLAN_ITEM },
+    precheck: precheckSeries,
+    handle: answerSeries,
   },
   {
     method: "POST",

@@ -13,6 +13,7 @@ import { HttpError, INTERNAL_ERROR_BODY, errorToBody } from "./errors.js";
 import { buildOpenApi } from "./openapi.js";
 import { payloadTooLarge } from "./request.js";
 import { type RouteSpec, findRoute } from "./routes.js";
+import { MAX_SERIES_VALUES } from "./series-params.js";
 import { ByteSink } from "./serialize.js";
 
 export type { ApiRequest };
@@ -33,6 +34,8 @@ export interface ServiceOptions extends ArchiveOptions {
   answerCacheBytes?: number;
   /** the bound of a 413's body, plan included (default the contract's 1,000,000 bytes; tests scale it down) */
   planBytes?: number;
+  /** the bound on values of a series call (default MAX_SERIES_VALUES; tests scale it down) */
+  seriesMaxValues?: number;
 }
 
 export class Service {
@@ -54,6 +57,7 @@ export class Service {
   private readonly throwUnverified: boolean;
   private openApi: string | null = null;
   private readonly planBytes: number;
+  private readonly seriesMaxValues: number;
 
   constructor(options: ServiceOptions) {
     this.archive = new Archive(options.storage, options.platform, options);
@@ -62,6 +66,7 @@ export class Service {
     this.throwUnverified = options.onUnverified === "throw";
     this.answers = new LruCache(options.answerCacheBytes ?? 8 << 20);
     this.planBytes = options.planBytes ?? LIMITS.maxResponseBytes;
+    this.seriesMaxValues = options.seriesMaxValues ?? MAX_SERIES_VALUES;
   }
 
   get platform(): Platform {
@@ -179,6 +184,7 @@ export class Service {
       platform,
       environment: this.environment,
       planBytes: this.planBytes,
+      seriesMaxValues: this.seriesMaxValues,
       openApiText: () => (this.openApi ??= JSON.stringify(buildOpenApi())),
       assertAvailable: (id) => {
         if (this.failures.has(id)) throw unavailable(`Dataset version ${id}`);

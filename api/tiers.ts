@@ -20,7 +20,7 @@ export interface SelectedDay {
 }
 
 /** Days [from, to) of a series span (0 = its first date). */
-interface SpanSlice {
+export interface SpanSlice {
   span: SeriesSpan;
   from: number;
   to: number;
@@ -49,7 +49,7 @@ export async function selectDays(view: RasterView, coverage: Coverage, window: W
 }
 
 /** The spans that hold `first`..`last` in order, or null when some date of it has no span. */
-function findSlices(spans: SeriesSpan[], first: string, last: string): SpanSlice[] | null {
+export function findSlices(spans: SeriesSpan[], first: string, last: string): SpanSlice[] | null {
   let lo = 0;
   let hi = spans.length - 1;
   while (lo < hi) {

@@ -138,9 +138,9 @@ function toMs(text: string): number {
   return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
 }
 
-/** wrk, one thread, 10 connections, for `seconds`; a Lua script for POST bodies or varied requests. */
-export async function runWrk(url: string, seconds: number, script?: string, headers: Record<string, string> = {}): Promise<WrkResult> {
-  const args = ["-t1", "-c10", `-d${seconds}s`, "--latency", ...(script ? ["-s", script] : [])];
+/** wrk, one thread, 10 connections (or `connections`), for `seconds`; a Lua script for POST bodies or varied requests. */
+export async function runWrk(url: string, seconds: number, script?: string, headers: Record<string, string> = {}, connections = 10): Promise<WrkResult> {
+  const args = ["-t1", `-c${connections}`, `-d${seconds}s`, "--latency", ...(script ? ["-s", script] : [])];
   for (const [k, v] of Object.entries(headers)) args.push("-H", `${k}: ${v}`);
   const { stdout } = await run("wrk", [...args, url], { timeout: (seconds + 30) * 1000 });
   const rps = Number(/Requests\/sec:\s+([0-9.]+)/.exec(stdout)?.[1] ?? 0);

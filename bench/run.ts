@@ -10,7 +10,8 @@
 // one more full-grid day onto a 365-day mirror (bench/sync.ts); (3) a long
 // small-window archive: publish time and memory under an open-file limit of 1024, one more day, start-up,
 // memory, the largest answer, and a cold mirror client reading one place over thirty years; (3b) the Zarr view
-// (bench/zarr.ts) over the year and the long archive. The sources rows
+// (bench/zarr.ts) over the year and the long archive; (3c) GET /api/v1/series (bench/series-route.ts) beside sirv.
+// The sources rows
 // (bench/sources-bench.ts; alone with BENCH_ONLY=sources) follow phases (1) and (3); the five-variable rows
 // (bench/variables-bench.ts, bench/variable-long.ts; alone with BENCH_ONLY=variables) follow phases (1), (2b) and
 // (3), each beside its max_temp row. (4) operations (bench/
@@ -37,6 +38,7 @@ import { BENCH_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./source
 import { addDays, appendSeason, measureMirrorReads, pointQuery, seriesRead } from "./series.js";
 import { benchRemote } from "./remote.js";
 import { benchSync } from "./sync.js";
+import { benchSeriesRoute } from "./series-route.js";
 import { type OperationsContext, linkFolder, runProbe, sizeOfTree } from "./tools.js";
 import { runOperations } from "./operations.js";
 import { benchVariableLong } from "./variable-long.js";
@@ -350,6 +352,9 @@ try {
 
   // (3b) The Zarr view over the year and the long archive ----------------------------------------------------
   await benchZarr({ say, log, figures, work, seconds: SECONDS }, dist, longDist);
+
+  // (3c) GET /api/v1/series: a place over a year and over the whole archive, many places and variables (bench/series-route.ts)
+  await benchSeriesRoute({ work, say, log, figures, seconds: SECONDS, fail: (why) => (failures++, say(`  !! ${why}: a goal is not met`)) });
 
   // (4) Operations ------------------------------------------------------------------------------------------
   await runOperations(operations(opsDist, nextOnly), "operations");

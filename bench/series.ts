@@ -120,9 +120,9 @@ export function pointQuery(col: number, row: number, first: string, last: string
   };
 }
 
-/** client.series of a global cell over first..last (consecutive 31-day queries). */
+/** client.series of a global cell over first..last: one call of the series route, CSV. */
 export function seriesRead(col: number, row: number, first: string, last: string): ReadCase["read"] {
-  return (client) => client.series([colToLon(col), rowToLat(row)], first, last);
+  return (client) => client.series({ lat: rowToLat(row), lon: colToLon(col), start: first, end: last });
 }
 
 export const addDays = (date: string, days: number) => dayNumberToDate(dateToDayNumber(date) + days);

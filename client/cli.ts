@@ -1,5 +1,5 @@
 // `npm run --silent mirror -- <mirror-url> <METHOD> <path> [<body-file>]`, `-- series <mirror-url> <lon> <lat>
-// <start> <end> [--csv]` or `-- diff <mirror-url> <old-id> <new-id> [--json]`: the mirror client as a command. The answer
+// [<start> <end>] [--format csv|json|met]` or `-- diff <mirror-url> <old-id> <new-id> [--json]`: the mirror client as a command. The answer
 // body goes to stdout as it is, `HTTP <status>` and its headers to stderr. Exit 0 for any answer the interface
 // computed (4xx and 5xx included), 2 when the mirror cannot be read or a piece fails verification, 64 on bad usage, 1 otherwise (an unreadable body-file).
 
@@ -8,7 +8,7 @@ import { buffer } from "node:stream/consumers";
 import { AnswerError, CatalogError, type DateSide, IntegrityError, StorageError, createMirrorClient } from "./index.js";
 
 const USAGE = `usage: npm run --silent mirror -- <mirror-url> <METHOD> <path> [<body-file>|-] [--content-type <type>]
-       npm run --silent mirror -- series <mirror-url> <lon> <lat> <start> <end> [--csv]
+       npm run --silent mirror -- series <mirror-url> <lon> <lat> [<start> <end>] [--format csv|json|met] [--variables a,b]
        npm run --silent mirror -- diff <mirror-url> <old-id> <new-id> [--json]
 
   mirror-url    where the dist is served (the folder with catalog.json), e.g. http://127.0.0.1:8081/
@@ -18,9 +18,9 @@ const USAGE = `usage: npm run --silent mirror -- <mirror-url> <METHOD> <path> [<
 The answer body goes to stdout, "HTTP <status>" and its headers to stderr. Exit 0 for any answer (4xx and 5xx
 included), 2 when the mirror cannot be read or fails verification, 64 on bad usage.
 
-series: one cell's values from start to end (any length), as the consecutive 31-day queries a server answers,
-pinned to one version: with --csv one CSV (one header) streamed to stdout, else one JSON answer a line. Exit 1
-when a query is refused (the answer's error on stderr).
+series: the place's values from start to end (default: the whole period), GET /api/v1/series answered from the
+mirror, the very bytes a server sends: CSV (the default), JSON or an APSIM weather file (--format met, with
+--variables radiation,max_temp,min_temp,daily_rain). Exit 1 when the call is refused (the answer's error on stderr).
 
 diff: the dates whose cells differ between two versions, one a line: date, change (added, removed, revised), the
 sha256 of its source files in the old and in the new version (- when it holds no such date); with --json one
@@ -52,21 +52,32 @@ async function writeOut(bytes: Uint8Array | string): Promise<void> {
   await new Promise<void>((done, fail) => process.stdout.write(bytes, (err) => (err ? fail(err) : done())));
 }
 
+/** `--name value` or `--name=value` out of `args`; the rest stay positional. */
+function takeOption(args: string[], name: string): { value: string | undefined; rest: string[] } {
+  const rest: string[] = [];
+  let value: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === `--${name}`) value = args[++i];
+    else if (args[i].startsWith(`--${name}=`)) value = args[i].slice(name.length + 3);
+    else rest.push(args[i]);
+  }
+  return { value, rest };
+}
+
 async function runSeries(args: string[]): Promise<number> {
-  const csv = args.includes("--csv");
-  const positional = args.filter((a) => a !== "--csv");
-  if (positional.length !== 5) throw new UsageError("series expects <mirror-url> <lon> <lat> <start> <end>");
+  const formatOption = takeOption(args.filter((a) => a !== "--csv"), "format");
+  const variablesOption = takeOption(formatOption.rest, "variables");
+  const positional = variablesOption.rest;
+  const format = formatOption.value ?? "csv";
+  if (positional.length !== 3 && positional.length !== 5) throw new UsageError("series expects <mirror-url> <lon> <lat> [<start> <end>]");
+  if (!["csv", "json", "met"].includes(format)) throw new UsageError(`--format ${format} is not csv, json or met`);
   const [url, lon, lat, start, end] = positional;
   if (!/^https?:\/\//.test(url)) throw new UsageError(`${url} is not an http(s) URL`);
   if (!Number.isFinite(Number(lon)) || !Number.isFinite(Number(lat))) throw new UsageError(`${lon} ${lat} is not a longitude and latitude`);
   const client = createMirrorClient({ baseUrl: url, environment: process.env.SERVICE_ENVIRONMENT });
-  let first = true;
-  for await (const answer of client.seriesAnswers([Number(lon), Number(lat)], start, end, { format: csv ? "csv" : "json" })) {
-    const text = answer.text();
-    // one CSV: the header of the first answer only; JSON: each answer as it is, one a line
-    await writeOut(csv ? (first ? text : text.slice(text.indexOf("\r\n") + 2)) : `${text}\n`);
-    first = false;
-  }
+  const variables = variablesOption.value?.split(",");
+  const answer = await client.series({ lon: Number(lon), lat: Number(lat), start, end, variables, format: format as "csv" | "json" | "met" });
+  await writeOut(answer.body);
   return 0;
 }
 

@@ -12,11 +12,29 @@ import { type Dataset, QUERY_VARIABLE } from "../format/records.js";
 import { IntegrityError, StorageError, fromUtf8, utf8 } from "../format/storage.js";
 import { type Fetch, HttpStorage, type TransferStats } from "../format/http-storage.js";
 import { type DateDiff, type DateSide, diffVersions } from "./diff.js";
+import { type SeriesFormat, seriesPath } from "../api/series-params.js";
 import { type SeriesOptions, planSeries } from "./series.js";
 import { webPlatform } from "./platform.js";
 
 export { CatalogError, IntegrityError, StorageError };
-export type { DateDiff, DateSide, Fetch, SeriesOptions, TransferStats };
+export type { DateDiff, DateSide, Fetch, SeriesFormat, SeriesOptions, TransferStats };
+
+/** A call of GET /api/v1/series: places (the i-th latitude with the i-th longitude) over a period, as the route takes it. */
+export interface SeriesCall {
+  lat: number | number[];
+  lon: number | number[];
+  /** inclusive; default the whole period every asked variable holds */
+  start?: string;
+  end?: string;
+  /** API or SILO names (default air_temperature_max) */
+  variables?: string | string[];
+  /** csv (default), json or met */
+  format?: SeriesFormat;
+  /** pins, one per variable */
+  datasetVersion?: string | string[];
+}
+
+const listOf = <T>(x: T | T[] | undefined): T[] | undefined => (x === undefined ? undefined : Array.isArray(x) ? x : [x]);
 
 export interface MirrorClientOptions {
   /** where the dist is served: the folder that holds catalog.json (https://cdn.example/climate/) */
@@ -36,6 +54,8 @@ export interface MirrorClientOptions {
   catalogTtlMs?: number;
   /** where catalog reload failures are reported (default: nowhere; the previous catalog keeps answering) */
   warn?: (message: string) => void;
+  /** the bound on values of a series call, as the server's (default api/series-params.ts MAX_SERIES_VALUES; tests scale it down) */
+  seriesMaxValues?: number;
 }
 
 export interface MirrorRequest {
@@ -125,6 +145,7 @@ export class MirrorClient {
       onUnverified: "throw",
       cacheBytes,
       answerCacheBytes: Math.max(1 << 20, cacheBytes / 4),
+      seriesMaxValues: options.seriesMaxValues,
     });
   }
 
@@ -187,8 +208,27 @@ export class MirrorClient {
     }
   }
 
-  /** seriesAnswers collected: the answers, and (JSON) the rows of all of them in order. */
-  async series(points: [number, number] | [number, number][], start: string, end: string, options: SeriesOptions = {}): Promise<{ answers: MirrorAnswer[]; rows: unknown[] }> {
+  /**
+   * GET /api/v1/series from the mirror: places over any period in one answer (CSV, JSON or an APSIM file), the very
+   * bytes the server answers; rejects with AnswerError on any status but 200 (a 413's plan is in its answer).
+   */
+  async series(call: SeriesCall): Promise<MirrorAnswer> {
+    const path = seriesPath({
+      lats: listOf(call.lat)!,
+      lons: listOf(call.lon)!,
+      start: call.start,
+      end: call.end,
+      variables: listOf(call.variables),
+      format: call.format,
+      pins: listOf(call.datasetVersion),
+    });
+    const answer = await this.answer({ path });
+    if (answer.status !== 200) throw new AnswerError(answer);
+    return answer;
+  }
+
+  /** seriesAnswers collected: the answers of the 31-day queries, and (JSON) the rows of all of them in order. */
+  async seriesQueries(points: [number, number] | [number, number][], start: string, end: string, options: SeriesOptions = {}): Promise<{ answers: MirrorAnswer[]; rows: unknown[] }> {
     const answers: MirrorAnswer[] = [];
     for await (const answer of this.seriesAnswers(points, start, end, options)) answers.push(answer);
     const rows = options.format === "csv" ? [] : answers.flatMap((a) => a.json<{ data: unknown[] }>().data);

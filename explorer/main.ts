@@ -100,7 +100,7 @@ async function findVersions(): Promise<Version[]> {
 }
 
 interface SeriesAnswer {
-  /** first..last date of the query */
+  /** first..last date of the call */
   period: string;
   manifest: Record<string, unknown>;
   digest: string;
@@ -140,10 +140,10 @@ function describeProvenance(version: Version, series: SeriesAnswer[] = []): void
   if (series.length > 0) list.append(Object.assign(document.createElement("dt"), { textContent: "series" }), describeQueries(series));
 }
 
-/** The series' 31-day queries, folded: each one's period, dataSha256, requestSha256 and Content-Digest. */
+/** The series calls (one per run of held dates), folded: each one's period, dataSha256, requestSha256 and Content-Digest. */
 function describeQueries(series: SeriesAnswer[]): HTMLElement {
   const details = document.createElement("details");
-  details.append(Object.assign(document.createElement("summary"), { textContent: `${series.length} queries of 31 days at most, each verified` }));
+  details.append(Object.assign(document.createElement("summary"), { textContent: `${series.length} call${series.length === 1 ? "" : "s"} of GET /api/v1/series, each verified` }));
   for (const { period, manifest, digest } of series) {
     const line = `${period}: dataSha256 ${String(manifest.dataSha256)}; requestSha256 ${String(manifest.requestSha256)}; Content-Digest ${digest}`;
     details.append(Object.assign(document.createElement("div"), { textContent: line, className: "query" }));
@@ -282,18 +282,31 @@ function heldRuns(version: Version): [string, string][] {
   return runs;
 }
 
-/** The answers of the cell's series over the whole period, drawn as they arrive. */
+/** Rows of a series route's JSON answer at one cell, with the tile, row and column a query names (its lattice slot). */
+function toRows(version: Version, col: number, row: number, result: SeriesResult): Row[] {
+  const [tileRow, tileCol] = [Math.floor(row / 256), Math.floor(col / 256)];
+  const local = { row: row - Math.max(version.window[1], tileRow * 256), col: col - Math.max(version.window[0], tileCol * 256) };
+  const place = result.data.places[0];
+  const values = Object.values(place.values)[0];
+  return result.data.dates.map((date, i) => ({ date, longitude: place.longitude, latitude: place.latitude, value: values[i], tile: tileId(date, tileRow, tileCol), ...local }));
+}
+
+interface SeriesResult {
+  manifest: Record<string, unknown>;
+  data: { dates: string[]; places: { longitude: number; latitude: number; values: Record<string, (number | null)[]> }[] };
+}
+
+/** The cell's series over the whole period: one call of the series route per run of held dates, drawn as each arrives. */
 async function readWholeSeries(version: Version, col: number, row: number): Promise<{ rows: Row[]; answers: SeriesAnswer[] }> {
   const rows: Row[] = [];
   const answers: SeriesAnswer[] = [];
   for (const [start, end] of heldRuns(version)) {
-    for await (const answer of client.seriesAnswers([colToLon(col), rowToLat(row)], start, end, { datasetVersion: version.record.id })) {
-      const result = answer.json<{ manifest: Record<string, unknown>; data: Row[] }>();
-      rows.push(...result.data);
-      answers.push({ period: `${result.data[0].date}..${result.data[result.data.length - 1].date}`, manifest: result.manifest, digest: answer.headers["Content-Digest"] });
-      drawSeries(rows, version.variable.unit);
-      setStatus(`Reading the series of column ${col}, row ${row}: ${rows.length} of ${version.record.metadata.days} days…`);
-    }
+    const answer = await client.series({ lat: rowToLat(row), lon: colToLon(col), start, end, variables: version.variable.name, format: "json", datasetVersion: version.record.id });
+    const result = answer.json<SeriesResult>();
+    rows.push(...toRows(version, col, row, result));
+    answers.push({ period: `${start}..${end}`, manifest: result.manifest, digest: answer.headers["Content-Digest"] });
+    drawSeries(rows, version.variable.unit);
+    setStatus(`Reading the series of column ${col}, row ${row}: ${rows.length} of ${version.record.metadata.days} days…`);
   }
   return { rows, answers };
 }
@@ -330,7 +343,7 @@ async function showSeries(version: Version, col: number, row: number): Promise<v
   marker.style.display = "block";
   describeProvenance(version, answers);
   const { requests } = client.stats();
-  setStatus(`Series of column ${col}, row ${row}: ${rows.length} days in ${answers.length} queries, verified (${requests} requests to the mirror so far).`);
+  setStatus(`Series of column ${col}, row ${row}: ${rows.length} days in ${answers.length} call${answers.length === 1 ? "" : "s"}, verified (${requests} requests to the mirror so far).`);
 }
 
 /**

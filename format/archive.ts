@@ -300,6 +300,22 @@ export class Archive {
   }
 
   /**
+   * One cell's values on the span's days [from, to) into `out` from `at`, NaN for missing: one group directory and one
+   * chunk, and no array a day (a place over a century reads about 140 spans this way).
+   */
+  async readSeriesPoint(span: SeriesSpan, col: number, row: number, from: number, to: number, out: Float32Array, at: number): Promise<void> {
+    if (!containsWindow(span.window, [col, row, 1, 1])) throw new Error(`cell ${col},${row} is outside the series span ${span.first}..${span.last}`);
+    const days = dateToDayNumber(span.last) - dateToDayNumber(span.first) + 1;
+    const lattice = new GroupLattice(span.window, span.chunkSide);
+    const { group, slot } = lattice.locate(col, row);
+    const { block, entry } = await this.readChunk(span, lattice, group, slot, days);
+    const chunk = lattice.chunkWindow(group, slot);
+    const cell = (row - chunk[1]) * chunk[2] + (col - chunk[0]);
+    if (entry.layout === ChunkLayout.Cells) readBlockRow(block, cell, from, to, out, at);
+    else for (let d = from; d < to; d++) readBlockRow(block, d, cell, cell + 1, out, at + d - from);
+  }
+
+  /**
    * Cells of `area` (inside the span's window) on the span's days [from, to) (0 = its first date): one row-major
    * array per day, NaN for missing; reads one group directory and one chunk per chunk the area touches.
    */

@@ -105,6 +105,11 @@ export class RasterView {
     return readOf(this.record.id, () => this.archive.readJson<SourceEntry[][]>(sources));
   }
 
+  /** One cell's values on the days [from, to) of one of this version's series spans, into `out` from `at`. */
+  readSeriesPoint(span: SeriesSpan, col: number, row: number, from: number, to: number, out: Float32Array, at: number): Promise<void> {
+    return readOf(this.record.id, () => this.archive.readSeriesPoint(span, col, row, from, to, out, at));
+  }
+
   /** Cells of `area` on the days [from, to) of one of this version's series spans, one array per day. */
   readSeries(span: SeriesSpan, area: Window, from: number, to: number): Promise<Float32Array[]> {
     return readOf(this.record.id, () => this.archive.readSeries(span, area, from, to));

@@ -13,6 +13,12 @@ export interface AdmissionLimits {
   /** the longest wait for a turn */
   queueMs: number;
   retryAfterS: number;
+  /**
+   * bytes of answers being sent (each held until its client has it) past which computed work waits for a turn, as
+   * if none were free: many slow readers of large answers (a series call's are megabytes) cannot hold memory
+   * without end (default: no bound)
+   */
+  sendBytes?: number;
 }
 
 interface Waiting {
@@ -24,6 +30,8 @@ interface Waiting {
 export interface AdmissionStats {
   active: number;
   queued: number;
+  /** bytes of answers being sent */
+  held: number;
   /** requests answered 503 since start */
   shed: number;
 }
@@ -42,6 +50,7 @@ export const LOOP_TURN_MS = 10;
 export class Admission {
   private active = 0;
   private queued = 0;
+  private held = 0;
   private shed = 0;
   /** each client's line, in rotation order (a Map keeps insertion order; a served client moves to the end) */
   private readonly lines = new Map<string, Waiting[]>();
@@ -52,16 +61,33 @@ export class Admission {
   constructor(private readonly limits: AdmissionLimits) {}
 
   stats(): AdmissionStats {
-    return { active: this.active, queued: this.queued, shed: this.shed };
+    return { active: this.active, queued: this.queued, held: this.held, shed: this.shed };
+  }
+
+  /** Whether the answers being sent leave room for more work. */
+  private hasRoom(): boolean {
+    return this.held <= (this.limits.sendBytes ?? Infinity);
+  }
+
+  /** Counts `bytes` of an answer being sent until the returned release is called (once its client has it, or left). */
+  hold(bytes: number): () => void {
+    this.held += bytes;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.held -= bytes;
+      if (this.queued > 0 && this.hasRoom()) this.kickSoon();
+    };
   }
 
   /** Runs `work` in a turn of `client`'s: now, after a wait, or never (a 503 HttpError). */
   async run<T>(client: string, work: () => Promise<T>): Promise<T> {
-    if (this.active < this.limits.active && !this.loopTurnSpent()) this.active++;
+    if (this.active < this.limits.active && this.hasRoom() && !this.loopTurnSpent()) this.active++;
     else {
       const waited = this.wait(client);
       // a turn is free but this loop turn is spent: the next loop turn starts the next in line
-      if (this.active < this.limits.active) this.kickSoon();
+      if (this.active < this.limits.active && this.hasRoom()) this.kickSoon();
       await waited;
     }
     try {
@@ -88,7 +114,7 @@ export class Admission {
     this.kickScheduled = true;
     setImmediate(() => {
       this.kickScheduled = false;
-      if (this.active >= this.limits.active) return;
+      if (this.active >= this.limits.active || !this.hasRoom()) return;
       const next = this.takeNext();
       if (!next) return;
       this.active++;
@@ -120,7 +146,8 @@ export class Admission {
 
   /** A turn ends: the next client in rotation starts (the turn passes on), else one fewer is at work. */
   private handOver(): void {
-    const next = this.takeNext();
+    // while the answers being sent fill their room, the turn is not passed on: a release starts the next
+    const next = this.hasRoom() ? this.takeNext() : null;
     // after the event loop has polled once more: answers whose pieces are cached would otherwise run one after
     // another in a single turn, and health and new requests would wait behind the whole chain
     if (next) setImmediate(next.start);

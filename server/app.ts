@@ -37,6 +37,8 @@ export interface AppOptions {
   answerCacheBytes?: number;
   /** the bound of a 413's body (default the contract's 1,000,000 bytes; tests scale it down) */
   planBytes?: number;
+  /** the bound on values of a series call (default api/series-params.ts MAX_SERIES_VALUES; tests scale it down) */
+  seriesMaxValues?: number;
   /** load shedding, fairness and timeouts (default DEFAULT_LIMITS) */
   limits?: Partial<ServeLimits>;
 }
@@ -177,6 +179,8 @@ function answerWith(service: Service, site: Site, admission: Admission, limits: 
     request.admit = (work) => admission.run(clientOf(req, limits.clientHeader), work);
     const answer = req.httpVersion === "1.1" && req.headers.host === undefined ? await refuseHostless() : await service.handle(request);
     discardBody(req, body, limits.bodyMs);
+    // its bytes stay held until the client has them (or leaves): their sum bounds the work started meanwhile
+    res.once("close", admission.hold(answer.body.byteLength));
     await sendAnswer(req, res, answer, body).catch((err) => {
       console.error(`${req.method} ${req.url}: could not send the answer`, err);
       res.destroy();
@@ -237,6 +241,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     cacheBytes: options.cacheBytes,
     answerCacheBytes: options.answerCacheBytes,
     planBytes: options.planBytes,
+    seriesMaxValues: options.seriesMaxValues,
   });
   await service.snapshot();
   const admission = new Admission(limits);

@@ -46,6 +46,8 @@ export interface ServeLimits {
   idleMs: number;
   /** a connection with no progress either way (a client that stops reading) is closed after this */
   sendMs: number;
+  /** bytes of answers being sent past which computed answers wait for a turn (server/admission.ts) */
+  sendBytes: number;
 }
 
 export const DEFAULT_LIMITS: ServeLimits = {
@@ -63,6 +65,8 @@ export const DEFAULT_LIMITS: ServeLimits = {
   bodyMs: 10_000,
   idleMs: 5_000,
   sendMs: 30_000,
+  // a series call's answer is up to about 10 MB: several at once fit, and memory stays bounded however many read slowly
+  sendBytes: 64 << 20,
 };
 
 /** One variable: a whole number in range, else a message naming it. */
@@ -96,6 +100,7 @@ export function readLimits(env: NodeJS.ProcessEnv): ServeLimits {
     bodyMs: readInt(env, "BODY_TIMEOUT_MS", d.bodyMs, 100, 3_600_000),
     idleMs: readInt(env, "IDLE_TIMEOUT_MS", d.idleMs, 100, 3_600_000),
     sendMs: readInt(env, "SEND_TIMEOUT_MS", d.sendMs, 100, 3_600_000),
+    sendBytes: readInt(env, "SEND_HELD_MB", d.sendBytes / 2 ** 20, 1, 65_536) * 2 ** 20,
   };
 }
 

@@ -9,7 +9,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { startMirrorServer } from "../client/mirror-server.js";
 import { makeDataRequest } from "../api/request.js";
-import type { Window } from "../format/grid.js";
+import { type Window, colToLon, rowToLat } from "../format/grid.js";
 import { objectPath } from "../format/objects.js";
 import { publish } from "../pipeline/publish/publish.js";
 import { VARIABLES } from "../format/variables.js";
@@ -80,7 +80,7 @@ explorer("explorer - draws the newest version's last date, shows a cell's series
     assert.is(pixels.inside[3], 255);
     assert.equal(pixels.outside, [0, 0, 0, 0]);
 
-    // a click: the series of that cell over the whole published period, as the server answers it
+    // a click: the series of that cell over the whole published period (the series route), the values the query answers
     const point = await cellPoint(page, 303, 204);
     await page.mouse.click(point.x, point.y);
     await page.waitForSelector("#series-table table");
@@ -91,7 +91,11 @@ explorer("explorer - draws the newest version's last date, shows a cell's series
         shown,
         expected.data.map((r: { date: string; value: number | null; tile: string }) => [r.date, r.value === null ? "missing" : String(r.value), r.tile]),
       );
-      assert.ok((await page.textContent("#provenance"))!.includes(expected.manifest.dataSha256), "the series' dataSha256 is shown");
+      // one call of the series route, its provenance shown
+      const call = await request(served, `/api/v1/series?lat=${rowToLat(204)}&lon=${colToLon(303)}&start=${b.period_start}&end=${b.period_end}&format=json&dataset_version=${b.id}`);
+      assert.is(call.status, 200, call.text);
+      assert.ok((await page.textContent("#provenance"))!.includes(call.json().manifest.dataSha256), "the series call's dataSha256 is shown");
+      assert.ok((await page.textContent("#provenance"))!.includes(String(call.headers["content-digest"])), "and its Content-Digest");
 
       // a drag: the box's cells of the chosen date as CSV, byte for byte the server's answer
       const from = await cellPoint(page, 301, 202);
@@ -176,7 +180,7 @@ explorer("explorer - make serve's own: the landing page's links work, and /explo
   });
 });
 
-explorer("explorer - a variable picker over the demo's five variables: each its unit, convention and scale; a dry day is not missing", async () => {
+explorer("explorer - a variable picker over the demo's five variables: each its unit, convention and scale; a dry day is not missing; a click is the cell's rainfall from the series route", async () => {
   const dist = await buildDemoDist();
   const opened = await openExplorer(dist);
   const { page } = opened;
@@ -217,6 +221,17 @@ explorer("explorer - a variable picker over the demo's five variables: each its 
     assert.equal(pixels.dry, [255, 250, 232, 255]);
     assert.ok(pixels.wet[2] > pixels.wet[0] && pixels.wet[3] === 255, `${wettest} mm is a blue of the scale: ${pixels.wet}`);
     assert.equal(pixels.ocean, [0, 0, 0, 0]);
+    // a click on the wet cell: its rainfall over the whole published period, one call of the series route
+    const point = await cellPoint(page, cells.wet[0], cells.wet[1]);
+    await page.mouse.click(point.x, point.y);
+    await page.waitForSelector("#series-table table");
+    const shown = await page.$$eval("#series-table tbody tr", (rows) => rows.map((r) => Array.from(r.children, (td) => td.textContent).slice(0, 2)));
+    const [lat, lon] = [rowToLat(cells.wet[1]), colToLon(cells.wet[0])];
+    const series = await withServer(dist, async (served) => (await request(served, `/api/v1/series?lat=${lat}&lon=${lon}&variables=daily_rain&format=json&dataset_version=${rainId}`)).json());
+    const rain: (number | null)[] = series.data.places[0].values.precipitation_amount;
+    assert.equal(shown, series.data.dates.map((date: string, i: number) => [date, rain[i] === null ? "missing" : String(rain[i])]));
+    assert.ok(rain.includes(wettest), "the wet day is among them");
+    assert.match((await page.textContent("#provenance"))!, series.manifest.dataSha256);
     await page.screenshot({ path: join(tmpdir(), "explorer-rain.png") });
     assert.equal(opened.problems, [], "no console error");
   } finally {

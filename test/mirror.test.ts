@@ -16,7 +16,7 @@ import { type RasterView, openVersion } from "../format/versions.js";
 import { encodeOffsetCursor } from "../api/cursors.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
 import { ROUTES, findRoute } from "../api/routes.js";
-import { type MirrorAnswer, type MirrorClient, type MirrorClientOptions, createMirrorClient } from "../client/index.js";
+import { AnswerError, type MirrorAnswer, type MirrorClient, type MirrorClientOptions, createMirrorClient } from "../client/index.js";
 import { type MirrorServer, startMirrorServer } from "../client/mirror-server.js";
 import { webPlatform } from "../client/platform.js";
 import type { CatalogRoot } from "../format/catalog.js";
@@ -247,6 +247,20 @@ function buildCases(): Case[] {
     { name: "query malformed JSON", method: "POST", path: q, body: "{,}", contentType: json, status: 400 },
     { name: "query text/csv", method: "POST", path: q, body: "a,b", contentType: "text/csv", status: 415 },
     { name: "query body over the bound", method: "POST", path: q, body: big, contentType: json, status: 413 },
+    // series
+    { name: "series, one place over the whole period, CSV", path: "/api/v1/series?lat=-23&lon=124.5", status: 200 },
+    { name: "series (HEAD)", method: "HEAD", path: "/api/v1/series?lat=-23&lon=124.5", status: 200 },
+    { name: "series, three places with an ocean cell, JSON", path: "/api/v1/series?lat=-25.6,-23,-20.25&lon=127.6,124.5,127.25&start=2004-02-27&end=2004-03-02&format=json", status: 200 },
+    { name: "series answered by B (newest)", path: "/api/v1/series?lat=-20.25&lon=127.25", status: 200 },
+    { name: "series pinned to C, dated (immutable)", path: "/api/v1/series?lat=-20.25&lon=127.25&start=2004-02-28&end=2004-03-01&dataset_version={C}", status: 200 },
+    { name: "series by SILO name, JSON", path: "/api/v1/series?lat=-23&lon=124.5&variables=max_temp&format=json&start=2004-02-28&end=2004-03-01", status: 200 },
+    { name: "series outside the grid", path: "/api/v1/series?lat=-50&lon=124.5", status: 400 },
+    { name: "series with an unknown variable", path: "/api/v1/series?lat=-23&lon=124.5&variables=rain", status: 400 },
+    { name: "series met with one variable", path: "/api/v1/series?lat=-23&lon=124.5&format=met", status: 400 },
+    { name: "series of a variable not published", path: "/api/v1/series?lat=-23&lon=124.5&variables=min_temp", status: 422 },
+    { name: "series of a period not published", path: "/api/v1/series?lat=-23&lon=124.5&start=2004-01-01&end=2004-02-10", status: 422 },
+    { name: "series pinned to an unknown version", path: "/api/v1/series?lat=-23&lon=124.5&dataset_version=silo-tmax-nope", status: 422 },
+    { name: "series on POST", method: "POST", path: "/api/v1/series?lat=-23&lon=124.5", body: "{}", contentType: json, status: 405 },
     // acquisition
     { name: "acquisition", method: "POST", path: "/api/v1/data/requests", body: requestFor(cell(250, 250), "2004-02-01", "2004-02-01"), status: 503 },
     { name: "acquisition without a body", method: "POST", path: "/api/v1/data/requests", status: 503 },
@@ -604,7 +618,7 @@ catalog.run();
 const series = suite("series");
 series.before(useFixture);
 
-series("series - a cell over 33 days: the server's answers to the consecutive pinned 31-day queries, each series chunk read once", async () => {
+series("series - seriesQueries: a cell over 33 days as the server's answers to the consecutive pinned 31-day queries, each series chunk read once", async () => {
   await withServer(fixture.dist, async (s) =>
     withMirror(fixture.dist, async (m) => {
       const ranges: string[] = [];
@@ -613,7 +627,7 @@ series("series - a cell over 33 days: the server's answers to the consecutive pi
         return fetch(input, init);
       };
       const client = clientOf(m, s, { fetch: counting });
-      const { answers, rows } = await client.series([colToLon(300), rowToLat(300)], "2004-02-01", "2004-03-04");
+      const { answers, rows } = await client.seriesQueries([colToLon(300), rowToLat(300)], "2004-02-01", "2004-03-04");
       assert.is(answers.length, 2);
       for (const [i, [first, last]] of [["2004-02-01", "2004-03-02"], ["2004-03-03", "2004-03-04"]].entries()) {
         const server = await post(s, "/api/v1/data/query", requestFor(cell(300, 300), first, last, { dataset_version: A }));
@@ -625,9 +639,63 @@ series("series - a cell over 33 days: the server's answers to the consecutive pi
       assert.is(new Set(seriesReads).size, seriesReads.length, `a series range read twice: ${seriesReads.join(" | ")}`);
       assert.not.ok(ranges.some((r) => r.includes(".day ")), "no day piece is read for a place over days");
       const before = client.stats().requests;
-      await client.series([colToLon(300), rowToLat(300)], "2004-02-01", "2004-03-04");
+      await client.seriesQueries([colToLon(300), rowToLat(300)], "2004-02-01", "2004-03-04");
       assert.is(client.stats().requests, before, "asked again, nothing is read again");
     }),
+  );
+});
+
+series("series - client.series: the series route's answer as the server's, reading one group and one chunk a span, no day piece and (CSV) no source list", async () => {
+  await withServer(fixture.dist, async (s) =>
+    withMirror(fixture.dist, async (m) => {
+      const ranges: string[] = [];
+      const counting: typeof fetch = (input, init) => {
+        ranges.push(`${String(input)} ${(init?.headers as Record<string, string> | undefined)?.Range ?? ""}`);
+        return fetch(input, init);
+      };
+      const client = clientOf(m, s, { fetch: counting });
+      const [lon, lat] = [colToLon(300), rowToLat(300)];
+      const answer = await client.series({ lat, lon });
+      const server = await request(s, `/api/v1/series?lat=${lat}&lon=${lon}`);
+      assert.ok(Buffer.from(answer.body).equals(server.bytes));
+      assert.is(answer.headers["Content-Digest"], server.headers["content-digest"]);
+      assert.is(answer.headers["Service-Dataset-Version"], A);
+      // A's 33 days lie in two spans (February, March's four days): a group directory and a chunk each
+      const seriesReads = ranges.filter((r) => r.includes(".ser "));
+      assert.is(seriesReads.length, 4, seriesReads.join(" | "));
+      assert.not.ok(ranges.some((r) => r.includes(".day ")), "no day piece is read");
+      const json = await client.series({ lat, lon, format: "json", start: "2004-02-28", end: "2004-03-01" });
+      assert.ok(Buffer.from(json.body).equals((await request(s, `/api/v1/series?lat=${lat}&lon=${lon}&start=2004-02-28&end=2004-03-01&format=json`)).bytes));
+      const refused = await client.series({ lat, lon, variables: "min_temp" }).catch((err: unknown) => err);
+      assert.instance(refused, AnswerError);
+      assert.is((refused as AnswerError).status, 422);
+    }),
+  );
+});
+
+series("series - a call over the bound: the mirror's 413 and its plan are the server's, and following the plan gives the call's values", async () => {
+  const bound = { seriesMaxValues: 40 };
+  const path = `/api/v1/series?lat=${rowToLat(300)},${rowToLat(250)}&lon=${colToLon(300)},${colToLon(250)}`;
+  await withServer(
+    fixture.dist,
+    async (s) =>
+      withMirror(fixture.dist, async (m) => {
+        const client = clientOf(m, s, bound);
+        const server = await request(s, path);
+        assert.is(server.status, 413, server.text);
+        const answer = await client.answer({ path });
+        assertSameAnswer(server, answer, path);
+        const plan: string[] = server.json().plan;
+        assert.is(plan.length, 2, "a place's 33 values fit the bound of 40, two places do not: a call a place");
+        let text = "";
+        for (const part of plan) {
+          const piece = await client.answer({ path: part });
+          assert.is(piece.status, 200, piece.text());
+          text += text === "" ? piece.text() : piece.text().slice(piece.text().indexOf("\n") + 1);
+        }
+        await withServer(fixture.dist, async (whole) => assert.is(text, (await request(whole, path)).text));
+      }),
+    bound,
   );
 });
 
@@ -698,22 +766,24 @@ command("command - exits 2 naming the piece when a piece fails verification, and
   assert.is(usage.code, 64, usage.stderr);
 });
 
-command("command - series streams one CSV of a cell over a period longer than 31 days: the server's answers, one header", async () => {
+command("command - series answers GET /api/v1/series from the mirror: the server's bytes, CSV by default, JSON with --format", async () => {
   await withServer(fixture.dist, async (s) =>
     withMirror(fixture.dist, async (m) => {
       const [lon, lat] = [colToLon(300), rowToLat(300)];
-      const out = await runMirror(["series", m.url, String(lon), String(lat), "2004-02-01", "2004-03-04", "--csv"]);
+      const out = await runMirror(["series", m.url, String(lon), String(lat), "2004-02-01", "2004-03-04"]);
       assert.is(out.code, 0, out.stderr);
-      const parts = [];
-      for (const [first, last] of [["2004-02-01", "2004-03-02"], ["2004-03-03", "2004-03-04"]]) {
-        const answer = await post(s, "/api/v1/data/query", requestFor(cell(300, 300), first, last, { format: "csv", dataset_version: A }));
-        assert.is(answer.status, 200, answer.text);
-        parts.push(parts.length === 0 ? answer.text : answer.text.slice(answer.text.indexOf("\r\n") + 2));
-      }
-      assert.is(out.stdout.toString(), parts.join(""));
+      const csv = await request(s, `/api/v1/series?lat=${lat}&lon=${lon}&start=2004-02-01&end=2004-03-04`);
+      assert.is(csv.status, 200, csv.text);
+      assert.ok(out.stdout.equals(csv.bytes), out.stdout.toString().slice(0, 300));
+      assert.is(out.stdout.toString().split("\n").length, 1 + 33 + 1, "a header, 33 days and the last line's end");
+      const whole = await runMirror(["series", m.url, String(lon), String(lat), "--format", "json"]);
+      assert.is(whole.code, 0, whole.stderr);
+      assert.ok(whole.stdout.equals((await request(s, `/api/v1/series?lat=${lat}&lon=${lon}&format=json`)).bytes));
       const outside = await runMirror(["series", m.url, "100", "-30", "2004-02-01", "2004-02-02"]);
       assert.is(outside.code, 1);
       assert.match(outside.stderr, /outside the SILO grid/);
+      const usage = await runMirror(["series", m.url, "100"]);
+      assert.is(usage.code, 64, usage.stderr);
     }),
   );
 });

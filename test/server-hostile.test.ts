@@ -1,5 +1,5 @@
 // Hostile input at scale: at least 10,000 generated requests (fast-check, fixed seed) against the server in its own
-// process: random and mutated data requests, bodies, headers, methods, paths, percent-escapes, cursors, tile ids,
+// process: random and mutated data requests, series calls, bodies, headers, methods, paths, percent-escapes, cursors, tile ids,
 // huge and negative numbers, duplicate and prototype keys, invalid UTF-8, deep nesting; then raw bytes the HTTP
 // parser must refuse. Every answer has a contract status and a contract error body, matches the OpenAPI document,
 // and is never a 500; the server keeps serving and its memory stays bounded.
@@ -55,15 +55,30 @@ function idsOf(fixture: Fixture) {
   return fc.oneof(fc.constantFrom(fixture.a.id, fixture.b.id, fixture.noaa.id, fixture.paid.id, fixture.restricted.id), pathPiece);
 }
 
-const ROUTES = ["/api/health", "/api/v1/capabilities", "/api/v1/openapi.json", "/api/v1/datasets", "/api/v1/datasets/{id}", "/api/v1/datasets/{id}/observations", "/api/v1/layers/{id}", "/api/v1/layers/{id}/sample", "/api/v1/data/validate", "/api/v1/data/resolve", "/api/v1/data/query", "/api/v1/data/requests"];
-const PARAMS = ["limit", "after", "tile", "row", "col", "__proto__", "constructor", "x"];
+const ROUTES = ["/api/health", "/api/v1/capabilities", "/api/v1/openapi.json", "/api/v1/datasets", "/api/v1/datasets/{id}", "/api/v1/datasets/{id}/observations", "/api/v1/layers/{id}", "/api/v1/layers/{id}/sample", "/api/v1/data/validate", "/api/v1/data/resolve", "/api/v1/data/query", "/api/v1/data/requests", "/api/v1/series"];
+const PARAMS = ["limit", "after", "tile", "row", "col", "__proto__", "constructor", "x", "lat", "lon"];
+const SERIES_PARAMS = ["lat", "lon", "start", "end", "variables", "format", "dataset_version"];
+
+/** Series calls: a valid place and period, with parameters added, repeated, emptied and bent (lists, dates, names, pins). */
+function seriesPathArb(fixture: Fixture) {
+  const value = fc.oneof(
+    pathPiece,
+    fc.constantFrom("-23", "124.5", "-23,-24", "124.5,125", "-23,", ",124.5", "-20.25", "127.25", "-50", "200", "-0", "+124.5", ".5", "1e309", "NaN", "0x10"),
+    fc.constantFrom("2004-02-01", "2004-03-04", "2004-02-29", "2004-02-30", "2003-12-31", "2004-3-1", "2004-02-01T00:00:00Z", ""),
+    fc.constantFrom("max_temp", "air_temperature_max", "max_temp,air_temperature_max", "min_temp", "radiation,max_temp,min_temp,daily_rain", "vp,rain", "csv", "json", "met", "CSV"),
+    fc.constantFrom(fixture.a.id, fixture.b.id, `${fixture.b.id},${fixture.c.id}`, fixture.noaa.id, fixture.paid.id, fixture.restricted.id),
+    fc.integer({ min: 1, max: 120 }).map((n) => Array.from({ length: n }, (_, i) => (-20 - (i % 121) * 0.05).toFixed(3)).join(",")),
+  );
+  const pairs = fc.array(fc.tuple(fc.constantFrom(...SERIES_PARAMS, "x", "__proto__"), value), { maxLength: 5 });
+  return fc.tuple(fc.boolean(), pairs).map(([base, extra]) => `/api/v1/series?${[...(base ? [["lat", "-23"], ["lon", "124.5"]] : []), ...extra].map(([k, v]) => `${k}=${v}`).join("&")}`);
+}
 
 function pathArb(fixture: Fixture) {
   const query = fc.array(fc.tuple(fc.constantFrom(...PARAMS), pathPiece), { maxLength: 5 }).map((pairs) => (pairs.length ? `?${pairs.map(([k, v]) => `${k}=${v}`).join("&")}` : ""));
   const route = fc.tuple(fc.constantFrom(...ROUTES), idsOf(fixture), query).map(([r, id, q]) => r.replace("{id}", id) + q);
   const mutated = fc.tuple(route, fc.constantFrom("/", "//", "/..", "/%2e%2e", "?", "?&&", "#x", "/x")).map(([p, tail]) => p.replace(/(\?|$)/, `${tail}$1`));
   const garbage = fc.array(pathPiece, { minLength: 1, maxLength: 4 }).map((parts) => `/${parts.join("/")}`);
-  return fc.oneof({ arbitrary: route, weight: 6 }, { arbitrary: mutated, weight: 2 }, { arbitrary: garbage, weight: 1 });
+  return fc.oneof({ arbitrary: route, weight: 6 }, { arbitrary: seriesPathArb(fixture), weight: 2 }, { arbitrary: mutated, weight: 2 }, { arbitrary: garbage, weight: 1 });
 }
 
 /** A valid data request of the fixture, as a base for mutations. */

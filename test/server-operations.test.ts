@@ -176,14 +176,14 @@ turns("admission - at most `active` at work, at most `queue` waiting, the rest r
   const admission = new Admission({ active: 2, queue: 2, queuePerClient: 2, queueMs: 60_000, retryAfterS: 3 });
   const jobs = Array.from({ length: 5 }, () => held());
   const runs = jobs.map((j, i) => admission.run(`client-${i % 2}`, j.work).catch((err) => err));
-  assert.equal(admission.stats(), { active: 2, queued: 2, shed: 1 });
+  assert.equal(admission.stats(), { active: 2, queued: 2, held: 0, shed: 1 });
   const refused = await runs[4];
   assert.is(refused.kind, "service_unavailable");
   assert.equal(refused.headers, { "Retry-After": "3" });
   assert.match(refused.message, /^The server is busy: its 2 turns for computed answers are taken and 2 requests wait already\. Retry after 3 s/);
   jobs.forEach((j, i) => j.end(`done ${i}`));
   assert.equal(await Promise.all(runs.slice(0, 4)), ["done 0", "done 1", "done 2", "done 3"]);
-  assert.equal(admission.stats(), { active: 0, queued: 0, shed: 1 });
+  assert.equal(admission.stats(), { active: 0, queued: 0, held: 0, shed: 1 });
 });
 
 turns("admission - a freed turn goes to the next client in rotation, not to the client with the longest line", async () => {
@@ -226,7 +226,7 @@ turns("admission - after LOOP_TURN_MS of work in one turn of the event loop, new
   await Promise.all(["a", "b", "c"].map((name) => admission.run(name, busy(name))));
   assert.equal(order.slice(0, 2), ["a", "poll"]);
   assert.equal([...order].sort(), ["a", "b", "c", "poll"]);
-  assert.equal(admission.stats(), { active: 0, queued: 0, shed: 0 });
+  assert.equal(admission.stats(), { active: 0, queued: 0, held: 0, shed: 0 });
   // a quiet loop: work starts at once
   const t = await admission.run("d", async () => "now");
   assert.is(t, "now");
@@ -244,7 +244,29 @@ turns("admission - one client's line is bounded; a wait longer than queueMs is r
   for (const w of [w1, w2, w3]) assert.match(w.message, /no turn for this computed answer came within 50 ms/);
   first.end("x");
   assert.is(await running, "x");
-  assert.equal(admission.stats(), { active: 0, queued: 0, shed: 4 });
+  assert.equal(admission.stats(), { active: 0, queued: 0, held: 0, shed: 4 });
+});
+
+turns("admission - while the answers being sent hold more than sendBytes, computed work waits; a release starts it", async () => {
+  const admission = new Admission({ active: 2, queue: 10, queuePerClient: 10, queueMs: 60_000, retryAfterS: 1, sendBytes: 1000 });
+  const releaseBig = admission.hold(1500);
+  const order: string[] = [];
+  const waiting = ["a", "b"].map((name) => admission.run(name, async () => void order.push(name)));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(order, [], "no work starts while 1,500 bytes are held against a room of 1,000");
+  assert.equal(admission.stats(), { active: 0, queued: 2, held: 1500, shed: 0 });
+  const releaseSmall = admission.hold(10);
+  releaseBig();
+  releaseBig(); // a second release of the same answer counts nothing
+  await Promise.all(waiting);
+  assert.equal(order, ["a", "b"]);
+  releaseSmall();
+  assert.equal(admission.stats(), { active: 0, queued: 0, held: 0, shed: 0 });
+  const late = new Admission({ active: 1, queue: 10, queuePerClient: 10, queueMs: 30, retryAfterS: 1, sendBytes: 0 });
+  const release = late.hold(1);
+  assert.match((await late.run("c", async () => "never").catch((err) => err)).message, /no turn for this computed answer came within 30 ms/);
+  release();
+  assert.is(await late.run("c", async () => "now"), "now");
 });
 
 turns.run();

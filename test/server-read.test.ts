@@ -106,6 +106,8 @@ meta("capabilities - limits, features and absolute links from the request's Host
     assert.is(body.features.acquisition, false);
     assert.is(body.features.payments, false);
     assert.is(body.features.query, true);
+    assert.is(body.features.series, true);
+    assert.is(body.links.series, "http://data.example.org:9443/api/v1/series");
     assert.equal(body.query.formats, ["json", "csv"]);
     assert.equal(body.query.units, { air_temperature_max: ["degC"] });
     assert.is(body.links.self, "http://data.example.org:9443/api/v1/capabilities");

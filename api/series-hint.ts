@@ -1,0 +1,43 @@
+// What the contract's 422 says when a data request wants what the series route gives (docs/contract.md §3.1, §8.2):
+// a period over 31 days, or another variable than air_temperature_max. The exact series call for that request: the
+// box's cells as places (lat/lon of their centres, north to south, west to east) over its period.
+
+import { isCalendarDate } from "../format/dates.js";
+import { bboxToWindow, colToLon, rowToLat } from "../format/grid.js";
+import { QUERY_VARIABLE } from "../format/records.js";
+import { findVariable } from "../format/variables.js";
+import { MAX_SERIES_PLACES, seriesPath } from "./series-params.js";
+
+const isNumber = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
+
+/**
+ * "GET <path> answers ..." for a data request as sent (possibly broken elsewhere), or a general pointer when its box
+ * or period cannot be read. `variable`: the one to ask for (the request's own, if the route knows it).
+ */
+export function describeSeriesCall(spec: unknown, variable: string = QUERY_VARIABLE): string {
+  const request = (spec ?? {}) as { region?: { bbox?: unknown }; period?: { start?: unknown; end?: unknown }; format?: unknown; dataset_version?: unknown };
+  const bbox = request.region?.bbox;
+  const { start, end } = request.period ?? {};
+  const window = Array.isArray(bbox) && bbox.length === 4 && bbox.every(isNumber) ? bboxToWindow(bbox as [number, number, number, number]) : null;
+  const name = findVariable(variable)?.name ?? variable;
+  if (!window || typeof start !== "string" || typeof end !== "string" || !isCalendarDate(start) || !isCalendarDate(end)) {
+    return `GET /api/v1/series?lat=<lat>&lon=<lon>&start=<date>&end=<date>${name === QUERY_VARIABLE ? "" : `&variables=${name}`} answers places over any period in one call`;
+  }
+  const [c0, r0, w, h] = window;
+  const cells: [number, number][] = [];
+  for (let r = r0; r < r0 + h && cells.length < MAX_SERIES_PLACES; r++) for (let c = c0; c < c0 + w && cells.length < MAX_SERIES_PLACES; c++) cells.push([rowToLat(r), colToLon(c)]);
+  const pin = name === QUERY_VARIABLE && typeof request.dataset_version === "string" ? [request.dataset_version] : undefined;
+  const path = seriesPath({
+    lats: cells.map(([lat]) => lat),
+    lons: cells.map(([, lon]) => lon),
+    start,
+    end,
+    variables: name === QUERY_VARIABLE ? undefined : [name],
+    format: request.format === "csv" ? "csv" : "json",
+    pins: pin,
+  });
+  const total = w * h;
+  if (total <= MAX_SERIES_PLACES) return `GET ${path} answers it in one call (the box's ${total === 1 ? "cell" : `${total} cells`} over the whole period)`;
+  const calls = Math.ceil(total / MAX_SERIES_PLACES);
+  return `GET /api/v1/series answers up to ${MAX_SERIES_PLACES} places over any period a call: the box's ${total} cells take ${calls} calls, the first (its northernmost cells, west to east) GET ${path}`;
+}

@@ -1,0 +1,77 @@
+// GET /api/v1/series (docs/contract.md §8.2): places over any period in one call, as tidy CSV, JSON with a provenance
+// manifest, or an APSIM weather file. Check the parameters, choose each variable's version and the period, bound
+// the values (else a 413 with a plan of calls that fit), read them from the series tier, write them.
+
+import { type Answer, CSV_TYPE, JSON_TYPE } from "./answer.js";
+import type { Context } from "./context.js";
+import { HttpError } from "./errors.js";
+import { type MetInput, writeMet } from "./met.js";
+import { type SeriesConfig, type SeriesFormat, hashSeriesRequest, readSeriesConfig } from "./series-params.js";
+import { planSeriesCalls } from "./series-plan.js";
+import { readSeriesValues } from "./series-read.js";
+import { type SeriesSelection, selectSeries } from "./series-select.js";
+import { writeSeriesCsv, writeSeriesJson } from "./series-write.js";
+
+export const MET_TYPE = "text/plain; charset=utf-8";
+const TYPES: Record<SeriesFormat, string> = { csv: CSV_TYPE, json: JSON_TYPE, met: MET_TYPE };
+
+/** Each request's checked parameters, made once (the precheck and the answer share its context). */
+const configs = new WeakMap<Context, SeriesConfig>();
+
+function configOf(ctx: Context): SeriesConfig {
+  let config = configs.get(ctx);
+  if (!config) configs.set(ctx, (config = readSeriesConfig(ctx.query)));
+  return config;
+}
+
+/** The parameter check, run before the call waits for a turn: a bad call is answered at once (docs/contract.md §4.7). */
+export function precheckSeries(ctx: Context): void {
+  configOf(ctx);
+}
+
+/** A 413 when the call asks for more values than one answer holds, with the calls that do. */
+function checkBound(config: SeriesConfig, selection: SeriesSelection, bound: number): void {
+  const [places, days, variables] = [config.places.length, selection.days, selection.choices.length];
+  const count = places * days * variables;
+  if (count <= bound) return;
+  const { plan, summary } = planSeriesCalls(config, selection, bound);
+  throw new HttpError(
+    "request_too_large",
+    `The call asks for ${count} values (${places} place${places === 1 ? "" : "s"} x ${days} days x ${variables} variable${variables === 1 ? "" : "s"}), over the bound of ${bound} values a call. ${summary}`,
+    undefined,
+    {},
+    { plan },
+  );
+}
+
+/** Provenance headers: every version used, in the order of the variables, and each one's record. */
+function provenanceHeaders(selection: SeriesSelection, requestSha256: string): Record<string, string> {
+  const ids = selection.choices.map((c) => c.view.record.id);
+  return {
+    "Service-Dataset-Version": ids.join(","),
+    "Service-Request-SHA256": requestSha256,
+    Link: ids.map((id) => `</api/v1/datasets/${id}>; rel="describedby"`).join(", "),
+  };
+}
+
+function toMetInput(config: SeriesConfig, selection: SeriesSelection, values: Float32Array[][]): MetInput {
+  const columns = selection.choices.map(({ variable, view: { record } }, v) => ({ variable, values: values[v][0], version: { id: record.id, license: record.license, attribution: record.attribution } }));
+  return { place: config.places[0], start: selection.start, days: selection.days, columns };
+}
+
+export async function answerSeries(ctx: Context): Promise<Answer> {
+  const config = configOf(ctx);
+  const selection = await selectSeries(ctx, config);
+  checkBound(config, selection, ctx.seriesMaxValues);
+  const values = await readSeriesValues(selection, config.places);
+  const requestSha256 = await hashSeriesRequest(ctx.platform, config);
+  const body =
+    config.format === "csv"
+      ? writeSeriesCsv(config, selection, values)
+      : config.format === "met"
+        ? writeMet(toMetInput(config, selection, values))
+        : await writeSeriesJson(config, selection, values, requestSha256, (bytes) => ctx.platform.sha256Hex(bytes));
+  // pinned versions over a stated period never change; otherwise a new publish may answer the same call
+  const cache = config.pins && config.start && config.end ? "immutable" : "short";
+  return ctx.answer(body, { cache, type: TYPES[config.format], headers: provenanceHeaders(selection, requestSha256) });
+}

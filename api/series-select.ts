@@ -1,0 +1,163 @@
+// Which version answers each variable of a series call, and over which period (docs/contract.md §8.2): for each
+// variable the newest candidate (or the pinned version) that holds every asked date at every asked place, read from
+// catalog.json's candidates and the versions' index roots, never by scanning. The period defaults to the one every
+// asked variable holds.
+
+import { type Candidate, type CatalogPointer, candidatesOf } from "../format/catalog.js";
+import type { Coverage } from "../format/coverage.js";
+import { dateToDayNumber } from "../format/dates.js";
+import { type Window, containsWindow, windowBbox } from "../format/grid.js";
+import { type Dataset, isCandidate } from "../format/records.js";
+import { type Variable, variableOfRecord } from "../format/variables.js";
+import { type RasterView, openVersion } from "../format/versions.js";
+import type { Context } from "./context.js";
+import { HttpError } from "./errors.js";
+import { isVisible } from "./records.js";
+import { isSupportedGrid } from "./selection.js";
+import type { Place, SeriesConfig } from "./series-params.js";
+import { type SpanSlice, findSlices } from "./tiers.js";
+
+/** The version that answers one variable, and where its values lie. */
+export interface SeriesChoice {
+  variable: Variable;
+  view: RasterView;
+  /** the series spans holding start..end, in order; null when the version's series tier lacks them (read day by day) */
+  slices: SpanSlice[] | null;
+}
+
+export interface SeriesSelection {
+  start: string;
+  end: string;
+  days: number;
+  /** one per asked variable, in the order asked */
+  choices: SeriesChoice[];
+}
+
+interface Option {
+  id: string;
+  coverage: Coverage;
+  record: Dataset;
+}
+
+const cellOf = (p: Place): Window => [p.col, p.row, 1, 1];
+
+function unavailable(message: string): HttpError {
+  return new HttpError("coverage_unavailable", message);
+}
+
+/** What a variable's candidates hold, for messages: each id with its period, gaps and box. */
+function describeOptions(options: Option[]): string {
+  const shown = options.slice(0, 5).map(({ id, coverage }) => {
+    const gaps = coverage.gaps.length ? `, ${coverage.gaps.length} gap${coverage.gaps.length === 1 ? "" : "s"}` : "";
+    return `${id} (${coverage.first}..${coverage.last}${gaps}; box ${windowBbox(coverage.windowAny).join(",")})`;
+  });
+  return shown.join("; ") + (options.length > shown.length ? `; and ${options.length - shown.length} more` : "");
+}
+
+/** A record that may answer `variable`: a visible demo candidate of that variable on the SILO grid. */
+function isOptionFor(record: Dataset, variable: Variable): boolean {
+  return isVisible(record) && isCandidate(record) && variableOfRecord(record) === variable && isSupportedGrid(record);
+}
+
+/** The pinned version of `variable` (its position `i` among the pins), or a 422 saying why it cannot answer. */
+async function readPin(ctx: Context, variable: Variable, id: string, i: number): Promise<Option> {
+  const record = await ctx.snapshot.findRecord(id);
+  if (!record || !isVisible(record)) throw unavailable(`dataset_version[${i}] ${id} is not a published version here; GET /api/v1/datasets lists what is.`);
+  if (!isOptionFor(record, variable)) {
+    const holds = variableOfRecord(record)?.name ?? Object.keys(record.variables ?? {}).join(", ");
+    throw unavailable(
+      `dataset_version[${i}] ${id} is not a public demo SILO daily version of ${variable.name}${holds && holds !== variable.name ? ` (it holds ${holds})` : ""}; pin one version per variable, in the order of variables.`,
+    );
+  }
+  ctx.assertAvailable(id);
+  const view = await openVersion(ctx.archive, record);
+  if (view.kind !== "raster") throw unavailable(`dataset_version[${i}] ${id} holds no raster.`);
+  return { id, coverage: view.index.coverage, record };
+}
+
+/** Each catalog's options by variable, when its candidates carry their records (every dist since 2026-11-24). */
+const optionsOf = new WeakMap<CatalogPointer, Map<Variable, Option[]>>();
+
+/** The versions that may answer `variable`, in choice order: its pin, or its candidates. */
+async function listOptions(ctx: Context, config: SeriesConfig, variable: Variable, i: number): Promise<Option[]> {
+  if (config.pins) return [await readPin(ctx, variable, config.pins[i], i)];
+  const pointer = ctx.snapshot.pointer;
+  let known = optionsOf.get(pointer);
+  if (!known) optionsOf.set(pointer, (known = new Map()));
+  let options = known.get(variable);
+  if (!options) {
+    const candidates = candidatesOf(pointer, variable.name) as Candidate[];
+    options = [];
+    for (const c of candidates) {
+      const record = c.record ?? (await ctx.snapshot.findRecord(c.id));
+      if (record && isOptionFor(record, variable)) options.push({ id: c.id, coverage: c.coverage, record });
+    }
+    if (candidates.every((c) => c.record)) known.set(variable, options);
+  }
+  if (options.length === 0) {
+    throw unavailable(`No public demo version of ${variable.name} (${variable.silo}) is published here; GET /api/v1/datasets lists what is.`);
+  }
+  return options;
+}
+
+/** Whether `coverage` holds every date of start..end (no gap inside it). */
+function holdsPeriod(coverage: Coverage, start: string, end: string): boolean {
+  return start >= coverage.first && end <= coverage.last && !coverage.gaps.some(([s, e]) => s <= end && e >= start);
+}
+
+/** The choice of `option` for these dates and places, or null when it lacks one of them. */
+async function tryOption(ctx: Context, variable: Variable, option: Option, start: string, end: string, places: Place[]): Promise<SeriesChoice | null> {
+  const { coverage } = option;
+  if (!holdsPeriod(coverage, start, end) || !places.every((p) => containsWindow(coverage.windowAny, cellOf(p)))) return null;
+  // reading a candidate's index is reading that version: a failure there is that version's (docs/contract.md §4.6)
+  const view = await openVersion(ctx.archive, option.record);
+  if (view.kind !== "raster") return null;
+  const slices = view.index.series?.length ? findSlices(view.index.series, start, end) : null;
+  if (slices) {
+    // a span's days all hold its window, so the spans say exactly which places every date holds
+    return slices.every((s) => places.every((p) => containsWindow(s.span.window, cellOf(p)))) ? { variable, view, slices } : null;
+  }
+  return places.every((p) => containsWindow(coverage.windowAll, cellOf(p))) ? { variable, view, slices: null } : null;
+}
+
+/** "the place at latitude -21, longitude 140" or "all 3 places", for messages. */
+function describePlaces(places: Place[]): string {
+  return places.length === 1 ? `the place at latitude ${places[0].lat}, longitude ${places[0].lon}` : `all ${places.length} places`;
+}
+
+/**
+ * The period when start or end is not given: from the latest first date to the earliest last date of each
+ * variable's first option that holds every place on every date it holds (else on some date).
+ */
+function defaultPeriod(config: SeriesConfig, optionLists: Option[][]): { start: string; end: string } {
+  const holds = (o: Option, window: "windowAll" | "windowAny") => config.places.every((p) => containsWindow(o.coverage[window], cellOf(p)));
+  const coverages = optionLists.map((options, i) => {
+    const found = options.find((o) => holds(o, "windowAll")) ?? options.find((o) => holds(o, "windowAny"));
+    if (!found) throw unavailable(`No ${config.pins ? "pinned" : "published"} version of ${config.variables[i].name} holds ${describePlaces(config.places)}; published: ${describeOptions(options)}.`);
+    return found.coverage;
+  });
+  const start = config.start ?? coverages.map((c) => c.first).reduce((a, b) => (a > b ? a : b));
+  const end = config.end ?? coverages.map((c) => c.last).reduce((a, b) => (a < b ? a : b));
+  if (start > end) {
+    const periods = config.variables.map((v, i) => `${v.name} ${coverages[i].first}..${coverages[i].last}`).join(", ");
+    throw unavailable(`No period is held by every asked variable from start to end (${start}..${end}): ${periods}; give start and end inside what each holds.`);
+  }
+  return { start, end };
+}
+
+/** The version and spans of each asked variable, and the period, or a 422 saying what is published instead. */
+export async function selectSeries(ctx: Context, config: SeriesConfig): Promise<SeriesSelection> {
+  const optionLists = await Promise.all(config.variables.map((v, i) => listOptions(ctx, config, v, i)));
+  const { start, end } = config.start && config.end ? { start: config.start, end: config.end } : defaultPeriod(config, optionLists);
+  const choices: SeriesChoice[] = [];
+  for (const [i, variable] of config.variables.entries()) {
+    let chosen: SeriesChoice | null = null;
+    for (const option of optionLists[i]) if ((chosen = await tryOption(ctx, variable, option, start, end, config.places))) break;
+    if (!chosen) {
+      throw unavailable(`No ${config.pins ? "pinned" : "published public demo"} version of ${variable.name} holds ${describePlaces(config.places)} on every date of ${start}..${end}; published: ${describeOptions(optionLists[i])}.`);
+    }
+    ctx.assertAvailable(chosen.view.record.id); // the chosen version is 503 when it failed: never a silent fallback
+    choices.push(chosen);
+  }
+  return { start, end, days: dateToDayNumber(end) - dateToDayNumber(start) + 1, choices };
+}
