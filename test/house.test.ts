@@ -1,6 +1,7 @@
 // The shape of the house, checked: no import circle, nothing imports a folder above it, no function over 60 lines,
-// every document a comment cites exists in the repository.
+// every document a comment cites exists in the repository, and docs/layout.md lists every file.
 
+import { execFileSync } from "node:child_process";
 import { readFileSync, readdirSync, existsSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import ts from "typescript";
@@ -132,6 +133,20 @@ house("house - every document a source comment cites is in the repository", () =
     }
   }
   assert.equal([...new Set(missing)], []);
+});
+
+/** Files of the project a contributor writes (git's list, so build output and caches never count). */
+function trackedFiles(): string[] {
+  const out = execFileSync("git", ["ls-files"], { cwd: ROOT, encoding: "utf8" });
+  return out.split("\n").filter((f) => f !== "" && !f.startsWith("docs/") && !/^test\/fixtures\/.*\.(tif|nc|json|csv)$/.test(f));
+}
+
+house("house - docs/layout.md lists every file of the repository, and only files that exist", () => {
+  const layout = readFileSync(join(ROOT, "docs/layout.md"), "utf8");
+  const listed = new Set([...layout.matchAll(/^\| `([^`]+)`(?:, `([^`]+)`)? \|/gm)].flatMap((m) => (m[2] ? [m[1], m[2]] : [m[1]])));
+  const tracked = trackedFiles();
+  assert.equal(tracked.filter((f) => !listed.has(f)), [], "files missing from docs/layout.md");
+  assert.equal([...listed].filter((f) => !existsSync(join(ROOT, f))), [], "docs/layout.md lists files that are gone");
 });
 
 house.run();
