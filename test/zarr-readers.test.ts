@@ -1,10 +1,10 @@
-// The Zarr view read by the field's own tools over HTTP, with no project code: GDAL 3.6 (/vsicurl/) and Debian's
-// xarray + zarr 2.13 (fsspec, aiohttp), each in its own process (loading GDAL beside numcodecs crashed here). Whole
+// The Zarr view read by the field's own tools over HTTP, with no project code: GDAL 3.6 (/vsicurl/), Debian's
+// xarray + zarr 2.13 (fsspec, aiohttp) and zarr.js (zarrita, as a browser or Node app would), GDAL and xarray each in its own process (loading GDAL beside numcodecs crashed here). Whole
 // maps and whole series they read equal the query route's answers, float32 for float32, NaN where it says null.
 
 import { execFile } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -107,6 +107,27 @@ readers("zarr readers - xarray opens both groups lazily and reads a whole map, w
   });
 });
 
+readers("zarr readers - zarr.js (zarrita) opens both groups from their consolidated metadata and reads a whole map and whole series of points: the query route's values", async () => {
+  const zarr = await import("zarrita"); // ESM only: uvu loads test files as CommonJS
+  await withServer(dist, async (served) => {
+    const open = async (group: string) => {
+      const store = await zarr.withConsolidatedMetadata(new zarr.FetchStore(`${served.url}/zarr/v2/${id}/${group}`), { format: "v2" });
+      const root = await zarr.open.v2(store, { kind: "group" });
+      return zarr.open.v2(root.resolve(VARIABLE), { kind: "array" });
+    };
+    const maps = await open("maps");
+    assert.equal([maps.shape, maps.chunks, maps.dtype], [[31, 681, 841], [1, 256, 256], "float32"]);
+    const day = await zarr.get(maps, [14, null, null]);
+    assert.is(firstDifference(day.data as Float32Array, await queryMap(served, "2003-01-15")), null, "the map");
+    const series = await open("series");
+    assert.equal([series.shape, series.chunks], [[31, 681, 841], [1024, 4, 4]]);
+    for (const [col, row] of [[437, 274], [760, 460], [0, 0]]) {
+      const point = await zarr.get(series, [null, row, col]);
+      assert.is(firstDifference(point.data as Float32Array, await queryWindow(served, { col, row, width: 1, height: 1 }, FIRST, "2003-01-31")), null, `cell ${col},${row}`);
+    }
+  });
+});
+
 /** The code blocks of docs/clients.md's Zarr section in a language, in order. */
 function docBlocks(language: string): string[] {
   const page = readFileSync(join(HERE, "../docs/clients.md"), "utf8");
@@ -114,7 +135,7 @@ function docBlocks(language: string): string[] {
   return [...section.matchAll(new RegExp("```" + language + "\\n([\\s\\S]*?)```", "g"))].map((m) => m[1]);
 }
 
-readers("zarr readers - every example of docs/clients.md's Zarr section runs against a live server: xarray, GDAL, the QGIS and R source strings", async () => {
+readers("zarr readers - every example of docs/clients.md's Zarr section runs against a live server: xarray, GDAL, zarr.js, the QGIS and R source strings", async () => {
   await withServer(dist, async (served) => {
     const live = (text: string) => text.replaceAll("http://127.0.0.1:8080", served.url);
     const cwd = await mkdtemp(join(out, "docs-"));
@@ -133,6 +154,17 @@ readers("zarr readers - every example of docs/clients.md's Zarr section runs aga
       const info = JSON.parse((await run("gdalinfo", ["-json", join(cwd, file)])).stdout);
       assert.equal(info.size, [size, size], file);
       assert.ok(Math.abs(info.geoTransform[0] - west) < 1e-9 && Math.abs(info.geoTransform[3] - north) < 1e-9, `${file}: ${info.geoTransform}`);
+    }
+    // the zarr.js block, from a folder inside the checkout so that node finds zarrita in its node_modules
+    const [js] = docBlocks("js");
+    const jsFolder = await mkdtemp(join(HERE, "..", ".cache", "zarr-doc-"));
+    try {
+      await writeFile(join(jsFolder, "example.mjs"), live(js));
+      const env = { ...process.env, FORCE_COLOR: "0" }; // uvu's colours would reach console.log's output
+      const zarrJs = await run(process.execPath, [join(jsFolder, "example.mjs")], { env, timeout: 60_000 });
+      assert.is(zarrJs.stdout, "[ 681, 841 ] 31 true\n");
+    } finally {
+      rmSync(jsFolder, { recursive: true, force: true });
     }
     const sources = [...docBlocks("text"), ...docBlocks("r")].flatMap((block) => [...block.matchAll(/ZARR:"[^"]*":\/\w+:[0-9]+/g)].map((m) => m[0]));
     assert.is(sources.length, 2);
