@@ -3,7 +3,7 @@
 
 import { makeDataRequest } from "../api/request.js";
 import { type Candidate, candidatesOf } from "../format/catalog.js";
-import type { Window } from "../format/grid.js";
+import { type Window, colToLon, rowToLat } from "../format/grid.js";
 import { QUERY_VARIABLE } from "../format/records.js";
 import type { Snapshot } from "../format/snapshot.js";
 import { VARIABLES } from "../format/variables.js";
@@ -17,6 +17,7 @@ const DOCS: [string, string][] = [
   ["docs/publishing.md", "fetching and publishing SILO's files, the daily routine"],
   ["docs/mirrors.md", "hosting a dist on a static host or CDN"],
   ["docs/operating.md", "running the server and unattended publishes"],
+  ["docs/performance.md", "the latest benchmark run"],
   ["docs/contract.md", "the interface's rules"],
 ];
 
@@ -43,6 +44,17 @@ function describeVariables(snapshot: Snapshot): string {
   });
   if (rows.length === 0) return "<p>No raster version is published yet.</p>";
   return `<table><thead><tr><th>variable</th><th>API and SILO name</th><th>unit</th><th>period</th><th>newest version</th><th>Zarr view</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
+}
+
+/** A link to the series route: every published variable at the place of the example query, its whole period. */
+function describeSeries(snapshot: Snapshot): string {
+  const newest = candidatesOf(snapshot.pointer, QUERY_VARIABLE)[0];
+  const variables = VARIABLES.filter((v) => candidatesOf(snapshot.pointer, v.name).length > 0).map((v) => v.silo);
+  if (!newest || newest.coverage.windowAll[2] === 0) return "";
+  const [col, row, width, height] = newest.coverage.windowAll;
+  const place = `lat=${rowToLat(row + Math.floor(height / 2))}&amp;lon=${colToLon(col + Math.floor(width / 2))}`;
+  return `<li><a href="api/v1/series?${place}&amp;variables=${variables.join(",")}">A place over the whole published period</a>
+(the series route, CSV; <code>&amp;format=json</code> adds its provenance, <code>&amp;format=met</code> makes an APSIM file)</li>`;
 }
 
 const SEND_SCRIPT = `<script>
@@ -102,6 +114,7 @@ ${snapshot ? describeVariables(snapshot) : "<p>The catalog cannot be read just n
 <h2>Where to go</h2>
 <ul>
 <li><a href="explorer/">The explorer</a>: a map of any published day of any variable, a cell's whole series, a box as CSV</li>
+${snapshot ? describeSeries(snapshot) : ""}
 <li><a href="api/v1/openapi.json">The OpenAPI document</a> of every route</li>
 <li><a href="api/v1/capabilities">Capabilities</a>, <a href="api/v1/datasets">the catalog</a>, <a href="api/health">health</a></li>
 </ul>

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { Archive } from "../format/archive.js";
+import { colToLon, rowToLat } from "../format/grid.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
 import { objectPath } from "../format/objects.js";
 import { openVersion } from "../format/versions.js";
@@ -36,9 +37,12 @@ site("site - the landing page: what is published, its links, an editable query t
     const page = await exchange(served, "/");
     assert.is(page.status, 200);
     assert.is(page.headers["content-type"], "text/html; charset=utf-8");
-    const links = [...page.text.matchAll(/href="([^"]+)"/g)].map((m) => m[1]);
+    const links = [...page.text.matchAll(/href="([^"]+)"/g)].map((m) => m[1].replaceAll("&amp;", "&"));
     const zarr = ["maps", "series"].map((group) => `zarr/v2/latest/${fixture.b.dataset_key}/${group}/.zmetadata`);
-    assert.equal(links, [...zarr, "explorer/", "api/v1/openapi.json", "api/v1/capabilities", "api/v1/datasets", "api/health"]);
+    const pointer = JSON.parse(await readFile(join(fixture.dist, "catalog.json"), "utf8"));
+    const [col, row, width, height] = pointer.candidates.find((c: { id: string }) => c.id === fixture.b.id).coverage.windowAll;
+    const series = `api/v1/series?lat=${rowToLat(row + Math.floor(height / 2))}&lon=${colToLon(col + Math.floor(width / 2))}&variables=max_temp`;
+    assert.equal(links, [...zarr, "explorer/", series, "api/v1/openapi.json", "api/v1/capabilities", "api/v1/datasets", "api/health"]);
     for (const link of links) assert.is((await exchange(served, `/${link}`, {})).status, link.startsWith("zarr/v2/latest/") ? 302 : 200, link);
     assert.is((await exchange(served, "/favicon.ico")).status, 204, "no icon, and no 404 in a browser's console");
     // the newest version of the one variable the fixture publishes, and no banner: its data is not generated
