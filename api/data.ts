@@ -102,9 +102,9 @@ export async function answerQuery(ctx: Context): Promise<Answer> {
   if (!resolved.available) {
     if (resolved.reason === "request_too_large" && resolved.selection) {
       const { summary, members } = planRequests(config, resolved.selection, ctx.planBytes);
-      throw new HttpError("request_too_large", `${resolved.message} ${summary}`, undefined, {}, {}, members);
+      throw new HttpError({ kind: "request_too_large", message: `${resolved.message} ${summary}`, members });
     }
-    throw new HttpError(resolved.reason, resolved.message);
+    throw new HttpError({ kind: resolved.reason, message: resolved.message });
   }
   const { body, headers } = await writeQueryBody(ctx, config, resolved.selection);
   const advice =
@@ -119,8 +119,5 @@ export async function answerQuery(ctx: Context): Promise<Answer> {
 }
 
 export async function answerAcquisition(): Promise<Answer> {
-  throw new HttpError(
-    "acquisition_not_ready",
-    "Acquisition is not enabled: this route never charges or queues work. POST the same data request to /api/v1/data/query for published demo data.",
-  );
+  throw new HttpError({ kind: "acquisition_not_ready", message: "Acquisition is not enabled: this route never charges or queues work. POST the same data request to /api/v1/data/query for published demo data." });
 }

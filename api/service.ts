@@ -135,10 +135,10 @@ export class Service {
   async handle(request: ApiRequest): Promise<Answer> {
     const found = findRoute(request.method, request.path);
     if (!found) {
-      return this.errorAnswer(new HttpError("not_found", `No route ${request.method} ${request.path}; GET /api/v1/openapi.json describes every route.`), request);
+      return this.errorAnswer(new HttpError({ kind: "not_found", message: `No route ${request.method} ${request.path}; GET /api/v1/openapi.json describes every route.` }), request);
     }
     if ("allow" in found) {
-      const err = new HttpError("method_not_allowed", `${request.method} is not allowed on ${request.path}; ${found.hint}`, undefined, { Allow: found.allow });
+      const err = new HttpError({ kind: "method_not_allowed", message: `${request.method} is not allowed on ${request.path}; ${found.hint}`, headers: { Allow: found.allow } });
       return this.errorAnswer(err, request);
     }
     let body: Uint8Array | null = null;
@@ -226,7 +226,7 @@ export class Service {
       if (this.throwUnverified) throw err;
       this.warn(err.message);
       return err instanceof CatalogError
-        ? new HttpError("service_unavailable", "The catalog of this service cannot be read; retry later with exponential backoff.")
+        ? new HttpError({ kind: "service_unavailable", message: "The catalog of this service cannot be read; retry later with exponential backoff." })
         : unavailable("The catalog");
     }
     return null;
@@ -245,5 +245,5 @@ function errorToBytes(err: HttpError): string | Uint8Array {
 }
 
 function unavailable(what: string): HttpError {
-  return new HttpError("service_unavailable", `${what} is temporarily unavailable: its files could not be verified. Retry later with exponential backoff.`);
+  return new HttpError({ kind: "service_unavailable", message: `${what} is temporarily unavailable: its files could not be verified. Retry later with exponential backoff.` });
 }

@@ -142,7 +142,7 @@ function sendRange(req: IncomingMessage, res: ServerResponse, answer: Answer, tr
   if (range === null) return false;
   if (range === "unsatisfiable") {
     const message = `The answer is ${size} bytes; ask for a range inside it, or for the whole answer without Range.`;
-    const error = new TextEncoder().encode(JSON.stringify(errorToBody(new HttpError("range_not_satisfiable", message))));
+    const error = new TextEncoder().encode(JSON.stringify(errorToBody(new HttpError({ kind: "range_not_satisfiable", message }))));
     const headers = answerHeaders({ ...answer, type: JSON_TYPE, etag: false }, sha256Hex(error), null, false);
     res.writeHead(416, { ...headers, ...transport, "Content-Range": `bytes */${size}`, "Content-Length": error.byteLength });
     res.end(error);
@@ -190,7 +190,7 @@ export async function readBody(req: IncomingMessage, timeoutMs: number): Promise
     const timer = setTimeout(() => {
       cleanup();
       req.pause();
-      reject(Object.assign(new HttpError("malformed_json", `The request body did not arrive within ${timeoutMs / 1000} s (${total} bytes came); the connection is closed.`), { stalled: true }));
+      reject(Object.assign(new HttpError({ kind: "malformed_json", message: `The request body did not arrive within ${timeoutMs / 1000} s (${total} bytes came); the connection is closed. Send the whole body with its Content-Length, then retry.` }), { stalled: true }));
     }, timeoutMs);
     const cleanup = () => {
       clearTimeout(timer);
@@ -215,11 +215,11 @@ export async function readBody(req: IncomingMessage, timeoutMs: number): Promise
     };
     const onError = (err: Error) => {
       cleanup();
-      reject(new HttpError("malformed_json", `The request body could not be read: ${err.message}`));
+      reject(new HttpError({ kind: "malformed_json", message: `The request body could not be read (${err.message}); send it again, whole.` }));
     };
     const onClose = () => {
       cleanup();
-      reject(new HttpError("malformed_json", "The request body ended before it was complete."));
+      reject(new HttpError({ kind: "malformed_json", message: "The request body ended before it was complete; send it again, whole, with its Content-Length." }));
     };
     req.on("data", onData);
     req.on("end", onEnd);
