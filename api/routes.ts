@@ -3,14 +3,13 @@
 
 import { LIMITS } from "./contract.js";
 import type { Answer } from "./answer.js";
-import { answerAcquisition, answerQuery, answerResolve, answerValidate } from "./data.js";
+import { answerAcquisition, answerQuery, answerResolve, answerValidate, precheckDataRequest } from "./data.js";
 import { answerCatalog, answerInspect, answerObservations } from "./datasets.js";
 import type { ErrorKind } from "./errors.js";
 import { answerLayers, answerSample } from "./layers.js";
 import { answerCapabilities, answerHealth, answerOpenApi } from "./meta.js";
 import type { Context } from "./context.js";
 import { TILE_PARAM } from "./params.js";
-import { checkRequest, parseJsonBody } from "./request.js";
 import { SERIES_DESCRIPTION, SERIES_PARAMETERS, SERIES_PLAN_ITEM, describeSeriesOk } from "./series-openapi.js";
 import { answerSeries, precheckSeries } from "./series-route.js";
 import { ZARR_ROUTES } from "./zarr-routes.js";
@@ -67,11 +66,6 @@ export interface RouteSpec {
   ranges?: boolean;
   /** it may answer 302 with a Location */
   redirects?: boolean;
-}
-
-/** The contract check of a data request's body (docs/contract.md §3.1, §4.1): cheap, and what most bad requests fail. */
-function checkDataRequest(ctx: Context): void {
-  checkRequest(parseJsonBody(ctx.request.contentType, ctx.body));
 }
 
 const limit: ParameterSpec = {
@@ -205,7 +199,7 @@ export const ROUTES: RouteSpec[] = [
     body: "data-request.schema.json",
     answers: ["resolution.schema.json"],
     errors: POST_ERRORS,
-    precheck: checkDataRequest,
+    precheck: precheckDataRequest,
     handle: answerResolve,
   },
   {
@@ -222,7 +216,7 @@ export const ROUTES: RouteSpec[] = [
     csv: true,
     provenance: true,
     errors: [...POST_ERRORS, "request_too_large", "response_too_large", "coverage_unavailable", "no_cell_centers", "unsupported_grid"],
-    precheck: checkDataRequest,
+    precheck: precheckDataRequest,
     handle: answerQuery,
   },
   {
