@@ -9,6 +9,7 @@ import { VersionReadError } from "../format/versions.js";
 import { type Answer, makeAnswer } from "./answer.js";
 import type { ApiRequest, Context } from "./context.js";
 import { LIMITS } from "./contract.js";
+import { preflightHeaders } from "./cors.js";
 import { HttpError, INTERNAL_ERROR_BODY, errorToBody } from "./errors.js";
 import { buildOpenApi } from "./openapi.js";
 import { payloadTooLarge } from "./request.js";
@@ -136,6 +137,11 @@ export class Service {
     const found = findRoute(request.method, request.path);
     if (!found) {
       return this.errorAnswer(new HttpError({ kind: "not_found", message: `No route ${request.method} ${request.path}; GET /api/v1/openapi.json describes every route.` }), request);
+    }
+    if ("allow" in found && request.method === "OPTIONS") {
+      // a CORS preflight: what each route on the path says a cross-origin caller may send (api/cors.ts)
+      const headers = preflightHeaders(found.allow, found.routes.map((r) => r.cors));
+      return makeAnswer(this.platform, "", { status: 204, cache: "no-store", etag: false, headers });
     }
     if ("allow" in found) {
       const err = new HttpError({ kind: "method_not_allowed", message: `${request.method} is not allowed on ${request.path}; ${found.hint}`, headers: { Allow: found.allow } });

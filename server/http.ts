@@ -11,9 +11,6 @@ import { sha256Hex } from "../format/hash.js";
 import { parseRange } from "./ranges.js";
 
 
-/** Headers a browser script may read besides the CORS-safelisted ones (the provenance headers among them). */
-export const EXPOSED_HEADERS = ["Content-Digest", "Repr-Digest", "Service-Dataset-Version", "Service-Request-SHA256", "Link", "ETag", "Allow", "Content-Range", "Accept-Ranges"].join(", ");
-
 // Below this size compression costs more than it saves.
 const MIN_COMPRESS_BYTES = 1024;
 
