@@ -211,9 +211,7 @@ export class Service {
 
   private async errorAnswer(err: unknown, request: ApiRequest): Promise<Answer> {
     const failure = this.toHttpError(err);
-    if (failure) {
-      return makeAnswer(this.platform, errorToBytes(failure), { status: failure.status, cache: "no-store", headers: failure.headers });
-    }
+    if (failure) return makeErrorAnswer(this.platform, failure);
     // Unexpected: reported with its stack, answered with a generic 500 that leaks nothing (docs/contract.md §4.2).
     this.warn(`${request.method} ${request.path}: unexpected error: ${(err as Error)?.stack ?? String(err)}`);
     return makeAnswer(this.platform, JSON.stringify(INTERNAL_ERROR_BODY), { status: 500, cache: "no-store" });
@@ -237,6 +235,11 @@ export class Service {
     }
     return null;
   }
+}
+
+/** The answer of a typed error: the contract's body, its status and headers, never cached (every error's one path). */
+export function makeErrorAnswer(platform: Platform, err: HttpError): Promise<Answer> {
+  return makeAnswer(platform, errorToBytes(err), { status: err.status, cache: "no-store", headers: err.headers });
 }
 
 /** The section 7 body of a typed error as bytes, its members written as text pieces appended (a 413's plan). */
