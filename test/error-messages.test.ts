@@ -3,6 +3,7 @@
 // (a swapped box or period, a missing field, another variable), collected over real HTTP, their distinct shapes
 // read once. SHOW_MESSAGES=1 prints every distinct message with a request that produced it.
 
+import { readFileSync } from "node:fs";
 import http from "node:http";
 import fc from "fast-check";
 import { suite } from "uvu";
@@ -171,6 +172,16 @@ messages("error messages - a missing or wrong field names what is allowed; a swa
       const where = path.map((p, i) => (typeof p === "number" ? `[${p}]` : i ? `.${p}` : p)).join("");
       assert.ok(body.message.startsWith(`The data request breaks the contract: ${where} ${message}`), `${what}: ${body.message}`);
     }
+  });
+});
+
+messages("error messages - docs/clients.md's refused request is the answer the server gives", async () => {
+  const page = readFileSync(new URL("../docs/clients.md", import.meta.url), "utf8");
+  const section = page.slice(page.indexOf("## When a request is refused"));
+  const shown = JSON.parse(/```json\n([\s\S]*?)```/.exec(section)![1]);
+  await withServer(fixture.dist, async (served) => {
+    const answer = await post(served, "/api/v1/data/query", changed((r) => (r.region.bbox = [-22.625, 124.475, -22.475, 124.625])));
+    assert.equal(assertError(answer, 422, "invalid_request"), shown);
   });
 });
 
