@@ -52,14 +52,7 @@ export interface AnswerOptions {
 /** Data answers are bounded at 1,000,000 bytes (docs/contract.md §3.3); `advice` tells the client how to ask for less. */
 export function assertResponseSize(bytes: number, advice: string, members?: string[]): void {
   if (bytes > LIMITS.maxResponseBytes) {
-    throw new HttpError(
-      "response_too_large",
-      `The response would be ${bytes} bytes, over the ${LIMITS.maxResponseBytes}-byte bound; ${advice}.`,
-      undefined,
-      {},
-      {},
-      members,
-    );
+    throw new HttpError({ kind: "response_too_large", message: `The response would be ${bytes} bytes, over the ${LIMITS.maxResponseBytes}-byte bound; ${advice}.`, members });
   }
 }
 

@@ -12,8 +12,21 @@ import { type Selection, type UnavailableReason, resolveRequest } from "./select
 import { ByteSink, patchAscii, writeCsvRows, writeJsonRows } from "./serialize.js";
 import { readSelectedCells } from "./tiers.js";
 
+/** Each request's checked data request, made once (the precheck and the answer share its context). */
+const configs = new WeakMap<Context, RequestConfig>();
+
 function readDataRequest(ctx: Context): RequestConfig {
-  return checkRequest(parseJsonBody(ctx.request.contentType, ctx.body));
+  let config = configs.get(ctx);
+  if (!config) configs.set(ctx, (config = checkRequest(parseJsonBody(ctx.request.contentType, ctx.body))));
+  return config;
+}
+
+/**
+ * The contract check of a data request's body (docs/contract.md §3.1, §4.1), run before the request waits for a
+ * turn: cheap, and what most bad requests fail; the answer reuses what it checked.
+ */
+export function precheckDataRequest(ctx: Context): void {
+  readDataRequest(ctx);
 }
 
 export async function answerValidate(ctx: Context): Promise<Answer> {
@@ -102,9 +115,9 @@ export async function answerQuery(ctx: Context): Promise<Answer> {
   if (!resolved.available) {
     if (resolved.reason === "request_too_large" && resolved.selection) {
       const { summary, members } = planRequests(config, resolved.selection, ctx.planBytes);
-      throw new HttpError("request_too_large", `${resolved.message} ${summary}`, undefined, {}, {}, members);
+      throw new HttpError({ kind: "request_too_large", message: `${resolved.message} ${summary}`, members });
     }
-    throw new HttpError(resolved.reason, resolved.message);
+    throw new HttpError({ kind: resolved.reason, message: resolved.message });
   }
   const { body, headers } = await writeQueryBody(ctx, config, resolved.selection);
   const advice =
@@ -119,8 +132,5 @@ export async function answerQuery(ctx: Context): Promise<Answer> {
 }
 
 export async function answerAcquisition(): Promise<Answer> {
-  throw new HttpError(
-    "acquisition_not_ready",
-    "Acquisition is not enabled: this route never charges or queues work. POST the same data request to /api/v1/data/query for published demo data.",
-  );
+  throw new HttpError({ kind: "acquisition_not_ready", message: "Acquisition is not enabled: this route never charges or queues work. POST the same data request to /api/v1/data/query for published demo data." });
 }

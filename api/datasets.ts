@@ -9,7 +9,9 @@ import { readPageParams, rejectCursor } from "./params.js";
 import { findVisibleRecord, isVisible, openData, toImmutableRecord } from "./records.js";
 import { writePage } from "./serialize.js";
 
-const FEWER = "ask for fewer items with a smaller limit";
+const FEWER = "ask for fewer items with a smaller limit, then follow nextCursor";
+/** One record is not paged (docs/contract.md §1.1): what is large in it can be read elsewhere. */
+const WHOLE_RECORD = "a dataset record is not paged: read its tiles a page at a time with GET /api/v1/layers/{id}?limit=N, or the record itself from the dist's catalog (docs/mirrors.md)";
 
 export async function answerCatalog(ctx: Context): Promise<Answer> {
   const page = readPageParams(ctx.query);
@@ -24,7 +26,7 @@ export async function answerCatalog(ctx: Context): Promise<Answer> {
 export async function answerInspect(ctx: Context): Promise<Answer> {
   // Paid versions are listed and inspectable; only their data is withheld (docs/contract.md §1.3).
   const record = await findVisibleRecord(ctx, ctx.params.id);
-  return ctx.answer(JSON.stringify({ dataset: toImmutableRecord(record) }), { cache: "immutable", bounded: FEWER });
+  return ctx.answer(JSON.stringify({ dataset: toImmutableRecord(record) }), { cache: "immutable", bounded: WHOLE_RECORD });
 }
 
 export async function answerObservations(ctx: Context): Promise<Answer> {

@@ -41,26 +41,40 @@ export interface ErrorBody {
   planRest?: unknown;
 }
 
+/** What a typed error says: its kind (the body's `error`, which fixes the status), its message, and what it adds. */
+export interface HttpErrorOptions {
+  kind: ErrorKind;
+  /** what went wrong and what to send instead (docs/contract.md §4.2) */
+  message: string;
+  issues?: Issue[];
+  /** extra response headers, e.g. Allow on a 405, Retry-After on a 503 */
+  headers?: Record<string, string>;
+  /** extra body fields */
+  extra?: Partial<ErrorBody>;
+  /**
+   * extra body members already written as pieces of JSON text, in order (`"plan":[...]` of a 413, which may be
+   * most of a megabyte: written once into the answer's bytes, never parsed or joined into one string)
+   */
+  members?: string[];
+}
+
 export class HttpError extends Error {
   readonly status: number;
+  readonly kind: ErrorKind;
+  readonly issues?: Issue[];
+  readonly headers: Record<string, string>;
+  readonly extra: Partial<ErrorBody>;
+  readonly members?: string[];
 
-  constructor(
-    readonly kind: ErrorKind,
-    message: string,
-    readonly issues?: Issue[],
-    /** extra response headers, e.g. Allow on a 405 */
-    readonly headers: Record<string, string> = {},
-    /** extra body fields */
-    readonly extra: Partial<ErrorBody> = {},
-    /**
-     * extra body members already written as pieces of JSON text, in order (`"plan":[...]` of a 413, which may be
-     * most of a megabyte: written once into the answer's bytes, never parsed or joined into one string)
-     */
-    readonly members?: string[],
-  ) {
-    super(message);
+  constructor(options: HttpErrorOptions) {
+    super(options.message);
     this.name = "HttpError";
-    this.status = STATUS_BY_KIND[kind];
+    this.kind = options.kind;
+    this.status = STATUS_BY_KIND[options.kind];
+    this.issues = options.issues;
+    this.headers = options.headers ?? {};
+    this.extra = options.extra ?? {};
+    this.members = options.members;
   }
 }
 

@@ -11,7 +11,9 @@ import { readCellIndex, readPageParams, readTileParam } from "./params.js";
 import { notFound, openData, toImmutableRecord } from "./records.js";
 import { cellToJson, describeTile, writePage, writeTile } from "./serialize.js";
 
-const FEWER = "ask for fewer items with a smaller limit";
+const FEWER = "ask for fewer items with a smaller limit, then follow nextCursor";
+/** A tile and a cell are not paged (they take no limit): a part of a tile is asked another way. */
+const WHOLE_TILE = "a tile is not paged: ask its cells a box at a time with POST /api/v1/data/query, or one at a time with GET /api/v1/layers/{id}/sample";
 
 /** Where a tile id lies in a version, by arithmetic on its day's window; null when the version has no such tile. */
 async function locateTile(view: VersionView, id: string): Promise<{ view: RasterView; day: DayEntry; slot: TileSlot } | null> {
@@ -33,7 +35,7 @@ export async function answerLayers(ctx: Context): Promise<Answer> {
     const [, , w, h] = located.slot.window;
     const codes = new Int16Array(w * h);
     const cells = (await located.view.readCodes(located.day, located.slot.window, codes)) ? codes : await located.view.readCells(located.day, located.slot.window);
-    return ctx.answer(writeTile(id, located.view.index, located.day.date, located.slot, cells), { cache: "immutable", bounded: FEWER });
+    return ctx.answer(writeTile(id, located.view.index, located.day.date, located.slot, cells), { cache: "immutable", bounded: WHOLE_TILE });
   }
   const count = view.kind === "raster" ? view.index.tiles : 0;
   const offset = await readOffset(ctx.platform, id, "layers", page.after, count);
@@ -71,5 +73,5 @@ export async function answerSample(ctx: Context): Promise<Answer> {
     `{"datasetVersion":${JSON.stringify(view.record.id)},"tile":${JSON.stringify(tile)},"row":${row},"col":${col},` +
     `"value":${cellToJson(value)},"unit":${JSON.stringify(located.view.index.unit)},"variable":${JSON.stringify(located.view.index.variable)},"date":"${located.day.date}",` +
     `"crs":"${GRID.crs}","transform":${JSON.stringify(windowTransform(tileCol, tileRow))}}`;
-  return ctx.answer(body, { cache: "immutable", bounded: FEWER });
+  return ctx.answer(body, { cache: "immutable", bounded: WHOLE_TILE });
 }

@@ -85,13 +85,10 @@ function checkComplete(input: MetInput, dates: PeriodDates): void {
   const gaps = input.columns.map((c) => ({ ...c, ...findMissing(c.values, dates) })).filter((c) => c.count > 0);
   if (gaps.length === 0) return;
   if (gaps.length === input.columns.length && gaps.every((g) => g.count === input.days)) {
-    throw new HttpError("missing_values", `An APSIM weather file cannot hold missing values, and ${where} holds none on any date of ${period}: it is ocean or outside SILO's land mask. Ask for a place on land.`);
+    throw new HttpError({ kind: "missing_values", message: `An APSIM weather file cannot hold missing values, and ${where} holds none on any date of ${period}: it is ocean or outside SILO's land mask. Ask for a place on land.` });
   }
   const said = gaps.map((g) => `${g.variable.name} (${g.variable.apsim!.column}) on ${g.count} date${g.count === 1 ? "" : "s"} (${g.first.join(", ")}${g.count > g.first.length ? ", ..." : ""})`);
-  throw new HttpError(
-    "missing_values",
-    `An APSIM weather file cannot hold missing values, and ${where} misses ${said.join("; ")} in ${period}. Ask format=csv to see every missing value, or choose another period or place.`,
-  );
+  throw new HttpError({ kind: "missing_values", message: `An APSIM weather file cannot hold missing values, and ${where} misses ${said.join("; ")} in ${period}. Ask format=csv to see every missing value, or choose another period or place.` });
 }
 
 function writeHeader(out: ByteSink, input: MetInput, columns: MetColumn[], dates: PeriodDates, tavAmp: { tav: number; amp: number }): void {

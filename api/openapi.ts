@@ -7,6 +7,7 @@ import { makeDataRequest } from "./request.js";
 import { bboxToWindow } from "../format/grid.js";
 import { CONTRACT_SCHEMAS } from "../schemas/validate.js";
 import { type ErrorKind, INTERNAL_ERROR_BODY, statusOf } from "./errors.js";
+import { preflightHeaders } from "./cors.js";
 import { type RouteSpec, allowOf, findRoute, groupByPath } from "./routes.js";
 import { CSV_HEADER } from "./serialize.js";
 
@@ -306,9 +307,9 @@ function describePath(path: string, routes: RouteSpec[], responses: Json): Json 
           Allow: { description: "The methods of this path.", required: true, schema: { type: "string", const: allow } },
           "Access-Control-Allow-Methods": { description: "The methods of this path.", required: true, schema: { type: "string", const: allow } },
           "Access-Control-Allow-Headers": {
-            description: "Request headers a browser may send: Content-Type and If-None-Match (Authorization on the acquisition route, planned).",
+            description: "Request headers a browser may send here, as the route table says (api/cors.ts).",
             required: true,
-            schema: { type: "string" },
+            schema: { type: "string", const: preflightHeaders(allow, routes.map((r) => r.cors))["Access-Control-Allow-Headers"] },
           },
           "Access-Control-Max-Age": { description: "Seconds a browser may keep this preflight.", required: true, schema: { type: "string", const: "86400" } },
           ...headersOf(["Access-Control-Allow-Origin", "Cache-Control"]),

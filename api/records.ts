@@ -18,7 +18,7 @@ export function toImmutableRecord(record: Dataset): Dataset {
 }
 
 export function notFound(what: string): HttpError {
-  return new HttpError("not_found", `${what} is not published here; GET /api/v1/datasets lists what is.`);
+  return new HttpError({ kind: "not_found", message: `${what} is not published here; GET /api/v1/datasets lists what is.` });
 }
 
 /** A visible version's catalog record (paid included: listed and inspectable), else 404; 503 when it failed. */

@@ -6,10 +6,10 @@ import { LIMITS } from "./contract.js";
 import { QUERY_DATA_CLASS, QUERY_SOURCE, QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
 import { dateToDayNumber, listDates } from "../format/dates.js";
 import { type Window, windowBbox } from "../format/grid.js";
-import { schemas, toIssues, validatorFor } from "../schemas/validate.js";
+import { formatPath, schemas, toIssues, validatorFor } from "../schemas/validate.js";
 import { HttpError, type Issue } from "./errors.js";
 import { describeSeriesCall } from "./series-hint.js";
-import { findVariable } from "../format/variables.js";
+import { describeVariables, findVariable } from "../format/variables.js";
 import { type Platform, fromUtf8, utf8 } from "../format/storage.js";
 
 /** The data request after the contract check, with `format` filled in (docs/contract.md §3.1). */
@@ -35,37 +35,33 @@ export function isJsonContentType(header: string | undefined): boolean {
 }
 
 export function payloadTooLarge(): HttpError {
-  return new HttpError(
-    "payload_too_large",
-    `The request body is over ${LIMITS.maxRequestBytes} bytes; a data request is a small JSON object (GET /api/v1/openapi.json has an example).`,
-  );
+  return new HttpError({ kind: "payload_too_large", message: `The request body is over ${LIMITS.maxRequestBytes} bytes; send a data request of at most ${LIMITS.maxRequestBytes} bytes: it is a small JSON object (GET /api/v1/openapi.json has an example).` });
 }
 
 /** 415 on another media type, 413 over the size bound, 400 on empty, non-UTF-8 or malformed JSON (docs/contract.md §4). */
 export function parseJsonBody(contentType: string | undefined, body: Uint8Array | null | undefined): unknown {
   if (!isJsonContentType(contentType)) {
-    throw new HttpError(
-      "unsupported_media_type",
-      `Content-Type must be application/json (got ${contentType ? JSON.stringify(contentType) : "none"}); ${JSON_CONTENT_HINT}.`,
-    );
+    throw new HttpError({ kind: "unsupported_media_type", message: `Content-Type must be application/json (got ${contentType ? JSON.stringify(contentType) : "none"}); ${JSON_CONTENT_HINT}.` });
   }
   if (body && body.byteLength > LIMITS.maxRequestBytes) throw payloadTooLarge();
-  if (!body || body.byteLength === 0) throw new HttpError("malformed_json", "The request body is empty; send a JSON data request.");
+  if (!body || body.byteLength === 0) throw new HttpError({ kind: "malformed_json", message: "The request body is empty; send a JSON data request (GET /api/v1/openapi.json has an example)." });
   let text: string;
   try {
     text = fromUtf8(body);
   } catch {
-    throw new HttpError("malformed_json", "The request body is not valid UTF-8.");
+    throw new HttpError({ kind: "malformed_json", message: "The request body is not valid UTF-8; send the JSON data request encoded as UTF-8." });
   }
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new HttpError("malformed_json", `The request body is not valid JSON: ${(err as Error).message}`);
+    throw new HttpError({ kind: "malformed_json", message: `The request body is not valid JSON (${(err as Error).message}); send one JSON object (GET /api/v1/openapi.json has an example data request).` });
   }
 }
 
+const DATA_REQUEST_SCHEMA = "data-request.schema.json";
+
 /** The properties `units` declares; others are accepted and ignored (docs/contract.md §3.1). */
-const UNIT_KEYS = Object.keys((schemas["data-request.schema.json"] as { properties: { units: { properties: object } } }).properties.units.properties);
+const UNIT_KEYS = Object.keys((schemas[DATA_REQUEST_SCHEMA] as { properties: { units: { properties: object } } }).properties.units.properties);
 
 /** `value` with only `keys`, in that order: what an open object of the request keeps once checked. */
 function keepDeclared<T extends object>(value: T, keys: readonly string[]): T {
@@ -74,24 +70,54 @@ function keepDeclared<T extends object>(value: T, keys: readonly string[]): T {
 
 function rejectRequest(issues: Issue[]): HttpError {
   const first = issues[0];
-  const where = first.path.length ? ` at ${first.path.join(".")}` : "";
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more issue${issues.length > 2 ? "s" : ""})` : "";
-  return new HttpError("invalid_request", `The data request breaks the contract${where}: ${first.message}${more}.`, issues);
+  const where = first.path.length ? `${formatPath(first.path)} ` : "";
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more issue${issues.length > 2 ? "s" : ""}, each in issues)` : "";
+  return new HttpError({ kind: "invalid_request", message: `The data request breaks the contract: ${where}${first.message}${more}.`, issues });
 }
 
 /**
- * Another SILO variable than the direct query's (docs/contract.md §8.1) is served by the series route: its enum
- * issue says so, with the call for this request.
+ * A variable the direct query does not answer (docs/contract.md §8.1): a SILO variable is served by the series route,
+ * and its issue gives the call for this request; any other name is told the variables published.
  */
 function pointToSeries(issues: Issue[], spec: unknown): Issue[] {
   const asked = (spec as { variables?: unknown }).variables;
   return issues.map((issue) => {
     const value = Array.isArray(asked) && issue.code === "enum" && issue.path[0] === "variables" && issue.path.length === 2 ? asked[issue.path[1] as number] : undefined;
+    if (value === undefined) return issue;
     const variable = typeof value === "string" ? findVariable(value) : undefined;
-    if (!variable || variable.name === QUERY_VARIABLE) return issue;
-    const message = `${value} is not answered by the direct query (air_temperature_max only); ${describeSeriesCall(spec, variable.name)}`;
+    if (!variable) return { ...issue, message: `${issue.message}. The variables published are ${describeVariables()}; the others are answered by GET /api/v1/series` };
+    if (variable.name === QUERY_VARIABLE) return issue;
+    const message = `${value} is not answered by the direct query (air_temperature_max only); use the series route: ${describeSeriesCall(spec, variable.name)}`;
     return { ...issue, message };
   });
+}
+
+const BBOX_ORDER = "bbox is [west, south, east, north] in degrees, longitudes first";
+
+/** The run-time rules the schema cannot express (docs/contract.md §3.1): ordered bounds, at most 31 days. */
+function checkOrder(config: RequestConfig): Issue[] {
+  const issues: Issue[] = [];
+  const [west, south, east, north] = config.region.bbox;
+  if (!(west < east)) {
+    const hint = west > east ? "swap west and east" : "give the box some width";
+    issues.push({ code: "bbox_order", path: ["region", "bbox", 0], message: `${west} is not less than east ${east}: ${hint} (${BBOX_ORDER}; the antimeridian cannot be crossed)` });
+  }
+  if (!(south < north)) {
+    const hint = south > north ? "swap south and north" : "give the box some height";
+    issues.push({ code: "bbox_order", path: ["region", "bbox", 1], message: `${south} is not less than north ${north}: ${hint} (${BBOX_ORDER})` });
+  }
+  const days = dateToDayNumber(config.period.end) - dateToDayNumber(config.period.start) + 1;
+  if (days < 1) {
+    const { start, end } = config.period;
+    issues.push({ code: "period_order", path: ["period", "end"], message: `${end} precedes start ${start}: swap start and end (the period is start to end, both inclusive)` });
+  } else if (days > LIMITS.maxDays) {
+    issues.push({
+      code: "too_many_days",
+      path: ["period", "end"],
+      message: `the period holds ${days} days; at most ${LIMITS.maxDays} are allowed (inclusive bounds). ${describeSeriesCall(config)}`,
+    });
+  }
+  return issues;
 }
 
 /**
@@ -100,11 +126,11 @@ function pointToSeries(issues: Issue[], spec: unknown): Issue[] {
  */
 export function checkRequest(spec: unknown): RequestConfig {
   if (spec === null || typeof spec !== "object" || Array.isArray(spec)) {
-    throw rejectRequest([{ code: "type", path: [], message: "the data request must be a JSON object" }]);
+    throw rejectRequest([{ code: "type", path: [], message: "is not a JSON object; send the data request as one JSON object (GET /api/v1/openapi.json has an example)" }]);
   }
-  const validate = validatorFor("data-request.schema.json");
+  const validate = validatorFor(DATA_REQUEST_SCHEMA);
   // ajv fills `format` with its default here (useDefaults), on the body we own.
-  if (!validate(spec)) throw rejectRequest(pointToSeries(toIssues(validate.errors, spec), spec));
+  if (!validate(spec)) throw rejectRequest(pointToSeries(toIssues(validate.errors, spec, DATA_REQUEST_SCHEMA), spec));
   const config = spec as RequestConfig;
   config.format ??= "json";
   // period and units accept extra properties and ignore them: the checked request (validate's echo, the hash,
@@ -112,24 +138,7 @@ export function checkRequest(spec: unknown): RequestConfig {
   config.period = keepDeclared(config.period, ["start", "end"]);
   config.units = keepDeclared(config.units, UNIT_KEYS);
 
-  const issues: Issue[] = [];
-  const [west, south, east, north] = config.region.bbox;
-  if (!(west < east)) {
-    issues.push({ code: "bbox_order", path: ["region", "bbox", 0], message: "west must be less than east (the antimeridian cannot be crossed)" });
-  }
-  if (!(south < north)) {
-    issues.push({ code: "bbox_order", path: ["region", "bbox", 1], message: "south must be less than north" });
-  }
-  const days = dateToDayNumber(config.period.end) - dateToDayNumber(config.period.start) + 1;
-  if (days < 1) {
-    issues.push({ code: "period_order", path: ["period", "end"], message: "the period end must not precede its start" });
-  } else if (days > LIMITS.maxDays) {
-    issues.push({
-      code: "too_many_days",
-      path: ["period", "end"],
-      message: `the period holds ${days} days; at most ${LIMITS.maxDays} are allowed (inclusive bounds). ${describeSeriesCall(config)}`,
-    });
-  }
+  const issues = checkOrder(config);
   if (issues.length > 0) throw rejectRequest(issues);
   return config;
 }

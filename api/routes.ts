@@ -2,15 +2,15 @@
 // the server's polka registration, the Allow header of a 405, the mirror client's routing and the OpenAPI paths.
 
 import { LIMITS } from "./contract.js";
+import { CREDENTIALS_CORS, type CorsSpec, JSON_BODY_CORS, READ_CORS } from "./cors.js";
 import type { Answer } from "./answer.js";
-import { answerAcquisition, answerQuery, answerResolve, answerValidate } from "./data.js";
+import { answerAcquisition, answerQuery, answerResolve, answerValidate, precheckDataRequest } from "./data.js";
 import { answerCatalog, answerInspect, answerObservations } from "./datasets.js";
 import type { ErrorKind } from "./errors.js";
 import { answerLayers, answerSample } from "./layers.js";
 import { answerCapabilities, answerHealth, answerOpenApi } from "./meta.js";
 import type { Context } from "./context.js";
 import { TILE_PARAM } from "./params.js";
-import { checkRequest, parseJsonBody } from "./request.js";
 import { SERIES_DESCRIPTION, SERIES_PARAMETERS, SERIES_PLAN_ITEM, describeSeriesOk } from "./series-openapi.js";
 import { answerSeries, precheckSeries } from "./series-route.js";
 import { ZARR_ROUTES } from "./zarr-routes.js";
@@ -38,6 +38,8 @@ export interface RouteSpec {
   csv?: boolean;
   /** documentation: the 200 answer carries Service-Dataset-Version, Service-Request-SHA256 and Link (docs/contract.md §3.5) */
   provenance?: boolean;
+  /** what a cross-origin caller may send: the request headers its CORS preflight allows (api/cors.ts) */
+  cors: CorsSpec;
   /** error kinds the route can answer besides 503 service_unavailable */
   errors: ErrorKind[];
   /** immutable GET answers carry an ETag and answer If-None-Match with 304 */
@@ -69,11 +71,6 @@ export interface RouteSpec {
   redirects?: boolean;
 }
 
-/** The contract check of a data request's body (docs/contract.md §3.1, §4.1): cheap, and what most bad requests fail. */
-function checkDataRequest(ctx: Context): void {
-  checkRequest(parseJsonBody(ctx.request.contentType, ctx.body));
-}
-
 const limit: ParameterSpec = {
   name: "limit",
   description: `Items per page; the response is also capped at ${LIMITS.maxResponseBytes} bytes.`,
@@ -92,6 +89,7 @@ export const ROUTES: RouteSpec[] = [
     method: "GET",
     path: "/api/health",
     operationId: "getHealth",
+    cors: READ_CORS,
     summary: "Process and configuration status (no database or source check).",
     answers: ["health.schema.json"],
     errors: [],
@@ -101,6 +99,7 @@ export const ROUTES: RouteSpec[] = [
     method: "GET",
     path: "/api/v1/capabilities",
     operationId: "getCapabilities",
+    cors: READ_CORS,
     summary: "Implemented variables, sources, representations, limits and features.",
     answers: ["capabilities.schema.json"],
     errors: [],
@@ -111,6 +110,7 @@ export const ROUTES: RouteSpec[] = [
     method: "GET",
     path: "/api/v1/openapi.json",
     operationId: "getOpenApi",
+    cors: READ_CORS,
     summary: "This OpenAPI 3.1 description of the interface.",
     answers: [],
     errors: [],
@@ -121,6 +121,7 @@ export const ROUTES: RouteSpec[] = [
     method: "GET",
     path: "/api/v1/datasets",
     operationId: "listDatasets",
+    cors: READ_CORS,
     computed: true,
     summary: "Published catalog metadata in stable id order (restricted datasets omitted); follow nextCursor until null.",
     query: [limit, after],
@@ -133,6 +134,7 @@ export const ROUTES: RouteSpec[] = [
     method: "GET",
     path: "/api/v1/datasets/:id",
     operationId: "getDataset",
+    cors: READ_CORS,
     computed: true,
     summary: "One immutable dataset version: units, coverage, source hashes, license, attribution, spatial support.",
     answers: ["dataset-response.schema.json"],
@@ -144,6 +146,7 @@ export const ROUTES: RouteSpec[] = [
     method: "GET",
     path: "/api/v1/datasets/:id/observations",
     operationId: "listObservations",
+    cors: READ_CORS,
     computed: true,
     summary: "Observations of a public demo version in stable id order; follow nextCursor until null.",
     query: [limit, after],
@@ -156,6 +159,7 @@ export const ROUTES: RouteSpec[] = [
     method: "GET",
     path: "/api/v1/layers/:id",
     operationId: "getLayers",
+    cors: READ_CORS,
     computed: true,
     summary: "Without `tile`: a page of tile metadata. With `tile`: that tile with its cells.",
     query: [
@@ -172,6 +176,7 @@ export const ROUTES: RouteSpec[] = [
     method: "GET",
     path: "/api/v1/layers/:id/sample",
     operationId: "getSample",
+    cors: READ_CORS,
     computed: true,
     summary: "One raster cell by tile id and zero-based row and column within the tile.",
     query: [
@@ -188,6 +193,7 @@ export const ROUTES: RouteSpec[] = [
     method: "POST",
     path: "/api/v1/data/validate",
     operationId: "validateDataRequest",
+    cors: JSON_BODY_CORS,
     readsBody: true,
     summary: "Contract check only (shape, calendar dates, ordered bounds); not a coverage guarantee, quote or purchase.",
     body: "data-request.schema.json",
@@ -199,19 +205,21 @@ export const ROUTES: RouteSpec[] = [
     method: "POST",
     path: "/api/v1/data/resolve",
     operationId: "resolveDataRequest",
+    cors: JSON_BODY_CORS,
     computed: true,
     readsBody: true,
     summary: "Complete published demo coverage check: the selected version and row count, or an unavailable reason.",
     body: "data-request.schema.json",
     answers: ["resolution.schema.json"],
     errors: POST_ERRORS,
-    precheck: checkDataRequest,
+    precheck: precheckDataRequest,
     handle: answerResolve,
   },
   {
     method: "POST",
     path: "/api/v1/data/query",
     operationId: "queryData",
+    cors: JSON_BODY_CORS,
     computed: true,
     readsBody: true,
     summary: "The complete bounded result inline: native cells whose centres fall in the box, dates inclusive.",
@@ -222,13 +230,14 @@ export const ROUTES: RouteSpec[] = [
     csv: true,
     provenance: true,
     errors: [...POST_ERRORS, "request_too_large", "response_too_large", "coverage_unavailable", "no_cell_centers", "unsupported_grid"],
-    precheck: checkDataRequest,
+    precheck: precheckDataRequest,
     handle: answerQuery,
   },
   {
     method: "GET",
     path: "/api/v1/series",
     operationId: "getSeries",
+    cors: READ_CORS,
     computed: true,
     summary: "Places over any period in one call (SILO's whole archive at a place): tidy CSV, JSON with a provenance manifest, or an APSIM weather file.",
     description: SERIES_DESCRIPTION,
@@ -244,6 +253,7 @@ export const ROUTES: RouteSpec[] = [
     method: "POST",
     path: "/api/v1/data/requests",
     operationId: "createAcquisitionRequest",
+    cors: CREDENTIALS_CORS,
     summary: "Acquisition (not enabled): always 503 acquisition_not_ready; never charges or queues work.",
     description:
       "Use POST /api/v1/data/query for published demo data. Planned, not active: requests will carry `Authorization: Bearer <ACCESS_TOKEN>`, and a purchase will answer 402 with `WWW-Authenticate: Payment` and be retried with `Authorization: Payment` (docs/contract.md §4.5). No security scheme applies while acquisition is not enabled.",
@@ -293,7 +303,7 @@ function matchPath(pattern: string, path: string): Record<string, string> | null
   return params;
 }
 
-export type RouteMatch = { route: RouteSpec; params: Record<string, string> } | { allow: string; hint: string };
+export type RouteMatch = { route: RouteSpec; params: Record<string, string> } | { allow: string; hint: string; routes: RouteSpec[] };
 
 /** The route for a method and path; for a known path with another method, what is allowed there. */
 export function findRoute(method: string, path: string): RouteMatch | null {
@@ -305,7 +315,7 @@ export function findRoute(method: string, path: string): RouteMatch | null {
     if (route.method === wanted) return { route, params };
     onPath.push(route);
   }
-  return onPath.length > 0 ? { allow: allowOf(onPath), hint: hintFor(onPath) } : null;
+  return onPath.length > 0 ? { allow: allowOf(onPath), hint: hintFor(onPath), routes: onPath } : null;
 }
 
 /** Routes grouped by path, for registration and documentation. */

@@ -75,18 +75,18 @@ async function listCandidates(ctx: Context, config: RequestConfig): Promise<Cand
   }
   ctx.assertAvailable(id);
   const view = await openVersion(ctx.archive, record);
-  if (view.kind !== "raster") return unavailable("coverage_unavailable", `The pinned dataset_version ${id} holds no raster.`);
+  if (view.kind !== "raster") return unavailable("coverage_unavailable", `The pinned dataset_version ${id} holds no raster; pin a SILO air_temperature_max version (GET /api/v1/datasets lists them) or omit dataset_version.`);
   return [{ id, coverage: view.index.coverage, record }];
 }
 
 /** Why the box cannot be answered by any candidate's grid, or null when some candidate's cells fall inside it. */
 function checkBox(bbox: RequestConfig["region"]["bbox"], window: Window | null, candidates: Candidate[]): Resolved | null {
   if (candidates.length === 0) {
-    return unavailable("coverage_unavailable", "No public demo version of SILO daily air_temperature_max is published here.");
+    return unavailable("coverage_unavailable", "No public demo version of SILO daily air_temperature_max is published here; GET /api/v1/datasets lists what is, and GET /api/v1/series serves the other variables.");
   }
   const touching = candidates.filter((c) => overlapsExtent(bbox, c.coverage));
   if (touching.length === 0) {
-    return unavailable("coverage_unavailable", `The box lies outside every published grid; published: ${describePeriods(candidates)}.`);
+    return unavailable("coverage_unavailable", `The box lies outside every published grid; give a box inside one of these: ${describePeriods(candidates)}.`);
   }
   if (!window || touching.every((c) => intersectWindows(c.coverage.windowAny, window)[2] === 0)) {
     return unavailable(
@@ -108,7 +108,7 @@ export async function resolveRequest(ctx: Context, config: RequestConfig): Promi
   for (const c of candidates) c.record ??= (await ctx.snapshot.findRecord(c.id)) ?? undefined;
   const supported = candidates.filter((c) => c.record && isVisible(c.record) && isQueryCompatible(c.record) && isSupportedGrid(c.record));
   if (supported.length === 0) {
-    return unavailable("unsupported_grid", "The candidate dataset's grid is not a north-up regular EPSG:4326 grid this service can select from.");
+    return unavailable("unsupported_grid", "The candidate dataset's grid is not a north-up regular EPSG:4326 grid this service can select from; pin another version with dataset_version (GET /api/v1/datasets lists them).");
   }
   const dates = listPeriodDates(config);
   for (const c of supported) {
@@ -122,7 +122,7 @@ export async function resolveRequest(ctx: Context, config: RequestConfig): Promi
   }
   return unavailable(
     "coverage_unavailable",
-    `No published public demo version covers every selected cell on every date of ${config.period.start}..${config.period.end}; closest: ${describePeriods(supported)}.`,
+    `No published public demo version covers every selected cell on every date of ${config.period.start}..${config.period.end}; ask for dates and a box inside one of these (or pin it with dataset_version): ${describePeriods(supported)}.`,
   );
 }
 

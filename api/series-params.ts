@@ -66,7 +66,7 @@ const GRID_TEXT = `the SILO grid spans longitude ${colToEdgeLon(0)}..${colToEdge
 function reject(issues: Issue[]): HttpError {
   const first = issues[0];
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more issue${issues.length > 2 ? "s" : ""})` : "";
-  return new HttpError("invalid_parameters", `Query parameter ${first.path.join("[")}${first.path.length > 1 ? "]" : ""} ${first.message}${more}.`, issues);
+  return new HttpError({ kind: "invalid_parameters", message: `Query parameter ${first.path.join("[")}${first.path.length > 1 ? "]" : ""} ${first.message}${more}.`, issues });
 }
 
 /** One value of a parameter (a repeated one is ambiguous), split at commas; undefined when absent. */
@@ -93,8 +93,8 @@ function readCoordinates(query: URLSearchParams, name: "lat" | "lon", issues: Is
   const out: number[] = [];
   items.forEach((text, i) => {
     const n = Number(text);
-    if (!DECIMAL.test(text) || !Number.isFinite(n)) issues.push({ code: "type", path: [name, i], message: `${JSON.stringify(text)} is not a decimal number of degrees` });
-    else if (n < lo || n > hi) issues.push({ code: "out_of_range", path: [name, i], message: `${text} is outside ${lo}..${hi}` });
+    if (!DECIMAL.test(text) || !Number.isFinite(n)) issues.push({ code: "type", path: [name, i], message: `${JSON.stringify(text)} is not a decimal number of degrees; give one like ${name === "lat" ? "-27.5" : "153.0"}` });
+    else if (n < lo || n > hi) issues.push({ code: "out_of_range", path: [name, i], message: `${text} is outside ${lo}..${hi}; give a ${name === "lat" ? "latitude" : "longitude"} from ${lo} to ${hi}` });
     else out.push(n);
   });
   return out.length === items.length ? out : null;
@@ -123,7 +123,7 @@ function readVariables(query: URLSearchParams, issues: Issue[]): Variable[] {
   const out: Variable[] = [];
   names.forEach((name, i) => {
     const variable = findVariable(name);
-    if (!variable) issues.push({ code: "enum", path: ["variables", i], message: `${JSON.stringify(name)} is not a variable here; known: ${describeVariables()}` });
+    if (!variable) issues.push({ code: "enum", path: ["variables", i], message: `${JSON.stringify(name)} is not a variable here; the variables published are ${describeVariables()} (either name)` });
     else if (out.includes(variable)) issues.push({ code: "repeated", path: ["variables", i], message: `names ${variable.name} twice; name each variable once` });
     else out.push(variable);
   });
@@ -134,7 +134,7 @@ function readDate(query: URLSearchParams, name: "start" | "end", issues: Issue[]
   const items = readList(query, name, issues);
   if (items === undefined) return undefined;
   const text = items.join(",");
-  if (!isCalendarDate(text)) issues.push({ code: "invalid_date", path: [name], message: `${JSON.stringify(text)} is not a calendar date YYYY-MM-DD` });
+  if (!isCalendarDate(text)) issues.push({ code: "invalid_date", path: [name], message: `${JSON.stringify(text)} is not a calendar date; give it as YYYY-MM-DD (leap years respected), or omit ${name} for the whole period` });
   return text;
 }
 
@@ -142,7 +142,7 @@ function readFormat(query: URLSearchParams, issues: Issue[]): SeriesFormat {
   const items = readList(query, "format", issues);
   const text = items?.join(",") ?? "csv";
   if ((SERIES_FORMATS as readonly string[]).includes(text)) return text as SeriesFormat;
-  issues.push({ code: "enum", path: ["format"], message: `${JSON.stringify(text)} is not a format here; known: csv (default), json, met (an APSIM weather file)` });
+  issues.push({ code: "enum", path: ["format"], message: `${JSON.stringify(text)} is not a format here; the formats allowed are csv (default), json, met (an APSIM weather file)` });
   return "csv";
 }
 
@@ -150,7 +150,7 @@ function readPins(query: URLSearchParams, variables: Variable[], issues: Issue[]
   const pins = readList(query, "dataset_version", issues);
   if (!pins) return undefined;
   pins.forEach((id, i) => {
-    if (!VERSION_ID.test(id)) issues.push({ code: "pattern", path: ["dataset_version", i], message: `${JSON.stringify(id)} does not match ^[a-zA-Z0-9_-]{1,128}$` });
+    if (!VERSION_ID.test(id)) issues.push({ code: "pattern", path: ["dataset_version", i], message: `${JSON.stringify(id)} does not match ^[a-zA-Z0-9_-]{1,128}$; use a version id GET /api/v1/datasets lists` });
   });
   if (variables.length > 0 && pins.length !== variables.length) {
     issues.push({ code: "length", path: ["dataset_version"], message: `holds ${pins.length} versions for ${variables.length} variables; pin one version per variable, in the order of variables` });
@@ -177,7 +177,7 @@ export function readSeriesConfig(query: URLSearchParams): SeriesConfig {
   const issues: Issue[] = [];
   for (const name of new Set(query.keys())) {
     if (!(SERIES_PARAMS as readonly string[]).includes(name)) {
-      issues.push({ code: "additional_property", path: [name], message: `is not a parameter of this route; it takes ${SERIES_PARAMS.join(", ")}` });
+      issues.push({ code: "additional_property", path: [name], message: `is not a parameter of this route: remove it; the parameters allowed are ${SERIES_PARAMS.join(", ")}` });
     }
   }
   const places = readPlaces(query, issues);
@@ -187,7 +187,7 @@ export function readSeriesConfig(query: URLSearchParams): SeriesConfig {
   const format = readFormat(query, issues);
   const pins = readPins(query, variables, issues);
   if (start && end && isCalendarDate(start) && isCalendarDate(end) && start > end) {
-    issues.push({ code: "period_order", path: ["end"], message: `${end} precedes start ${start}; the period is inclusive, start first` });
+    issues.push({ code: "period_order", path: ["end"], message: `${end} precedes start ${start}: swap start and end (the period is start to end, both inclusive)` });
   }
   const config: SeriesConfig = { places, variables, start, end, format, ...(pins ? { pins } : {}) };
   if (format === "met" && issues.length === 0) checkMet(config, issues);

@@ -35,13 +35,7 @@ function checkBound(config: SeriesConfig, selection: SeriesSelection, bound: num
   const count = places * days * variables;
   if (count <= bound) return;
   const { plan, summary } = planSeriesCalls(config, selection, bound);
-  throw new HttpError(
-    "request_too_large",
-    `The call asks for ${count} values (${places} place${places === 1 ? "" : "s"} x ${days} days x ${variables} variable${variables === 1 ? "" : "s"}), over the bound of ${bound} values a call. ${summary}`,
-    undefined,
-    {},
-    { plan },
-  );
+  throw new HttpError({ kind: "request_too_large", message: `The call asks for ${count} values (${places} place${places === 1 ? "" : "s"} x ${days} days x ${variables} variable${variables === 1 ? "" : "s"}), over the bound of ${bound} values a call. ${summary}`, extra: { plan } });
 }
 
 /** Provenance headers: every version used, in the order of the variables, and each one's record. */

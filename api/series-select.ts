@@ -42,7 +42,7 @@ interface Option {
 const cellOf = (p: Place): Window => [p.col, p.row, 1, 1];
 
 function unavailable(message: string): HttpError {
-  return new HttpError("coverage_unavailable", message);
+  return new HttpError({ kind: "coverage_unavailable", message });
 }
 
 /** What a variable's candidates hold, for messages: each id with its period, gaps and box. */

@@ -9,6 +9,7 @@ import { VersionReadError } from "../format/versions.js";
 import { type Answer, makeAnswer } from "./answer.js";
 import type { ApiRequest, Context } from "./context.js";
 import { LIMITS } from "./contract.js";
+import { preflightHeaders } from "./cors.js";
 import { HttpError, INTERNAL_ERROR_BODY, errorToBody } from "./errors.js";
 import { buildOpenApi } from "./openapi.js";
 import { payloadTooLarge } from "./request.js";
@@ -135,10 +136,15 @@ export class Service {
   async handle(request: ApiRequest): Promise<Answer> {
     const found = findRoute(request.method, request.path);
     if (!found) {
-      return this.errorAnswer(new HttpError("not_found", `No route ${request.method} ${request.path}; GET /api/v1/openapi.json describes every route.`), request);
+      return this.errorAnswer(new HttpError({ kind: "not_found", message: `No route ${request.method} ${request.path}; GET /api/v1/openapi.json describes every route.` }), request);
+    }
+    if ("allow" in found && request.method === "OPTIONS") {
+      // a CORS preflight: what each route on the path says a cross-origin caller may send (api/cors.ts)
+      const headers = preflightHeaders(found.allow, found.routes.map((r) => r.cors));
+      return makeAnswer(this.platform, "", { status: 204, cache: "no-store", etag: false, headers });
     }
     if ("allow" in found) {
-      const err = new HttpError("method_not_allowed", `${request.method} is not allowed on ${request.path}; ${found.hint}`, undefined, { Allow: found.allow });
+      const err = new HttpError({ kind: "method_not_allowed", message: `${request.method} is not allowed on ${request.path}; ${found.hint}`, headers: { Allow: found.allow } });
       return this.errorAnswer(err, request);
     }
     let body: Uint8Array | null = null;
@@ -205,9 +211,7 @@ export class Service {
 
   private async errorAnswer(err: unknown, request: ApiRequest): Promise<Answer> {
     const failure = this.toHttpError(err);
-    if (failure) {
-      return makeAnswer(this.platform, errorToBytes(failure), { status: failure.status, cache: "no-store", headers: failure.headers });
-    }
+    if (failure) return makeErrorAnswer(this.platform, failure);
     // Unexpected: reported with its stack, answered with a generic 500 that leaks nothing (docs/contract.md §4.2).
     this.warn(`${request.method} ${request.path}: unexpected error: ${(err as Error)?.stack ?? String(err)}`);
     return makeAnswer(this.platform, JSON.stringify(INTERNAL_ERROR_BODY), { status: 500, cache: "no-store" });
@@ -226,11 +230,16 @@ export class Service {
       if (this.throwUnverified) throw err;
       this.warn(err.message);
       return err instanceof CatalogError
-        ? new HttpError("service_unavailable", "The catalog of this service cannot be read; retry later with exponential backoff.")
+        ? new HttpError({ kind: "service_unavailable", message: "The catalog of this service cannot be read; retry later with exponential backoff." })
         : unavailable("The catalog");
     }
     return null;
   }
+}
+
+/** The answer of a typed error: the contract's body, its status and headers, never cached (every error's one path). */
+export function makeErrorAnswer(platform: Platform, err: HttpError): Promise<Answer> {
+  return makeAnswer(platform, errorToBytes(err), { status: err.status, cache: "no-store", headers: err.headers });
 }
 
 /** The section 7 body of a typed error as bytes, its members written as text pieces appended (a 413's plan). */
@@ -245,5 +254,5 @@ function errorToBytes(err: HttpError): string | Uint8Array {
 }
 
 function unavailable(what: string): HttpError {
-  return new HttpError("service_unavailable", `${what} is temporarily unavailable: its files could not be verified. Retry later with exponential backoff.`);
+  return new HttpError({ kind: "service_unavailable", message: `${what} is temporarily unavailable: its files could not be verified. Retry later with exponential backoff.` });
 }

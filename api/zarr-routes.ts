@@ -2,6 +2,7 @@
 // what the OpenAPI document says of them, under their own tag. Typed where they are spread (RouteSpec), so this
 // module imports nothing of the table.
 
+import { RANGE_CORS } from "./cors.js";
 import type { ErrorKind } from "./errors.js";
 import { answerZarrArrayKey, answerZarrGroupKey, answerZarrLatest, checkZarrPath } from "./zarr-answers.js";
 
@@ -34,6 +35,7 @@ export const ZARR_ROUTES = [
     method: "GET" as const,
     path: "/zarr/v2/:id/:group/:key",
     operationId: "getZarrGroupKey",
+    cors: RANGE_CORS,
     tag: TAG,
     computed: true,
     summary: "A group-level key of a version's Zarr v2 view: `.zgroup`, `.zattrs`, or the consolidated metadata `.zmetadata`.",
@@ -51,6 +53,7 @@ export const ZARR_ROUTES = [
     method: "GET" as const,
     path: "/zarr/v2/:id/:group/:array/:key",
     operationId: "getZarrArrayKey",
+    cors: RANGE_CORS,
     tag: TAG,
     computed: true,
     summary: "An array-level key of a version's Zarr v2 view: `.zarray`, `.zattrs`, or a chunk computed from the verified pieces.",
@@ -69,6 +72,7 @@ export const ZARR_ROUTES = [
     method: "GET" as const,
     path: "/zarr/v2/latest/:dataset/:group/:array/:key",
     operationId: "getZarrLatest",
+    cors: RANGE_CORS,
     tag: TAG,
     summary: "302 to the same array-level key of the newest published version of a dataset: follow today's data, or pin a version.",
     pathParams: [{ name: "dataset", description: "A dataset key, such as `silo-tmax`.", schema: { type: "string", pattern: "^[a-zA-Z0-9_-]{1,128}$" } }, group, array, arrayKey],

@@ -56,7 +56,7 @@ export interface ZarrArray {
 const VERSION_ID = /^[a-zA-Z0-9_-]{1,128}$/;
 
 export function zarrNotFound(what: string): HttpError {
-  return new HttpError("not_found", `${what} is not a key of this Zarr view; open /zarr/v2/<version id>/maps or /series with consolidated metadata (docs/clients.md).`);
+  return new HttpError({ kind: "not_found", message: `${what} is not a key of this Zarr view; open /zarr/v2/<version id>/maps or /series with consolidated metadata and read the keys it lists (docs/clients.md).` });
 }
 
 /** The view of a published demo raster version, or 404 (the Zarr view answers 404 for every unknown key). */

@@ -62,7 +62,8 @@ export const schemas: Record<string, object> = Object.fromEntries(
 // errors to one `type` issue instead of anyOf noise. validateSchema off: checking every schema against the
 // 2020-12 meta-schema costs 50 ms at each start; the tests check them (schemas.test.ts) instead.
 export const AJV_OPTIONS = { strict: true, allErrors: true, useDefaults: true, allowUnionTypes: true } as const;
-const ajv = new Ajv2020({ ...AJV_OPTIONS, validateSchema: false });
+// verbose: each error carries the schema holding its keyword, which messages read what is allowed from.
+const ajv = new Ajv2020({ ...AJV_OPTIONS, verbose: true, validateSchema: false });
 addFormats.default(ajv);
 for (const schema of Object.values(schemas)) ajv.addSchema(schema);
 
@@ -121,28 +122,211 @@ function pointerToPath(pointer: string, data: unknown, hasData: boolean): (strin
   return path;
 }
 
-function describe(e: ErrorObject): string {
+type SchemaNode = Record<string, unknown>;
+
+/** The node at a JSON pointer in schema `base` (an `$id`), or undefined. */
+function walkSchema(base: string, pointer: string): SchemaNode | undefined {
+  let node: unknown = schemas[base];
+  for (const raw of pointer.split("/").filter(Boolean)) {
+    if (node === null || typeof node !== "object") return undefined;
+    node = (node as SchemaNode)[raw.replaceAll("~1", "/").replaceAll("~0", "~")];
+  }
+  return node !== null && typeof node === "object" ? (node as SchemaNode) : undefined;
+}
+
+/** A schema with its `$ref` followed (its own keywords, e.g. a description, kept beside the target's). */
+function deref(schema: unknown, base: string): { node: SchemaNode; base: string } | undefined {
+  if (schema === null || typeof schema !== "object") return undefined;
+  const { $ref, ...own } = schema as SchemaNode;
+  if (typeof $ref !== "string") return { node: schema as SchemaNode, base };
+  const [file, pointer = ""] = $ref.split("#");
+  const target = walkSchema(file || base, pointer);
+  return target ? deref({ ...target, ...own }, file || base) : undefined;
+}
+
+/** The one value a schema allows, when it allows exactly one (a const, a one-item enum, objects and arrays of them). */
+function onlyValue(schema: SchemaNode, base: string): unknown {
+  if ("const" in schema) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length === 1) return schema.enum[0];
+  if (schema.type === "array" && typeof schema.minItems === "number" && schema.minItems === schema.maxItems && schema.items) {
+    const item = deref(schema.items, base);
+    const value = item && onlyValue(item.node, item.base);
+    return value === undefined ? undefined : Array.from({ length: schema.minItems }, () => value);
+  }
+  if (schema.type === "object" && Array.isArray(schema.required) && schema.required.length > 0) {
+    const entries = (schema.required as string[]).map((key) => {
+      const child = deref((schema.properties as SchemaNode | undefined)?.[key], base);
+      return [key, child && onlyValue(child.node, child.base)] as const;
+    });
+    return entries.every(([, v]) => v !== undefined) ? Object.fromEntries(entries) : undefined;
+  }
+  return undefined;
+}
+
+/** A title that names a value in the words of the data (`west`, `south` of a bbox), not a heading (`Region`). */
+const isValueName = (title: unknown): title is string => typeof title === "string" && /^[a-z][a-z_]*$/.test(title);
+
+const typeNoun = (type: unknown) => (Array.isArray(type) ? type.join(" or ") : type === "object" || type === "array" || type === "integer" ? `an ${type}` : `a ${String(type)}`);
+
+/** A schema pictured in a few characters, for inside another's picture: "YYYY-MM-DD", [west, south, east, north]. */
+function pictureOf(schema: SchemaNode, base: string): string {
+  const only = onlyValue(schema, base);
+  if (only !== undefined) return JSON.stringify(only);
+  if (schema.format === "date") return '"YYYY-MM-DD"';
+  if (isValueName(schema.title)) return schema.title;
+  if (Array.isArray(schema.enum)) return schema.enum.map((v) => JSON.stringify(v)).join(" or ");
+  if (Array.isArray(schema.prefixItems)) return `[${schema.prefixItems.map((item) => pictureOf(deref(item, base)?.node ?? {}, base)).join(", ")}]`;
+  if (schema.type === "object" && Array.isArray(schema.required)) {
+    const props = (schema.properties ?? {}) as SchemaNode;
+    return `{${(schema.required as string[]).map((k) => `"${k}": ${pictureOf(deref(props[k], base)?.node ?? {}, base)}`).join(", ")}}`;
+  }
+  return schema.type ? typeNoun(schema.type) : "a value";
+}
+
+/**
+ * What a schema allows, in words a caller can act on, from the schema's own const, enum, range, format, pattern and
+ * shape (docs/contract.md §4: messages say what to send instead).
+ */
+function describeAllowed(schema: SchemaNode, base: string): string {
+  const only = onlyValue(schema, base);
+  if (only !== undefined) return `the only value allowed is ${JSON.stringify(only)}`;
+  if (Array.isArray(schema.enum)) return `the values allowed are ${schema.enum.map((v) => JSON.stringify(v)).join(", ")}`;
+  if (schema.format === "date") return "it must be a calendar date YYYY-MM-DD (leap years respected)";
+  const { minimum: lo, maximum: hi } = schema;
+  if (typeof lo === "number" && typeof hi === "number") return `it must be ${typeNoun(schema.type)} from ${lo} to ${hi}`;
+  if (typeof lo === "number") return `it must be ${typeNoun(schema.type)} of at least ${lo}`;
+  if (typeof hi === "number") return `it must be ${typeNoun(schema.type)} of at most ${hi}`;
+  if (typeof schema.pattern === "string") return `it must be a string matching ${schema.pattern}`;
+  if (typeof schema.minLength === "number" || typeof schema.maxLength === "number") {
+    return `it must be a string of ${schema.minLength ?? 0} to ${schema.maxLength ?? "any number of"} characters`;
+  }
+  if (schema.type === "object" && Array.isArray(schema.required) && schema.required.length > 0) return `it must be an object ${pictureOf(schema, base)}`;
+  if (schema.type === "array" && Array.isArray(schema.prefixItems)) {
+    const count = schema.minItems === schema.maxItems ? `exactly ${String(schema.minItems)} items ` : "";
+    return `it must be an array of ${count}${pictureOf(schema, base)}`;
+  }
+  if (schema.type === "array" && typeof schema.minItems === "number" && schema.minItems === schema.maxItems) {
+    return `it must be an array of exactly ${schema.minItems} item${schema.minItems === 1 ? "" : "s"}`;
+  }
+  return `it must be ${schema.type ? typeNoun(schema.type) : "another value"}`;
+}
+
+/** A value as a message quotes it: short; objects and arrays by their kind, never their (maybe huge) content. */
+function quote(value: unknown): string {
+  if (Array.isArray(value)) return `an array of ${value.length} item${value.length === 1 ? "" : "s"}`;
+  if (value !== null && typeof value === "object") return "an object";
+  if (typeof value === "string" && value.length > 40) return `${JSON.stringify(value.slice(0, 37))}...`;
+  return JSON.stringify(value) ?? String(value);
+}
+
+/** "south " when the schema holding the keyword names its value (an item of an ordered array), else "". */
+const titleOf = (facts: ErrorFacts) => (isValueName(facts.owner?.node.title) ? `${facts.owner!.node.title} ` : "");
+
+interface ErrorFacts {
+  /** the schema holding the failed keyword, `$ref`s followed, and the file it is in */
+  owner?: { node: SchemaNode; base: string };
+  /** the array schema an item belongs to (prefixItems), for its order */
+  array?: SchemaNode;
+  value?: unknown;
+  hasValue: boolean;
+}
+
+/** The schema of the value at an instance path of `rootId`'s data (properties, prefixItems, items followed). */
+function schemaForInstance(rootId: string, pointer: string): SchemaNode | undefined {
+  let at = deref(schemas[rootId], rootId);
+  for (const raw of pointer.split("/").slice(1)) {
+    if (!at) return undefined;
+    const { node, base } = at;
+    const index = /^(0|[1-9][0-9]*)$/.test(raw) ? Number(raw) : -1;
+    const props = node.properties as SchemaNode | undefined;
+    const next = props?.[raw] ?? (Array.isArray(node.prefixItems) && index >= 0 ? (node.prefixItems[index] ?? node.items) : node.items);
+    at = deref(next, base);
+  }
+  return at?.node;
+}
+
+/**
+ * The schema facts of an ajv error: the schema holding its keyword (ajv's `parentSchema`, with `verbose`), the
+ * array an item belongs to, and the offending value.
+ */
+function factsOf(e: ErrorObject, rootId: string | undefined, value: unknown, hasValue: boolean): ErrorFacts {
+  const [file] = e.schemaPath.split("#");
+  const base = file || rootId || "";
+  const owner = e.parentSchema ? { node: e.parentSchema as SchemaNode, base } : undefined;
+  const parent = e.instancePath.split("/").slice(0, -1).join("/");
+  const container = rootId && e.instancePath ? schemaForInstance(rootId, parent) : undefined;
+  const array = container && Array.isArray(container.prefixItems) ? container : undefined;
+  return { owner, array, value, hasValue };
+}
+
+/** Where an item sits in an ordered array: "; bbox is [west, south, east, north] in degrees; ...". */
+function orderNote(e: ErrorObject, facts: ErrorFacts): string {
+  const description = facts.array?.description;
+  if (typeof description !== "string") return "";
+  const key = e.instancePath.split("/").at(-2) ?? "the array";
+  return `; ${key} is ${description.replace(/\.$/, "")}`;
+}
+
+function describe(e: ErrorObject, facts: ErrorFacts): string {
   const p = e.params as Record<string, unknown>;
+  const owner = facts.owner;
+  const allowed = owner ? describeAllowed(owner.node, owner.base) : null;
+  const got = facts.hasValue ? `${quote(facts.value)} ` : "";
   switch (e.keyword) {
-    case "required":
-      return `missing required property "${String(p.missingProperty)}"`;
+    case "required": {
+      const name = String(p.missingProperty);
+      const child = owner && deref((owner.node.properties as SchemaNode | undefined)?.[name], owner.base);
+      return child ? `is required: ${describeAllowed(child.node, child.base)}` : `missing required property "${name}"`;
+    }
     case "additionalProperties":
-    case "unevaluatedProperties":
-      return `unknown property "${String(p.additionalProperty ?? p.unevaluatedProperty)}"`;
+    case "unevaluatedProperties": {
+      const name = String(p.additionalProperty ?? p.unevaluatedProperty);
+      const known = owner ? Object.keys((owner.node.properties ?? {}) as SchemaNode) : [];
+      return `unknown property ${JSON.stringify(name)}: remove it${known.length ? `; the properties allowed are ${known.join(", ")}` : ""}`;
+    }
+    case "type": {
+      if (!allowed || /^it must be (an? )?(string|number|integer|object|array|boolean|null)$/.test(allowed) || Array.isArray(owner?.node.type)) return `must be ${typeNoun(p.type).replace(/^an? /, "")}`;
+      const title = titleOf(facts);
+      return `${got}is not ${typeNoun(p.type)}; ${title}${allowed.replace(/^it /, title ? "" : "it ")}${orderNote(e, facts)}`;
+    }
     case "enum":
-      return `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`;
     case "const":
-      return `must be ${JSON.stringify(p.allowedValue)}`;
+      return allowed ? `${got}is not allowed; ${allowed}` : `must be ${JSON.stringify(p.allowedValue ?? p.allowedValues)}`;
+    case "minimum":
+    case "maximum":
+    case "exclusiveMinimum":
+    case "exclusiveMaximum": {
+      const title = titleOf(facts);
+      return allowed ? `${got}is out of range; ${title}${allowed.replace(/^it /, title ? "" : "it ")}${orderNote(e, facts)}` : (e.message ?? e.keyword);
+    }
     case "format":
-      return p.format === "date" ? "must be a valid calendar date YYYY-MM-DD" : `must be a valid ${String(p.format)}`;
+      return p.format === "date" ? `${got}is not a calendar date; it must be a calendar date YYYY-MM-DD (leap years respected)` : `must be a valid ${String(p.format)}`;
     case "pattern":
-      return `must match ${String(p.pattern)}`;
+      return `${got}does not match; it must be a string matching ${String(p.pattern)}`;
+    case "minItems":
+    case "maxItems":
+    case "items":
+    case "minLength":
+    case "maxLength": {
+      const count = Array.isArray(facts.value) ? `holds ${facts.value.length} item${facts.value.length === 1 ? "" : "s"}; ` : "";
+      return allowed ? `${count}${allowed}` : (e.message ?? e.keyword);
+    }
     default:
       return e.message ?? `fails ${e.keyword}`;
   }
 }
 
-function toDraft(e: ErrorObject, data: unknown, hasData: boolean): Draft {
+/** The value at an ajv instancePath of `data`. */
+function valueAt(data: unknown, pointer: string): unknown {
+  let node = data;
+  for (const raw of pointer.split("/").slice(1)) {
+    if (node === null || typeof node !== "object") return undefined;
+    node = (node as Record<string, unknown>)[raw.replaceAll("~1", "/").replaceAll("~0", "~")];
+  }
+  return node;
+}
+
+function toDraft(e: ErrorObject, data: unknown, hasData: boolean, rootId?: string): Draft {
   const path = pointerToPath(e.instancePath, data, hasData);
   const p = e.params as Record<string, unknown>;
   if (e.keyword === "required") path.push(String(p.missingProperty));
@@ -150,7 +334,8 @@ function toDraft(e: ErrorObject, data: unknown, hasData: boolean): Draft {
   if (e.keyword === "unevaluatedProperties") path.push(String(p.unevaluatedProperty));
   const code =
     e.keyword === "format" ? (p.format === "date" ? "invalid_date" : "format") : (CODES[e.keyword] ?? e.keyword);
-  return { code, path, message: describe(e), pointer: e.instancePath };
+  const facts = factsOf(e, rootId, hasData ? valueAt(data, e.instancePath) : undefined, hasData);
+  return { code, path, message: describe(e, facts), pointer: e.instancePath };
 }
 
 const isUnder = (pointer: string, parent: string) => pointer === parent || pointer.startsWith(`${parent}/`);
@@ -162,10 +347,10 @@ const isUnder = (pointer: string, parent: string) => pointer === parent || point
  * Branch errors are found by position (the run just before the combinator error, at or under its field),
  * since errors inside a `$ref` carry the referenced schema's own schemaPath.
  */
-function collapseCombinators(errors: ErrorObject[], data: unknown, hasData: boolean): Draft[] {
+function collapseCombinators(errors: ErrorObject[], data: unknown, hasData: boolean, rootId?: string): Draft[] {
   const out: Draft[] = [];
   for (const e of errors) {
-    const self = toDraft(e, data, hasData);
+    const self = toDraft(e, data, hasData, rootId);
     if (e.keyword !== "anyOf" && e.keyword !== "oneOf") {
       out.push(self);
       continue;
@@ -189,12 +374,14 @@ function collapseCombinators(errors: ErrorObject[], data: unknown, hasData: bool
 /**
  * ajv errors as contract issues (docs/contract.md §4): `path` holds keys and array indexes (numbers) to the offending
  * field, including the missing or extra property name. Pass the validated value as `data` to tell indexes from
- * digit-only keys exactly. One issue per code and path; a field with a wrong type reports only `type`.
+ * digit-only keys exactly. One issue per code and path; a field with a wrong type reports only `type`. Pass the
+ * validated schema's `schemaId` too, so each message names what the schema allows there (its const, enum, range,
+ * format or shape) and not only what is wrong.
  */
-export function toIssues(errors: ErrorObject[] | null | undefined, data?: unknown): Issue[] {
+export function toIssues(errors: ErrorObject[] | null | undefined, data?: unknown, schemaId?: string): Issue[] {
   if (!errors || errors.length === 0) return [];
   const hasData = data !== undefined;
-  let drafts = collapseCombinators(errors, data, hasData);
+  let drafts = collapseCombinators(errors, data, hasData, schemaId);
   // dist-index's discriminator repeats what the `kind` property's own required/enum/type error already says.
   if (drafts.some((d) => d.code !== "discriminator")) drafts = drafts.filter((d) => d.code !== "discriminator");
   const key = (d: Issue) => JSON.stringify(d.path);
@@ -225,7 +412,7 @@ export function formatPath(path: (string | number)[]): string {
 export function assertValid(id: string, value: unknown, what: string): void {
   const validate = validatorFor(id);
   if (validate(value)) return;
-  const issues = toIssues(validate.errors, value);
+  const issues = toIssues(validate.errors, value, id);
   const shown = issues.slice(0, 10).map((i) => `${formatPath(i.path)}: ${i.message} (${i.code})`);
   if (issues.length > shown.length) shown.push(`and ${issues.length - shown.length} more`);
   throw new Error(`${what}: does not match ${id}: ${shown.join("; ")}`);

@@ -183,8 +183,10 @@ export class Admission {
         client: `this client already has ${queuePerClient} requests waiting for a turn`,
         late: `no turn for this computed answer came within ${queueMs} ms`,
       }[reason];
-      err = new HttpError("service_unavailable", `The server is busy: ${why}. Retry after ${retryAfterS} s, with exponential backoff.`, undefined, {
-        "Retry-After": String(retryAfterS),
+      err = new HttpError({
+        kind: "service_unavailable",
+        message: `The server is busy: ${why}. Retry after ${retryAfterS} s, with exponential backoff.`,
+        headers: { "Retry-After": String(retryAfterS) },
       });
       this.refusals.set(reason, err);
     }

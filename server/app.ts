@@ -9,7 +9,7 @@ import polka, { type NextHandler, type Request } from "polka";
 import { type Answer, JSON_TYPE, makeAnswer } from "../api/answer.js";
 import type { ApiRequest } from "../api/context.js";
 import { INTERNAL_ERROR_BODY, statusOf } from "../api/errors.js";
-import { findRoute } from "../api/routes.js";
+import { CORS_HEADERS } from "../api/cors.js";
 import { Service } from "../api/service.js";
 import { HttpStorage } from "../format/http-storage.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
@@ -17,7 +17,7 @@ import { CATALOG_FILE } from "../format/objects.js";
 import type { Storage } from "../format/storage.js";
 import { Admission, type AdmissionStats } from "./admission.js";
 import { Connections, type DrainResult, answerClientError } from "./connections.js";
-import { type BodyState, EXPOSED_HEADERS, discardBody, readBody, sendAnswer } from "./http.js";
+import { type BodyState, discardBody, readBody, sendAnswer } from "./http.js";
 import { DEFAULT_LIMITS, type ServeLimits, isDistUrl } from "./settings.js";
 import { type Site, answerSite } from "./site.js";
 
@@ -83,12 +83,11 @@ function toApiRequest(req: Request, readBody?: ApiRequest["readBody"]): ApiReque
   };
 }
 
-/** CORS on every answer, and one log line per request. */
+/** CORS on every answer (api/cors.ts; a preflight is the service's, from the route table), one log line per request. */
 function transportHeaders(logRequests: boolean) {
   return (req: Request, res: ServerResponse, next: NextHandler) => {
     const started = process.hrtime.bigint();
-    res.setHeader("Access-Control-Allow-Origin", "*");
-    res.setHeader("Access-Control-Expose-Headers", EXPOSED_HEADERS);
+    for (const [name, value] of Object.entries(CORS_HEADERS)) res.setHeader(name, value);
     if (logRequests) {
       const path = req.path;
       res.on("finish", () => {
@@ -99,25 +98,6 @@ function transportHeaders(logRequests: boolean) {
     }
     next();
   };
-}
-
-/** CORS preflight (Fetch standard) of a route's path: a read-only API, any origin, JSON bodies, conditional GETs. */
-function answerPreflight(req: Request, res: ServerResponse, next: NextHandler): void {
-  const found = findRoute("OPTIONS", req.path);
-  if (!found || !("allow" in found)) {
-    void next();
-    return;
-  }
-  res.writeHead(204, {
-    Allow: found.allow,
-    "Access-Control-Allow-Methods": found.allow,
-    "Access-Control-Allow-Headers":
-      req.path === "/api/v1/data/requests" ? "Content-Type, Authorization" : req.path.startsWith("/zarr/") ? "Range, If-Range, If-None-Match" : "Content-Type, If-None-Match",
-    "Access-Control-Max-Age": "86400",
-    "Cache-Control": "public, max-age=86400",
-    "Content-Length": "0",
-  });
-  res.end();
 }
 
 /** The client a request counts against: the peer's address, or a trusted proxy's header (its last entry). */
@@ -196,7 +176,7 @@ function refuseHostless(): Promise<Answer> {
 }
 
 
-/** Polka around the handler: CORS and the log line on every answer, preflights, everything else to `handle`. */
+/** Polka around the handler: CORS and the log line on every answer, every request (preflights too) to `handle`. */
 function routeWith(handle: (req: Request, res: ServerResponse) => Promise<void>, log: boolean) {
   const app = polka({
     // the service answers every failure, so only what escapes polka itself lands here: a generic 500
@@ -207,7 +187,6 @@ function routeWith(handle: (req: Request, res: ServerResponse) => Promise<void>,
     onNoMatch: (req, res) => void handle(req, res),
   });
   app.use(transportHeaders(log));
-  app.options("*", answerPreflight);
   app.all("*", (req, res) => handle(req, res));
   return app;
 }

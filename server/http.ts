@@ -11,9 +11,6 @@ import { sha256Hex } from "../format/hash.js";
 import { parseRange } from "./ranges.js";
 
 
-/** Headers a browser script may read besides the CORS-safelisted ones (the provenance headers among them). */
-export const EXPOSED_HEADERS = ["Content-Digest", "Repr-Digest", "Service-Dataset-Version", "Service-Request-SHA256", "Link", "ETag", "Allow", "Content-Range", "Accept-Ranges"].join(", ");
-
 // Below this size compression costs more than it saves.
 const MIN_COMPRESS_BYTES = 1024;
 
@@ -142,7 +139,7 @@ function sendRange(req: IncomingMessage, res: ServerResponse, answer: Answer, tr
   if (range === null) return false;
   if (range === "unsatisfiable") {
     const message = `The answer is ${size} bytes; ask for a range inside it, or for the whole answer without Range.`;
-    const error = new TextEncoder().encode(JSON.stringify(errorToBody(new HttpError("range_not_satisfiable", message))));
+    const error = new TextEncoder().encode(JSON.stringify(errorToBody(new HttpError({ kind: "range_not_satisfiable", message }))));
     const headers = answerHeaders({ ...answer, type: JSON_TYPE, etag: false }, sha256Hex(error), null, false);
     res.writeHead(416, { ...headers, ...transport, "Content-Range": `bytes */${size}`, "Content-Length": error.byteLength });
     res.end(error);
@@ -190,7 +187,7 @@ export async function readBody(req: IncomingMessage, timeoutMs: number): Promise
     const timer = setTimeout(() => {
       cleanup();
       req.pause();
-      reject(Object.assign(new HttpError("malformed_json", `The request body did not arrive within ${timeoutMs / 1000} s (${total} bytes came); the connection is closed.`), { stalled: true }));
+      reject(Object.assign(new HttpError({ kind: "malformed_json", message: `The request body did not arrive within ${timeoutMs / 1000} s (${total} bytes came); the connection is closed. Send the whole body with its Content-Length, then retry.` }), { stalled: true }));
     }, timeoutMs);
     const cleanup = () => {
       clearTimeout(timer);
@@ -215,11 +212,11 @@ export async function readBody(req: IncomingMessage, timeoutMs: number): Promise
     };
     const onError = (err: Error) => {
       cleanup();
-      reject(new HttpError("malformed_json", `The request body could not be read: ${err.message}`));
+      reject(new HttpError({ kind: "malformed_json", message: `The request body could not be read (${err.message}); send it again, whole.` }));
     };
     const onClose = () => {
       cleanup();
-      reject(new HttpError("malformed_json", "The request body ended before it was complete."));
+      reject(new HttpError({ kind: "malformed_json", message: "The request body ended before it was complete; send it again, whole, with its Content-Length." }));
     };
     req.on("data", onData);
     req.on("end", onEnd);

@@ -5,6 +5,8 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type Answer, CACHE_CONTROL, makeAnswer } from "../api/answer.js";
+import { HttpError } from "../api/errors.js";
+import { makeErrorAnswer } from "../api/service.js";
 import { CATALOG_FILE, isReaderFile, objectPath } from "../format/objects.js";
 import type { Snapshot } from "../format/snapshot.js";
 import { type Platform, type Storage, StorageError } from "../format/storage.js";
@@ -81,7 +83,7 @@ export async function answerSite(site: Site, req: IncomingMessage, res: ServerRe
   } catch (err) {
     if (err instanceof StorageError && err.missing && !res.headersSent) return false;
     if (res.headersSent) res.destroy();
-    else if (err instanceof StorageError) sendUnavailable(res, `${file} cannot be read just now; retry later with exponential backoff.`);
+    else if (err instanceof StorageError) await sendAnswer(req, res, await makeErrorAnswer(site.platform, unreadable(file)), body);
     else throw err;
   }
   return true;
@@ -94,9 +96,8 @@ function requestBase(req: IncomingMessage): string {
 }
 
 /** A dist file the storage cannot read now (a disk or a remote host failing): the contract's 503, never a 500. */
-function sendUnavailable(res: ServerResponse, message: string): void {
-  const body = JSON.stringify({ error: "service_unavailable", message });
-  res.writeHead(503, { "Content-Type": TYPES.json, "Cache-Control": CACHE_CONTROL["no-store"], "Retry-After": "1", "Content-Length": Buffer.byteLength(body) }).end(body);
+function unreadable(file: string): HttpError {
+  return new HttpError({ kind: "service_unavailable", message: `${file} cannot be read just now; retry later with exponential backoff.`, headers: { "Retry-After": "1" } });
 }
 
 /** catalog.json, a JSON object, the explorer page, whole: sent with ETag, 304 and compression as every answer. */

@@ -36,6 +36,7 @@ import {
   requestFor,
   withServer,
   findSeriesChunk,
+  exchange,
   flipByte,
   post,
 } from "./server-fixture.js";
@@ -379,6 +380,20 @@ identity("identity - the table asks every route of the route table and meets eve
   for (const route of ROUTES) assert.ok(asked.has(`${route.method} ${route.path}`), `no case asks ${route.method} ${route.path}`);
   const statuses = new Set(cases.map((c) => c.status));
   for (const status of [200, 400, 404, 405, 413, 415, 422, 503]) assert.ok(statuses.has(status), `no case answers ${status}`);
+});
+
+identity("identity - a CORS preflight is the route table's, on the server and the client alike", async () => {
+  for (const path of ["/api/v1/datasets", "/api/v1/data/query", "/api/v1/data/requests", `/zarr/v2/${A}/maps/.zmetadata`]) {
+    const onServer = await exchange(served, path, { method: "OPTIONS" });
+    const onClient = await client.answer({ method: "OPTIONS", path });
+    assert.is(onServer.status, 204, path);
+    assert.is(onClient.status, 204, path);
+    for (const name of ["Allow", "Access-Control-Allow-Methods", "Access-Control-Allow-Headers", "Access-Control-Max-Age"]) {
+      assert.is(onClient.headers[name], onServer.headers[name.toLowerCase()], `${path} ${name}`);
+    }
+  }
+  const zarr = await client.answer({ method: "OPTIONS", path: `/zarr/v2/${A}/maps/.zmetadata` });
+  assert.is(zarr.headers["Access-Control-Allow-Headers"], "Range, If-Range, If-None-Match");
 });
 
 identity("identity - the client reads with range requests: a one-cell day reads the piece's header and one block, not the piece", async () => {

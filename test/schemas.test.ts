@@ -500,7 +500,7 @@ Api("assertValid - passes a valid value and throws naming what and the issues", 
   } catch (err) {
     assert.instance(err, Error);
     assert.match((err as Error).message, /^manifests\/abc\.json: /);
-    assert.match((err as Error).message, /files\[0\]\.size: must be >= 0 \(out_of_range\)/);
+    assert.match((err as Error).message, /files\[0\]\.size: -1 is out of range; it must be an integer of at least 0 \(out_of_range\)/);
   }
 });
 

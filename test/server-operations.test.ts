@@ -385,7 +385,7 @@ slow("timeouts - a body that stalls mid-way: 400 malformed_json, then the connec
       assert.match(raw.text(), /^HTTP\/1\.1 400 Bad Request\r\n/);
       assert.match(raw.text(), /\r\nConnection: close\r\n/i);
       const body = JSON.parse(raw.text().split("\r\n\r\n")[1]);
-      assert.equal([body.error, body.message], ["malformed_json", "The request body did not arrive within 0.3 s (50 bytes came); the connection is closed."]);
+      assert.equal([body.error, body.message], ["malformed_json", "The request body did not arrive within 0.3 s (50 bytes came); the connection is closed. Send the whole body with its Content-Length, then retry."]);
     },
     { limits: LIMITS },
   );

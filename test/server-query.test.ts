@@ -237,7 +237,7 @@ resolve("resolve - each unavailable reason, decided in the documented order", as
     // a box over Europe overlaps no published grid: coverage_unavailable, naming what is published
     const europe = { ...between, region: { bbox: [5, 45, 15, 55], crs: "EPSG:4326" } };
     assert.is((await resolveReason(served, europe)).reason, "coverage_unavailable");
-    assert.match(assertError(await post(served, "/api/v1/data/query", europe), 422, "coverage_unavailable").message, /outside every published grid; published: silo-tmax-/);
+    assert.match(assertError(await post(served, "/api/v1/data/query", europe), 422, "coverage_unavailable").message, /outside every published grid; give a box inside one of these: silo-tmax-/);
 
     // 11,011 rows (121 x 91 cells, one day) inside version A: too large
     const tooLarge = requestFor({ col: 200, row: 200, width: 121, height: 91 }, "2004-02-01", "2004-02-01");
@@ -365,7 +365,7 @@ query("query - the reasons a query cannot answer", async () => {
       "coverage_unavailable",
     );
     const late = assertError(await post(served, "/api/v1/data/query", requestFor({ col: 250, row: 250, width: 2, height: 2 }, "2004-03-04", "2004-03-06")), 422, "coverage_unavailable");
-    assert.match(late.message, /closest: .*silo-tmax-20040201-20040304-[0-9a-f]{16} \(2004-02-01\.\.2004-03-04/);
+    assert.match(late.message, /inside one of these \(or pin it with dataset_version\): .*silo-tmax-20040201-20040304-[0-9a-f]{16} \(2004-02-01\.\.2004-03-04/);
     const tooLarge = assertError(await post(served, "/api/v1/data/query", requestFor({ col: 200, row: 200, width: 121, height: 91 }, "2004-02-01", "2004-02-01")), 413, "request_too_large");
     assert.ok(Array.isArray(tooLarge.plan) && tooLarge.plan.length >= 2, "a 413 carries a plan");
   });

@@ -323,13 +323,13 @@ pages("pages - limit and cursor bounds", async () => {
 
 pages("pages - an empty tile= is the same 400 on layers and on sample; a sample without tile is 400 required", async () => {
   await withServer(fixture.dist, async (served) => {
-    const issue = { code: "length", path: ["tile"], message: "must be a tile id of 1 to 128 characters" };
+    const issue = { code: "length", path: ["tile"], message: "must be a tile id of 1 to 128 characters: use one GET /api/v1/layers/{id} lists" };
     for (const path of [`/api/v1/layers/${A}?tile=`, `/api/v1/layers/${A}/sample?tile=&row=0&col=0`, `/api/v1/layers/${A}?tile=${"x".repeat(129)}`]) {
       const error = assertError(await request(served, path), 400, "invalid_parameters");
-      assert.equal(error, { error: "invalid_parameters", message: "Query parameter tile must be a tile id of 1 to 128 characters.", issues: [issue] }, path);
+      assert.equal(error, { error: "invalid_parameters", message: "Query parameter tile must be a tile id of 1 to 128 characters: use one GET /api/v1/layers/{id} lists.", issues: [issue] }, path);
     }
     const missing = assertError(await request(served, `/api/v1/layers/${A}/sample?row=0&col=0`), 400, "invalid_parameters");
-    assert.equal(missing.issues, [{ code: "required", path: ["tile"], message: "is required" }]);
+    assert.equal(missing.issues, [{ code: "required", path: ["tile"], message: "is required: a tile id from GET /api/v1/layers/{id}" }]);
   });
 });
 

@@ -216,13 +216,13 @@ refusals("series - bad parameters are 400 invalid_parameters naming the paramete
     ["lat=-95&lon=124.5", "out_of_range", ["lat", 0], /outside -90..90/],
     ["lat=-23,-50&lon=124.5,124.5", "out_of_range", ["lat", 1], /outside the SILO grid: the SILO grid spans longitude 111.975..154.025 and latitude -44.025..-9.975/],
     [`lat=${Array(101).fill(-23).join(",")}&lon=${Array(101).fill(124.5).join(",")}`, "length", ["lat"], /at most 100 places/],
-    ["lat=-23&lon=124.5&variables=rain", "enum", ["variables", 0], /known: air_temperature_max \(max_temp\), air_temperature_min \(min_temp\), precipitation_amount \(daily_rain\)/],
+    ["lat=-23&lon=124.5&variables=rain", "enum", ["variables", 0], /the variables published are air_temperature_max \(max_temp\), air_temperature_min \(min_temp\), precipitation_amount \(daily_rain\)/],
     ["lat=-23&lon=124.5&variables=max_temp,air_temperature_max", "repeated", ["variables", 1], /twice/],
     ["lat=-23&lon=124.5&start=2004-02-30", "invalid_date", ["start"], /not a calendar date/],
     ["lat=-23&lon=124.5&start=2004-03-02&end=2004-03-01", "period_order", ["end"], /precedes start/],
     ["lat=-23&lon=124.5&format=xml", "enum", ["format"], /csv \(default\), json, met/],
     ["lat=-23&lon=124.5&lat=-24", "repeated", ["lat"], /give it once/],
-    ["lat=-23&lon=124.5&variable=min_temp", "additional_property", ["variable"], /it takes lat, lon, start, end, variables, format, dataset_version/],
+    ["lat=-23&lon=124.5&variable=min_temp", "additional_property", ["variable"], /remove it; the parameters allowed are lat, lon, start, end, variables, format, dataset_version/],
     ["lat=-23&lon=124.5&dataset_version=a.b", "pattern", ["dataset_version", 0], /does not match/],
     ["lat=-23&lon=124.5&variables=max_temp,min_temp&dataset_version=x", "length", ["dataset_version"], /one version per variable/],
     ["lat=-23&lon=124.5&format=met", "required", ["variables"], /variables=radiation,max_temp,min_temp,daily_rain/],
@@ -278,7 +278,7 @@ refusals("contract - a query over 31 days, or for another variable, is the contr
 
     const other = assertError(await post(s, "/api/v1/data/query", { ...requestFor({ col: 250, row: 260, width: 1, height: 1 }, "2004-02-01", "2004-02-03"), variables: ["air_temperature_min"] }), 422, "invalid_request");
     const enumIssue = other.issues.find((i: { path: unknown[] }) => i.path[0] === "variables");
-    assert.match(enumIssue.message, "air_temperature_min is not answered by the direct query (air_temperature_max only); GET /api/v1/series?lat=-23&lon=124.5&start=2004-02-01&end=2004-02-03&variables=air_temperature_min&format=json answers it in one call");
+    assert.match(enumIssue.message, "air_temperature_min is not answered by the direct query (air_temperature_max only); use the series route: GET /api/v1/series?lat=-23&lon=124.5&start=2004-02-01&end=2004-02-03&variables=air_temperature_min&format=json answers it in one call");
   });
 });
 

@@ -151,6 +151,9 @@ site("site - over a remote dist whose host stops answering: its files are 503 wi
     const failed = await exchange(served, "/catalog.json");
     assert.equal([failed.status, failed.headers["retry-after"]], [503, "1"]);
     assert.is(failed.json().error, "service_unavailable");
+    // the interface's one error path: the contract's body, its digest and no-store, as every other error
+    assert.match(failed.json().message, /cannot be read just now; retry later with exponential backoff\.$/);
+    assert.equal([failed.headers["cache-control"], typeof failed.headers["content-digest"]], ["no-store", "string"]);
     assert.is((await exchange(served, "/")).status, 200);
   } finally {
     await app.close();
