@@ -1,6 +1,7 @@
 // `make mirror`: serves a dist as a CDN would (sirv: range requests, ETag, a year's immutable caching for the
 // content-addressed objects/, a minute for catalog.json, precompressed JSON), so the mirror client and the explorer
-// can be developed and tested.
+// can be developed and tested against a static server that is not this project's code. What it serves is the
+// server's rule (format/objects.ts isReaderFile): the files a dist gives its readers, nothing else in the folder.
 
 import { existsSync, readFileSync } from "node:fs";
 import http from "node:http";
@@ -9,7 +10,7 @@ import { pathToFileURL } from "node:url";
 import sirv from "sirv";
 import { CACHE_CONTROL } from "../api/answer.js";
 import type { CatalogPointer } from "../format/catalog.js";
-import { CATALOG_FILE, objectPath } from "../format/objects.js";
+import { CATALOG_FILE, isReaderFile, objectPath } from "../format/objects.js";
 
 export interface MirrorServerOptions {
   dist: string;
@@ -69,6 +70,11 @@ export function createMirrorHandler(dist: string, log = false): http.RequestList
       const location = findExplorer(dist);
       res.writeHead(location ? 302 : 404, { ...(location ? { Location: `/${location}` } : { "Content-Type": "text/plain; charset=utf-8" }), "Cache-Control": "no-store" });
       res.end(location ? "" : "this dist's catalog.json names no explorer page\n");
+      return;
+    }
+    if (!isReaderFile(path.slice(1))) {
+      res.writeHead(404, { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" });
+      res.end("not a file this dist gives its readers\n");
       return;
     }
     // set before sirv: its headers give way to ones already on the response
