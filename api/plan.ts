@@ -53,8 +53,8 @@ function fits(rows: number, bytes: number): boolean {
 }
 
 /** Marks the box and the period in a part's template (JSON escapes NUL, so no request text holds them). */
-const SLOTS = { bbox: "\u0000bbox", start: "\u0000start", end: "\u0000end" };
-const SLOT_TEXT = /"\\u0000(bbox|start|end)"/;
+const PLACEHOLDERS = { bbox: "\u0000bbox", start: "\u0000start", end: "\u0000end" };
+const PLACEHOLDER_TEXT = /"\\u0000(bbox|start|end)"/;
 
 /**
  * Splits the selection's dates into parts: runs of whole dates while they fit, else one date in latitude bands.
@@ -63,7 +63,7 @@ const SLOT_TEXT = /"\\u0000(bbox|start|end)"/;
  */
 class PartMaker {
   private readonly perRow: number;
-  /** the part's JSON text around its slots: text, slot name, text, ... */
+  /** the part's JSON text around its placeholders: text, placeholder name, text, ... */
   private readonly template: string[];
 
   constructor(
@@ -72,8 +72,8 @@ class PartMaker {
   ) {
     this.perRow = rowBound(selection, config.format);
     // one query never mixes versions (docs/contract.md §3.4): every part, and the rest, is pinned
-    const marked = { ...config, region: { ...config.region, bbox: SLOTS.bbox }, period: { start: SLOTS.start, end: SLOTS.end }, dataset_version: selection.view.record.id };
-    this.template = JSON.stringify(marked).split(SLOT_TEXT);
+    const marked = { ...config, region: { ...config.region, bbox: PLACEHOLDERS.bbox }, period: { start: PLACEHOLDERS.start, end: PLACEHOLDERS.end }, dataset_version: selection.view.record.id };
+    this.template = JSON.stringify(marked).split(PLACEHOLDER_TEXT);
   }
 
   private overhead(days: DayEntry[]): number {

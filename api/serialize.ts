@@ -5,7 +5,7 @@
 // docs/contract.md §2 (shortest float32 decimals, coordinates rounded to 9 decimals); CSV follows docs/contract.md §3.
 
 import { QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
-import { GRID, TILE_SIDE, type TileSlot, clipTile, type Window, colToLon, rowToLat, tileId, windowBbox, windowTransform } from "../format/grid.js";
+import { GRID, TILE_SIDE, type TilePart, clipTile, type Window, colToLon, rowToLat, tileId, windowBbox, windowTransform } from "../format/grid.js";
 import { float32ToShortest } from "../format/numbers.js";
 import { tenthsValue } from "../format/cells.js";
 
@@ -286,10 +286,10 @@ export interface CellMeaning {
 }
 
 /** Tile metadata as the layers list has it (docs/contract.md §1.2), fields in the contract's order. */
-export function describeTile(meaning: CellMeaning, date: string, slot: TileSlot): Record<string, unknown> {
-  const [col, row, width, height] = slot.window;
+export function describeTile(meaning: CellMeaning, date: string, part: TilePart): Record<string, unknown> {
+  const [col, row, width, height] = part.window;
   return {
-    id: tileId(date, slot.tileRow, slot.tileCol),
+    id: tileId(date, part.tileRow, part.tileCol),
     variable: meaning.variable,
     unit: meaning.unit,
     observed_on: date,
@@ -297,13 +297,13 @@ export function describeTile(meaning: CellMeaning, date: string, slot: TileSlot)
     height,
     crs: GRID.crs,
     transform: windowTransform(col, row),
-    bbox: windowBbox(slot.window),
+    bbox: windowBbox(part.window),
   };
 }
 
 /** GET /api/v1/layers/{id}?tile= (docs/contract.md §4.3): the tile with its cells, row-major. */
-export function writeTile(versionId: string, meaning: CellMeaning, date: string, slot: TileSlot, cells: Float32Array | Int16Array): Uint8Array {
-  const meta = JSON.stringify({ ...describeTile(meaning, date, slot), dataset_version_id: versionId, source_window: slot.window });
+export function writeTile(versionId: string, meaning: CellMeaning, date: string, part: TilePart, cells: Float32Array | Int16Array): Uint8Array {
+  const meta = JSON.stringify({ ...describeTile(meaning, date, part), dataset_version_id: versionId, source_window: part.window });
   const out = new ByteSink();
   out.text(`{"datasetVersion":${JSON.stringify(versionId)},"tile":${meta.slice(0, -1)},"cells":[`);
   if (cells instanceof Int16Array) out.write(cells.length * 8 + 8, (buffer, at) => writeCodesJson(cells, buffer, at));
@@ -326,16 +326,16 @@ const CODE_WORDS = new Uint32Array(65536 * 2);
 /** 1 + the text's length ("," and at most "-3276.7": 8 bytes, two words); 0 until made */
 const codeLength = new Uint8Array(65536);
 
-function fillCode(slot: number): number {
-  const text = `,${cellToJson(tenthsValue(slot - 32768))}`;
+function fillCode(index: number): number {
+  const text = `,${cellToJson(tenthsValue(index - 32768))}`;
   const word = (from: number) => {
     let w = 0;
     for (let i = 3; i >= 0; i--) w = (w << 8) | (from + i < text.length ? text.charCodeAt(from + i) : 0);
     return w >>> 0;
   };
-  CODE_WORDS[2 * slot] = word(0);
-  CODE_WORDS[2 * slot + 1] = word(4);
-  return (codeLength[slot] = text.length);
+  CODE_WORDS[2 * index] = word(0);
+  CODE_WORDS[2 * index + 1] = word(4);
+  return (codeLength[index] = text.length);
 }
 
 /** Tenths codes as JSON values separated by commas, from `at` (the byte before it is "["); returns where they end. */
@@ -345,10 +345,10 @@ function writeCodesJson(codes: Int16Array, buffer: Uint8Array, at: number): numb
   const open = buffer[at - 1];
   let p = at - 1;
   for (let i = 0; i < codes.length; i++) {
-    const slot = codes[i] + 32768;
-    const length = codeLength[slot] || fillCode(slot);
-    view.setUint32(p, CODE_WORDS[2 * slot], true);
-    view.setUint32(p + 4, CODE_WORDS[2 * slot + 1], true);
+    const index = codes[i] + 32768;
+    const length = codeLength[index] || fillCode(index);
+    view.setUint32(p, CODE_WORDS[2 * index], true);
+    view.setUint32(p + 4, CODE_WORDS[2 * index + 1], true);
     p += length;
   }
   buffer[at - 1] = open;

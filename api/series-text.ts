@@ -52,15 +52,15 @@ export class ValueWords {
     this.missing = Uint8Array.from(`${String.fromCharCode(separator)}${missingText}`, (c) => c.charCodeAt(0));
   }
 
-  private fill(slot: number, v: number): number {
+  private fill(index: number, v: number): number {
     const text = valueBytes(v);
     const bytes = new Uint8Array(8);
     bytes[0] = this.separator;
     bytes.set(text, 1);
     const view = new DataView(bytes.buffer);
-    this.words[2 * slot] = view.getUint32(0, true);
-    this.words[2 * slot + 1] = view.getUint32(4, true);
-    return (this.lengths[slot] = text.length + 2);
+    this.words[2 * index] = view.getUint32(0, true);
+    this.words[2 * index + 1] = view.getUint32(4, true);
+    return (this.lengths[index] = text.length + 2);
   }
 
   /** Writes the separator and `v`'s text at `at` (up to 8 bytes are stored); returns where the text ends. */
@@ -71,10 +71,10 @@ export class ValueWords {
       buffer[at] = this.separator;
       return putBytes(buffer, at + 1, valueBytes(v));
     }
-    const slot = k + 32768;
-    const length = this.lengths[slot] || this.fill(slot, v);
-    view.setUint32(at, this.words[2 * slot], true);
-    view.setUint32(at + 4, this.words[2 * slot + 1], true);
+    const index = k + 32768;
+    const length = this.lengths[index] || this.fill(index, v);
+    view.setUint32(at, this.words[2 * index], true);
+    view.setUint32(at + 4, this.words[2 * index + 1], true);
     return at + length - 1;
   }
 }

@@ -193,7 +193,7 @@ async function drawMap(version: Version, date: string): Promise<void> {
   }
   setStatus(`Reading the tiles of ${date}…`);
   const image = ctx.createImageData(GRID.width, GRID.height);
-  const tiles = windowToTiles(version.window).map((slot) => tileId(date, slot.tileRow, slot.tileCol));
+  const tiles = windowToTiles(version.window).map((part) => tileId(date, part.tileRow, part.tileCol));
   const answers = await Promise.all(tiles.map((tile) => client.answer({ path: `/api/v1/layers/${id}`, query: { tile } })));
   for (const answer of answers) {
     if (answer.status === 404) continue; // that date's window leaves this lattice tile out
@@ -282,7 +282,7 @@ function heldRuns(version: Version): [string, string][] {
   return runs;
 }
 
-/** Rows of a series route's JSON answer at one cell, with the tile, row and column a query names (its lattice slot). */
+/** Rows of a series route's JSON answer at one cell, with the tile, row and column a query names (its lattice tile). */
 function toRows(version: Version, col: number, row: number, result: SeriesResult): Row[] {
   const [tileRow, tileCol] = [Math.floor(row / 256), Math.floor(col / 256)];
   const local = { row: row - Math.max(version.window[1], tileRow * 256), col: col - Math.max(version.window[0], tileCol * 256) };
