@@ -19,7 +19,7 @@ let scratchInUse = false;
 
 /**
  * UTF-8 bytes written as text arrives: short pieces gather in a string and are encoded into one growing working
- * buffer every 16 K characters, so a 1 MB answer is encoded once, in cache-sized runs, never as one huge rope.
+ * buffer every 16 K characters, so a 1 MB answer is encoded once, in cache-sized steps, never as one huge rope.
  * The working buffer is shared by every answer (a sink lives from its making to finish(), with no await between;
  * one made while another holds it gets its own), and finish() copies out exactly the bytes written: one
  * allocation an answer, whatever its size.
