@@ -2,6 +2,7 @@
 // Tiles are rendered from the shared day pieces; their ids and bytes do not depend on how cells are stored.
 
 import { GRID, type TilePart, findTile, parseTileId, windowToTiles, windowTransform } from "../format/grid.js";
+import { float32ToJson } from "../format/number-text.js";
 import type { DayEntry } from "../format/version-index.js";
 import type { RasterView, VersionView } from "../format/versions.js";
 import type { Answer } from "./answer.js";
@@ -9,7 +10,7 @@ import type { Context } from "./context.js";
 import { encodeOffsetCursor, readOffset } from "./cursors.js";
 import { readCellIndex, readPageParams, readTileParam } from "./params.js";
 import { notFound, openData, toImmutableRecord } from "./records.js";
-import { cellToJson, describeTile, writePage, writeTile } from "./serialize.js";
+import { describeTile, writePage, writeTile } from "./serialize.js";
 
 const FEWER = "ask for fewer items with a smaller limit";
 
@@ -69,7 +70,7 @@ export async function answerSample(ctx: Context): Promise<Answer> {
   const [value] = await located.view.readCells(located.day, [tileCol + col, tileRow + row, 1, 1]);
   const body =
     `{"datasetVersion":${JSON.stringify(view.record.id)},"tile":${JSON.stringify(tile)},"row":${row},"col":${col},` +
-    `"value":${cellToJson(value)},"unit":${JSON.stringify(located.view.index.unit)},"variable":${JSON.stringify(located.view.index.variable)},"date":"${located.day.date}",` +
+    `"value":${float32ToJson(value)},"unit":${JSON.stringify(located.view.index.unit)},"variable":${JSON.stringify(located.view.index.variable)},"date":"${located.day.date}",` +
     `"crs":"${GRID.crs}","transform":${JSON.stringify(windowTransform(tileCol, tileRow))}}`;
   return ctx.answer(body, { cache: "immutable", bounded: FEWER });
 }

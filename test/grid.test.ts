@@ -10,8 +10,8 @@ import { versionId } from "../format/records.js";
 const encodeCursor = (id: string, kind: "layers" | "observations", offset: number) => encodeAsync(nodePlatform, id, kind, offset);
 const decodeCursor = (id: string, kind: "layers" | "observations", cursor: string) => decodeAsync(nodePlatform, id, kind, cursor);
 import { GRID, bboxToWindow, colToEdgeLon, findTile, colToLon, parseTileId, rowToEdgeLat, rowToLat, tileId, windowBbox, windowToTiles, windowTransform } from "../format/grid.js";
-import { float32ToShortest } from "../format/numbers.js";
-import { cellToJson, writeTile } from "../api/serialize.js";
+import { float32ToJson, float32ToShortest } from "../format/number-text.js";
+import { writeTile } from "../api/serialize.js";
 import { tenthsValue } from "../format/cells.js";
 
 const grid = suite("grid");
@@ -105,7 +105,7 @@ numbers("numbers - float32 cells serialize as their shortest round-tripping deci
     [24.2, "24.2"], [-3276.8, "-3276.8"], [0.1, "0.1"], [45.7, "45.7"], [-19.9, "-19.9"], [0, "0"], [60, "60"],
     [1e-7, "1e-7"], [16777217, "16777216"], [3.4028234663852886e38, "3.4028235e+38"], [NaN, "null"],
   ];
-  for (const [value, text] of cases) assert.is(cellToJson(Math.fround(value)), text, String(value));
+  for (const [value, text] of cases) assert.is(float32ToJson(Math.fround(value)), text, String(value));
   assert.is(JSON.stringify(float32ToShortest(Math.fround(24.2))), "24.2");
 });
 

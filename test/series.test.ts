@@ -14,7 +14,7 @@ import { startMirrorServer } from "../client/mirror-server.js";
 import { Archive } from "../format/archive.js";
 import { dateToDayNumber, listDates } from "../format/dates.js";
 import { sha256Hex } from "../format/hash.js";
-import { float32ToShortest } from "../format/numbers.js";
+import { float32ToShortest } from "../format/number-text.js";
 import type { Window } from "../format/grid.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
 import type { Dataset } from "../format/records.js";
