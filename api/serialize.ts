@@ -287,8 +287,7 @@ function writeCodesJson(codes: Int16Array, buffer: Uint8Array, at: number): numb
   const view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
   // every value is written with its comma; the first one's lands on the "[" before it, put back at the end
   const open = buffer[at - 1];
-  let p = at - 1;
-  for (let i = 0; i < codes.length; i++) p = JSON_WORDS.putCode(view, p, codes[i]);
+  const p = JSON_WORDS.putCodes(view, at - 1, codes);
   buffer[at - 1] = open;
   return codes.length === 0 ? at : p;
 }

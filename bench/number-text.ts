@@ -1,7 +1,8 @@
-// The value writers measured in-process (issue 24's number-to-text tables): each shape's time an answer and the
+// The value writers measured in-process (issue 24's number-to-text tables): each shape's CPU time an answer and the
 // sha256 of its bytes, so two checkouts compare side by side (the bytes must be equal, the time within noise).
 //
-//   node_modules/.bin/tsx bench/number-text.ts          (NUMBER_TEXT_ROUNDS, default 7 rounds of each shape)
+//   node_modules/.bin/tsx bench/number-text.ts   (NUMBER_TEXT_ROUNDS: rounds of each shape, default 7;
+//                                                 NUMBER_TEXT_ONLY: only the shapes whose name holds it)
 
 import { createHash } from "node:crypto";
 import { writeMet } from "../api/met.js";
@@ -13,6 +14,8 @@ import { findTile } from "../format/grid.js";
 import { VARIABLES } from "../format/variables.js";
 
 const ROUNDS = Number(process.env.NUMBER_TEXT_ROUNDS ?? 7);
+/** Shapes whose name holds this text (default: all). */
+const ONLY = process.env.NUMBER_TEXT_ONLY ?? "";
 
 /** A repeatable stream of numbers (mulberry32), so both checkouts write the very same cells. */
 function random(seed: number): () => number {
@@ -75,19 +78,24 @@ const SHAPES: [string, () => Uint8Array][] = [
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1];
 
-for (const [name, write] of SHAPES) {
+for (const [name, write] of SHAPES.filter(([name]) => name.includes(ONLY))) {
   const bytes = write();
   const sha = createHash("sha256").update(bytes).digest("hex").slice(0, 16);
   for (let i = 0; i < 20; i++) write(); // warm-up: the tables filled, the writer compiled
   const perAnswerMs: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    const t0 = process.hrtime.bigint();
+    // CPU time, not wall time: other work on a shared machine moves it less
+    const t0 = process.cpuUsage();
+    const cpuMs = () => {
+      const t = process.cpuUsage(t0);
+      return (t.user + t.system) / 1000;
+    };
     let n = 0;
-    while (process.hrtime.bigint() - t0 < 200_000_000n) {
+    while (cpuMs() < 200) {
       write();
       n++;
     }
-    perAnswerMs.push(Number(process.hrtime.bigint() - t0) / 1e6 / n);
+    perAnswerMs.push(cpuMs() / n);
   }
   console.log(`${name.padEnd(56)} ${median(perAnswerMs).toFixed(3).padStart(8)} ms  (${Math.min(...perAnswerMs).toFixed(3)}-${Math.max(...perAnswerMs).toFixed(3)})  ${bytes.length} bytes  sha256 ${sha}`);
 }

@@ -109,7 +109,7 @@ export class ValueBytes {
  * One form of value text after a one-byte separator (",25.3", " 25.3", ",null") as two little-endian words, so a
  * row is written with a few 4-byte stores instead of a store a byte (what follows overwrites the bytes past the
  * text's end, up to STORE_SLACK): a table of every tenths code, filled as met; any other float32 is copied byte by
- * byte. Writes a float32 value (put) or a tenths code (putCode) to the same bytes.
+ * byte. A float32 value (put) and its tenths code (putCodes) write the same bytes.
  */
 export class ValueWords {
   private readonly words = new Uint32Array(2 * 2 * TENTHS_OFFSET);
@@ -150,13 +150,18 @@ export class ValueWords {
     return at + length;
   }
 
-  /** Writes the separator and the text of tenths code `code` (-32768: missing) at `at` (8 bytes are stored); returns where it ends. */
-  putCode(view: DataView, at: number, code: number): number {
-    const index = code + TENTHS_OFFSET;
-    const length = this.lengths[index] || this.fill(index);
-    view.setUint32(at, this.words[2 * index], true);
-    view.setUint32(at + 4, this.words[2 * index + 1], true);
-    return at + length;
+  /** Writes each tenths code (-32768: missing) with its separator from `at`, one after another (8 bytes are stored past the last); returns where the last ends. */
+  putCodes(view: DataView, at: number, codes: Int16Array): number {
+    const { words, lengths } = this;
+    let p = at;
+    for (let i = 0; i < codes.length; i++) {
+      const index = codes[i] + TENTHS_OFFSET;
+      const length = lengths[index] || this.fill(index);
+      view.setUint32(p, words[2 * index], true);
+      view.setUint32(p + 4, words[2 * index + 1], true);
+      p += length;
+    }
+    return p;
   }
 }
 

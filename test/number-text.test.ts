@@ -12,7 +12,7 @@ const text = (bytes: Uint8Array) => Buffer.from(bytes).toString("latin1");
 function wordsOf(words: ValueWords, v: number, code?: number): string {
   const buffer = new Uint8Array(4 + VALUE_TEXT_MAX + STORE_SLACK).fill(0x7e);
   const view = new DataView(buffer.buffer);
-  const end = code === undefined ? words.put(view, buffer, 4, v) : words.putCode(view, 4, code);
+  const end = code === undefined ? words.put(view, buffer, 4, v) : words.putCodes(view, 4, Int16Array.of(code));
   assert.is(buffer.subarray(0, 4).every((b) => b === 0x7e), true, "nothing is written before `at`");
   return text(buffer.subarray(4, end));
 }
