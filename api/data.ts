@@ -82,7 +82,7 @@ async function writeQueryBody(ctx: Context, config: RequestConfig, selection: Se
 function listSelectionTiles(selection: Selection): string[] {
   const ids = new Set<string>();
   for (const d of selection.days) {
-    for (const slot of windowToTiles(selection.window)) ids.add(tileId(d.date, slot.tileRow, slot.tileCol));
+    for (const part of windowToTiles(selection.window)) ids.add(tileId(d.date, part.tileRow, part.tileCol));
   }
   return [...ids].sort();
 }

@@ -1,7 +1,8 @@
 // GET layers: tile metadata pages, one tile with its cells, one cell (docs/contract.md §1.1, §4.3).
 // Tiles are rendered from the shared day pieces; their ids and bytes do not depend on how cells are stored.
 
-import { GRID, type TileSlot, findTile, parseTileId, windowToTiles, windowTransform } from "../format/grid.js";
+import { GRID, type TilePart, findTile, parseTileId, windowToTiles, windowTransform } from "../format/grid.js";
+import { float32ToJson } from "../format/number-text.js";
 import type { DayEntry } from "../format/version-index.js";
 import type { RasterView, VersionView } from "../format/versions.js";
 import type { Answer } from "./answer.js";
@@ -9,19 +10,19 @@ import type { Context } from "./context.js";
 import { encodeOffsetCursor, readOffset } from "./cursors.js";
 import { readCellIndex, readPageParams, readTileParam } from "./params.js";
 import { notFound, openData, toImmutableRecord } from "./records.js";
-import { cellToJson, describeTile, writePage, writeTile } from "./serialize.js";
+import { describeTile, writePage, writeTile } from "./serialize.js";
 
 const FEWER = "ask for fewer items with a smaller limit, then follow nextCursor";
 /** A tile and a cell are not paged (they take no limit): a part of a tile is asked another way. */
 const WHOLE_TILE = "a tile is not paged: ask its cells a box at a time with POST /api/v1/data/query, or one at a time with GET /api/v1/layers/{id}/sample";
 
 /** Where a tile id lies in a version, by arithmetic on its day's window; null when the version has no such tile. */
-async function locateTile(view: VersionView, id: string): Promise<{ view: RasterView; day: DayEntry; slot: TileSlot } | null> {
+async function locateTile(view: VersionView, id: string): Promise<{ view: RasterView; day: DayEntry; part: TilePart } | null> {
   const parsed = parseTileId(id);
   if (!parsed || view.kind !== "raster") return null;
   const day = await view.findDay(parsed.date);
-  const slot = day ? findTile(day.window, parsed.tileRow, parsed.tileCol) : null;
-  return day && slot ? { view, day, slot } : null;
+  const part = day ? findTile(day.window, parsed.tileRow, parsed.tileCol) : null;
+  return day && part ? { view, day, part } : null;
 }
 
 export async function answerLayers(ctx: Context): Promise<Answer> {
@@ -32,10 +33,10 @@ export async function answerLayers(ctx: Context): Promise<Answer> {
   if (tile !== null) {
     const located = await locateTile(view, tile);
     if (!located) throw notFound(`Tile ${tile} of ${id}`);
-    const [, , w, h] = located.slot.window;
+    const [, , w, h] = located.part.window;
     const codes = new Int16Array(w * h);
-    const cells = (await located.view.readCodes(located.day, located.slot.window, codes)) ? codes : await located.view.readCells(located.day, located.slot.window);
-    return ctx.answer(writeTile(id, located.view.index, located.day.date, located.slot, cells), { cache: "immutable", bounded: WHOLE_TILE });
+    const cells = (await located.view.readCodes(located.day, located.part.window, codes)) ? codes : await located.view.readCells(located.day, located.part.window);
+    return ctx.answer(writeTile(id, located.view.index, located.day.date, located.part, cells), { cache: "immutable", bounded: WHOLE_TILE });
   }
   const count = view.kind === "raster" ? view.index.tiles : 0;
   const offset = await readOffset(ctx.platform, id, "layers", page.after, count);
@@ -50,9 +51,9 @@ export async function answerLayers(ctx: Context): Promise<Answer> {
 async function listTiles(view: RasterView, offset: number, count: number): Promise<string[]> {
   const out: string[] = [];
   for await (const { day, skip } of view.daysFromTile(offset)) {
-    for (const slot of windowToTiles(day.window).slice(skip)) {
+    for (const part of windowToTiles(day.window).slice(skip)) {
       if (out.length === count) return out;
-      out.push(JSON.stringify(describeTile(view.index, day.date, slot)));
+      out.push(JSON.stringify(describeTile(view.index, day.date, part)));
     }
     if (out.length === count) return out;
   }
@@ -66,12 +67,12 @@ export async function answerSample(ctx: Context): Promise<Answer> {
   const view = await openData(ctx, ctx.params.id);
   const located = await locateTile(view, tile);
   if (!located) throw notFound(`Tile ${tile} of ${view.record.id}`);
-  const [tileCol, tileRow, width, height] = located.slot.window;
+  const [tileCol, tileRow, width, height] = located.part.window;
   if (row >= height || col >= width) throw notFound(`Cell row ${row}, col ${col} of tile ${tile} (${height} rows x ${width} cols)`);
   const [value] = await located.view.readCells(located.day, [tileCol + col, tileRow + row, 1, 1]);
   const body =
     `{"datasetVersion":${JSON.stringify(view.record.id)},"tile":${JSON.stringify(tile)},"row":${row},"col":${col},` +
-    `"value":${cellToJson(value)},"unit":${JSON.stringify(located.view.index.unit)},"variable":${JSON.stringify(located.view.index.variable)},"date":"${located.day.date}",` +
+    `"value":${float32ToJson(value)},"unit":${JSON.stringify(located.view.index.unit)},"variable":${JSON.stringify(located.view.index.variable)},"date":"${located.day.date}",` +
     `"crs":"${GRID.crs}","transform":${JSON.stringify(windowTransform(tileCol, tileRow))}}`;
   return ctx.answer(body, { cache: "immutable", bounded: WHOLE_TILE });
 }

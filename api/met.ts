@@ -4,12 +4,12 @@
 // is there: else a 422 that says which variable is missing where.
 
 import { colToLon, rowToLat } from "../format/grid.js";
-import { float32ToShortest } from "../format/numbers.js";
+import { STORE_SLACK, VALUE_TEXT_MAX, float32ToShortest, valueWords } from "../format/number-text.js";
 import type { Variable } from "../format/variables.js";
 import { HttpError } from "./errors.js";
 import { ByteSink } from "./serialize.js";
 import type { Place } from "./series-params.js";
-import { type PeriodDates, STORE_SLACK, VALUE_TEXT_MAX, ValueWords, periodDates } from "./series-text.js";
+import { type PeriodDates, periodDates } from "./period-dates.js";
 
 /** One column of the file: a variable's values from `start`, and the version they come from. */
 export interface MetColumn {
@@ -112,7 +112,7 @@ function writeHeader(out: ByteSink, input: MetInput, columns: MetColumn[], dates
   out.text(`${lines.map((l) => (l.startsWith("!") ? l.replaceAll("=", "-") : l)).join("\n")}\n`);
 }
 
-const MET_VALUES = new ValueWords(32, "");
+const MET_VALUES = valueWords(" ", "");
 
 /** The rows: `year day` then each column's value, space-separated, one line a day. */
 function writeRows(out: ByteSink, columns: MetColumn[], dates: PeriodDates): void {

@@ -1,6 +1,6 @@
 // The plan a 413 from a POST route carries (docs/contract.md §3.3): smaller data requests, pinned to the version that
 // would answer, each within every limit, whose answers concatenated in order hold exactly the asked rows.
-// Split by date first (runs of whole dates), then a date by latitude bands (whole rows of cells, north to south).
+// Split by date first (ranges of whole dates), then a date by latitude bands (whole rows of cells, north to south).
 // Sizes are bounded from above without reading cells: every value is counted at its longest possible text.
 // The 413 itself is bounded too: the parts of the first dates that fit its byte bound, then `planRest`, the
 // original request from the first date not planned; work grows with that bound, never with the box.
@@ -8,7 +8,7 @@
 import { LIMITS } from "./contract.js";
 import { QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
 import { colToLon, rowToEdgeLat, rowToLat } from "../format/grid.js";
-import type { SelectedDay as DayEntry } from "./tiers.js";
+import type { SelectedDay } from "./tiers.js";
 import { PENDING_SHA256, buildManifest } from "./manifest.js";
 import type { RequestConfig } from "./request.js";
 import { CSV_HEADER } from "./serialize.js";
@@ -43,7 +43,7 @@ function rowBound(selection: Selection, format: "json" | "csv"): number {
 }
 
 /** Upper bound of what a JSON answer holds besides its rows: the manifest with these days' sources. */
-function jsonOverhead(selection: Selection, days: DayEntry[]): number {
+function jsonOverhead(selection: Selection, days: SelectedDay[]): number {
   const manifest = buildManifest(selection.view.record, PENDING_SHA256, LIMITS.maxCells, days.flatMap((d) => d.sources));
   return `{"manifest":${JSON.stringify(manifest)},"data":[]}`.length;
 }
@@ -53,17 +53,17 @@ function fits(rows: number, bytes: number): boolean {
 }
 
 /** Marks the box and the period in a part's template (JSON escapes NUL, so no request text holds them). */
-const SLOTS = { bbox: "\u0000bbox", start: "\u0000start", end: "\u0000end" };
-const SLOT_TEXT = /"\\u0000(bbox|start|end)"/;
+const PLACEHOLDERS = { bbox: "\u0000bbox", start: "\u0000start", end: "\u0000end" };
+const PLACEHOLDER_TEXT = /"\\u0000(bbox|start|end)"/;
 
 /**
- * Splits the selection's dates into parts: runs of whole dates while they fit, else one date in latitude bands.
+ * Splits the selection's dates into parts: ranges of whole dates while they fit, else one date in latitude bands.
  * Parts differ only in their box and period, so each is written as text from one template of the request
  * (the order of its keys kept): a plan of thousands of parts costs a few milliseconds.
  */
 class PartMaker {
   private readonly perRow: number;
-  /** the part's JSON text around its slots: text, slot name, text, ... */
+  /** the part's JSON text around its placeholders: text, placeholder name, text, ... */
   private readonly template: string[];
 
   constructor(
@@ -72,28 +72,28 @@ class PartMaker {
   ) {
     this.perRow = rowBound(selection, config.format);
     // one query never mixes versions (docs/contract.md §3.4): every part, and the rest, is pinned
-    const marked = { ...config, region: { ...config.region, bbox: SLOTS.bbox }, period: { start: SLOTS.start, end: SLOTS.end }, dataset_version: selection.view.record.id };
-    this.template = JSON.stringify(marked).split(SLOT_TEXT);
+    const marked = { ...config, region: { ...config.region, bbox: PLACEHOLDERS.bbox }, period: { start: PLACEHOLDERS.start, end: PLACEHOLDERS.end }, dataset_version: selection.view.record.id };
+    this.template = JSON.stringify(marked).split(PLACEHOLDER_TEXT);
   }
 
-  private overhead(days: DayEntry[]): number {
+  private overhead(days: SelectedDay[]): number {
     return this.config.format === "json" ? jsonOverhead(this.selection, days) : CSV_HEADER.length + 2;
   }
 
   /** The JSON text of the request for these dates and this box (finite numbers: String() writes them as JSON does). */
-  text(days: DayEntry[], bbox: RequestConfig["region"]["bbox"] = this.config.region.bbox): string {
+  text(days: SelectedDay[], bbox: RequestConfig["region"]["bbox"] = this.config.region.bbox): string {
     const values: Record<string, string> = { bbox: `[${bbox.join(",")}]`, start: `"${days[0].date}"`, end: `"${days[days.length - 1].date}"` };
     return this.template.map((piece, i) => (i % 2 === 1 ? values[piece] : piece)).join("");
   }
 
   /** Whether these whole dates fit one answer. */
-  holds(days: DayEntry[]): boolean {
+  holds(days: SelectedDay[]): boolean {
     const cells = this.selection.window[2] * this.selection.window[3];
     return fits(days.length * cells, this.overhead(days) + days.length * cells * this.perRow);
   }
 
   /** One date too much for one answer: bands of whole cell rows, edges on cell edges so each takes exactly its rows. */
-  bands(day: DayEntry): string[] {
+  bands(day: SelectedDay): string[] {
     const [, r0, w, h] = this.selection.window;
     // the tallest band within both bounds (the overhead does not depend on the band's height)
     const byBytes = Math.floor((LIMITS.maxResponseBytes - this.overhead([day])) / (w * this.perRow));

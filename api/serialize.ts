@@ -5,9 +5,8 @@
 // docs/contract.md §2 (shortest float32 decimals, coordinates rounded to 9 decimals); CSV follows docs/contract.md §3.
 
 import { QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
-import { GRID, TILE_SIDE, type TileSlot, clipTile, type Window, colToLon, rowToLat, tileId, windowBbox, windowTransform } from "../format/grid.js";
-import { float32ToShortest } from "../format/numbers.js";
-import { tenthsValue } from "../format/cells.js";
+import { GRID, TILE_SIDE, type TilePart, clipTile, type Window, colToLon, rowToLat, tileId, windowBbox, windowTransform } from "../format/grid.js";
+import { valueBytes, valueWords } from "../format/number-text.js";
 
 export const CSV_HEADER = "date,longitude,latitude,variable,value,unit,tile,row,col";
 
@@ -19,7 +18,7 @@ let scratchInUse = false;
 
 /**
  * UTF-8 bytes written as text arrives: short pieces gather in a string and are encoded into one growing working
- * buffer every 16 K characters, so a 1 MB answer is encoded once, in cache-sized runs, never as one huge rope.
+ * buffer every 16 K characters, so a 1 MB answer is encoded once, in cache-sized steps, never as one huge rope.
  * The working buffer is shared by every answer (a sink lives from its making to finish(), with no await between;
  * one made while another holds it gets its own), and finish() copies out exactly the bytes written: one
  * allocation an answer, whatever its size.
@@ -95,20 +94,6 @@ export function patchAscii(bytes: Uint8Array, at: number, ascii: string): void {
   for (let i = 0; i < ascii.length; i++) bytes[at + i] = ascii.charCodeAt(i);
 }
 
-const valueText = new Map<number, string>();
-
-/** JSON text of a float32 cell: its shortest decimal, or null for missing. */
-export function cellToJson(v: number): string {
-  if (v !== v) return "null";
-  let text = valueText.get(v);
-  if (text === undefined) {
-    text = String(float32ToShortest(v));
-    // SILO values cluster on one decimal, so this stays a few thousand entries
-    if (valueText.size < 1 << 16) valueText.set(v, text);
-  }
-  return text;
-}
-
 /** The bytes of ASCII text (every row part is ASCII: digits, dates, ids and fixed keys). */
 function ascii(text: string): Uint8Array {
   const out = new Uint8Array(text.length);
@@ -116,33 +101,11 @@ function ascii(text: string): Uint8Array {
   return out;
 }
 
-const jsonValueBytes = new Map<number, Uint8Array>();
-const csvValueBytes = new Map<number, Uint8Array>();
-const JSON_NULL = ascii("null");
-const CSV_NULL = new Uint8Array(0);
-// SILO values are tenths of a degree: their text is found by arithmetic (k = 10 v) in a table filled as met,
-// not by hashing the float; any other float32 goes through a map.
-const jsonTenths: (Uint8Array | undefined)[] = new Array(65536);
-const csvTenths: (Uint8Array | undefined)[] = new Array(65536);
-
-/** A cell as JSON bytes (null when missing), and as a CSV field (quoted; empty when missing). */
-function valueBytes(v: number, csv: boolean): Uint8Array {
-  if (v !== v) return csv ? CSV_NULL : JSON_NULL;
-  const k = Math.round(v * 10);
-  const tenths = k >= -32768 && k < 32768 && Math.fround(k / 10) === v;
-  if (tenths) {
-    const hit = (csv ? csvTenths : jsonTenths)[k + 32768];
-    if (hit) return hit;
-  }
-  const cache = csv ? csvValueBytes : jsonValueBytes;
-  let bytes = tenths ? undefined : cache.get(v);
-  if (!bytes) {
-    bytes = ascii(csv ? `"${cellToJson(v)}"` : cellToJson(v));
-    if (tenths) (csv ? csvTenths : jsonTenths)[k + 32768] = bytes;
-    else if (cache.size < 1 << 16) cache.set(v, bytes);
-  }
-  return bytes;
-}
+/** A value in a JSON answer (null when missing), and as a CSV field (quoted; empty when missing). */
+const JSON_VALUE = valueBytes("", "", "null");
+const CSV_VALUE = valueBytes('"', '"', "");
+/** A tile's tenths codes as JSON values each after its comma: the same text as JSON_VALUE's. */
+const JSON_WORDS = valueWords(",", "null");
 
 /** One date's cells of a selection: the rows of the answer for that date. */
 export interface DayCells {
@@ -226,6 +189,7 @@ const arena = new PartArena();
 function writeRows(out: ByteSink, window: Window, days: DayCells[], csv: boolean): void {
   const [, , w, h] = window;
   const partsOf = rowPartsFor(window);
+  const values = csv ? CSV_VALUE : JSON_VALUE;
   arena.reset();
   const comma = arena.part(",");
   const latParts = (p: RowParts) => p.lat.map((lat) => arena.part(csv ? `${lat}","${QUERY_VARIABLE}",` : `,"latitude":${lat},"variable":"${QUERY_VARIABLE}","value":`));
@@ -255,7 +219,7 @@ function writeRows(out: ByteSink, window: Window, days: DayCells[], csv: boolean
         first = false;
         out.put(headLon[c]);
         out.put(mid[r]);
-        out.put(valueBytes(cells[r * w + c], csv));
+        out.put(values.of(cells[r * w + c]));
         out.put(tail);
         out.put(colEnd[c]);
       }
@@ -286,10 +250,10 @@ export interface CellMeaning {
 }
 
 /** Tile metadata as the layers list has it (docs/contract.md §1.2), fields in the contract's order. */
-export function describeTile(meaning: CellMeaning, date: string, slot: TileSlot): Record<string, unknown> {
-  const [col, row, width, height] = slot.window;
+export function describeTile(meaning: CellMeaning, date: string, part: TilePart): Record<string, unknown> {
+  const [col, row, width, height] = part.window;
   return {
-    id: tileId(date, slot.tileRow, slot.tileCol),
+    id: tileId(date, part.tileRow, part.tileCol),
     variable: meaning.variable,
     unit: meaning.unit,
     observed_on: date,
@@ -297,13 +261,13 @@ export function describeTile(meaning: CellMeaning, date: string, slot: TileSlot)
     height,
     crs: GRID.crs,
     transform: windowTransform(col, row),
-    bbox: windowBbox(slot.window),
+    bbox: windowBbox(part.window),
   };
 }
 
 /** GET /api/v1/layers/{id}?tile= (docs/contract.md §4.3): the tile with its cells, row-major. */
-export function writeTile(versionId: string, meaning: CellMeaning, date: string, slot: TileSlot, cells: Float32Array | Int16Array): Uint8Array {
-  const meta = JSON.stringify({ ...describeTile(meaning, date, slot), dataset_version_id: versionId, source_window: slot.window });
+export function writeTile(versionId: string, meaning: CellMeaning, date: string, part: TilePart, cells: Float32Array | Int16Array): Uint8Array {
+  const meta = JSON.stringify({ ...describeTile(meaning, date, part), dataset_version_id: versionId, source_window: part.window });
   const out = new ByteSink();
   out.text(`{"datasetVersion":${JSON.stringify(versionId)},"tile":${meta.slice(0, -1)},"cells":[`);
   if (cells instanceof Int16Array) out.write(cells.length * 8 + 8, (buffer, at) => writeCodesJson(cells, buffer, at));
@@ -311,31 +275,11 @@ export function writeTile(versionId: string, meaning: CellMeaning, date: string,
     const comma = ascii(",");
     for (let i = 0; i < cells.length; i++) {
       if (i > 0) out.put(comma);
-      out.put(valueBytes(cells[i], false));
+      out.put(JSON_VALUE.of(cells[i]));
     }
   }
   out.text("]}}");
   return out.finish();
-}
-
-// The JSON text of every tenths code (missing: null) after its comma, as two little-endian words a code, in a
-// table filled as met: a tile of codes is written as two 4-byte stores a cell (the next cell's words overwrite
-// what lies past this one's end), with no float arithmetic and no object per value. The text is cellToJson's of the
-// code's float32, so both tile paths write the same bytes.
-const CODE_WORDS = new Uint32Array(65536 * 2);
-/** 1 + the text's length ("," and at most "-3276.7": 8 bytes, two words); 0 until made */
-const codeLength = new Uint8Array(65536);
-
-function fillCode(slot: number): number {
-  const text = `,${cellToJson(tenthsValue(slot - 32768))}`;
-  const word = (from: number) => {
-    let w = 0;
-    for (let i = 3; i >= 0; i--) w = (w << 8) | (from + i < text.length ? text.charCodeAt(from + i) : 0);
-    return w >>> 0;
-  };
-  CODE_WORDS[2 * slot] = word(0);
-  CODE_WORDS[2 * slot + 1] = word(4);
-  return (codeLength[slot] = text.length);
 }
 
 /** Tenths codes as JSON values separated by commas, from `at` (the byte before it is "["); returns where they end. */
@@ -343,14 +287,7 @@ function writeCodesJson(codes: Int16Array, buffer: Uint8Array, at: number): numb
   const view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
   // every value is written with its comma; the first one's lands on the "[" before it, put back at the end
   const open = buffer[at - 1];
-  let p = at - 1;
-  for (let i = 0; i < codes.length; i++) {
-    const slot = codes[i] + 32768;
-    const length = codeLength[slot] || fillCode(slot);
-    view.setUint32(p, CODE_WORDS[2 * slot], true);
-    view.setUint32(p + 4, CODE_WORDS[2 * slot + 1], true);
-    p += length;
-  }
+  const p = JSON_WORDS.putCodes(view, at - 1, codes);
   buffer[at - 1] = open;
   return codes.length === 0 ? at : p;
 }

@@ -12,7 +12,7 @@ import type { SeriesChoice, SeriesSelection } from "./series-select.js";
 export const SERIES_QUERY_VERSION = "silo-cell-series-v1";
 export const PLACE_RULE = "silo_cell_area_holds_point_east_or_north_on_edges";
 
-/** A reference to the source lists of a run of dates: the object (a dist file) that holds them, and where in it. */
+/** A reference to the source lists of a range of dates: the object (a dist file) that holds them, and where in it. */
 interface SourcesRef {
   first: string;
   last: string;

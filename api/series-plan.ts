@@ -1,6 +1,6 @@
 // The plan a 413 from the series route carries (docs/contract.md §8.2): calls of the same route, pinned to the
 // versions that would answer, each within the bound on values, whose answers concatenated in order hold exactly the
-// asked values in the asked order: whole places while they fit, else one place at a time in runs of dates.
+// asked values in the asked order: whole places while they fit, else one place at a time in ranges of dates.
 
 import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
 import { MAX_SERIES_VALUES, type Place, type SeriesConfig, seriesPath } from "./series-params.js";
@@ -26,9 +26,9 @@ export function planSeriesCalls(config: SeriesConfig, selection: SeriesSelection
     const group = Math.floor(bound / perPlace);
     for (let i = 0; i < config.places.length; i += group) plan.push(call(config.places.slice(i, i + group), selection.start, selection.end));
   } else {
-    const run = Math.max(1, Math.floor(bound / variables.length));
+    const daysPerCall = Math.max(1, Math.floor(bound / variables.length));
     for (const place of config.places) {
-      for (let d = 0; d < selection.days; d += run) plan.push(call([place], addDays(selection.start, d), addDays(selection.start, Math.min(selection.days, d + run) - 1)));
+      for (let d = 0; d < selection.days; d += daysPerCall) plan.push(call([place], addDays(selection.start, d), addDays(selection.start, Math.min(selection.days, d + daysPerCall) - 1)));
     }
   }
   const csv = config.format === "csv" ? " (CSV: keep the first header line only)" : "";

@@ -9,7 +9,8 @@ import { ByteSink, patchAscii } from "./serialize.js";
 import { buildSeriesManifest } from "./series-manifest.js";
 import type { SeriesConfig } from "./series-params.js";
 import type { SeriesSelection } from "./series-select.js";
-import { type PeriodDates, STORE_SLACK, VALUE_TEXT_MAX, ValueWords, periodDates, putBytes } from "./series-text.js";
+import { STORE_SLACK, VALUE_TEXT_MAX, putBytes, valueWords } from "../format/number-text.js";
+import { type PeriodDates, periodDates } from "./period-dates.js";
 
 const COMMA = 44;
 const NEWLINE = 10;
@@ -24,8 +25,8 @@ export function seriesCsvHeader(selection: SeriesSelection): string {
   return `longitude,latitude,date,${selection.choices.map((c) => c.variable.name).join(",")}\n`;
 }
 
-const CSV_VALUES = new ValueWords(COMMA, "");
-const JSON_VALUES = new ValueWords(COMMA, "null");
+const CSV_VALUES = valueWords(",", "");
+const JSON_VALUES = valueWords(",", "null");
 
 /** One place's rows from `start`: its prefix (`lon,lat,`), the date, each column's value, a line end. */
 function writePlaceRows(buffer: Uint8Array, start: number, prefix: Uint8Array, dates: PeriodDates, columns: Float32Array[]): number {

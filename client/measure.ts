@@ -37,7 +37,7 @@ function planCases(record: Dataset): Case[] {
   if (!tile) throw new Error(`${record.id} has no whole 256 x 256 tile`);
   const east = tiles.find((s) => s.tileRow === tile.tileRow && s.tileCol !== tile.tileCol) ?? tiles[1] ?? tile;
   const box = (col: number, row: number, side: number): Window => [Math.min(col, GRID.width - side), Math.min(row, GRID.height - side), side, side];
-  const layers = (slot: typeof tile) => ({ path: `/api/v1/layers/${record.id}?tile=${tileId(first, slot.tileRow, slot.tileCol)}` });
+  const layers = (part: typeof tile) => ({ path: `/api/v1/layers/${record.id}?tile=${tileId(first, part.tileRow, part.tileCol)}` });
   return [
     {
       name: `1 cell x ${daysBetween(first, last31)} days, JSON (${first}..${last31})`,

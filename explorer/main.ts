@@ -140,7 +140,7 @@ function describeProvenance(version: Version, series: SeriesAnswer[] = []): void
   if (series.length > 0) list.append(Object.assign(document.createElement("dt"), { textContent: "series" }), describeQueries(series));
 }
 
-/** The series calls (one per run of held dates), folded: each one's period, dataSha256, requestSha256 and Content-Digest. */
+/** The series calls (one per range of held dates), folded: each one's period, dataSha256, requestSha256 and Content-Digest. */
 function describeQueries(series: SeriesAnswer[]): HTMLElement {
   const details = document.createElement("details");
   details.append(Object.assign(document.createElement("summary"), { textContent: `${series.length} call${series.length === 1 ? "" : "s"} of GET /api/v1/series, each verified` }));
@@ -193,7 +193,7 @@ async function drawMap(version: Version, date: string): Promise<void> {
   }
   setStatus(`Reading the tiles of ${date}…`);
   const image = ctx.createImageData(GRID.width, GRID.height);
-  const tiles = windowToTiles(version.window).map((slot) => tileId(date, slot.tileRow, slot.tileCol));
+  const tiles = windowToTiles(version.window).map((part) => tileId(date, part.tileRow, part.tileCol));
   const answers = await Promise.all(tiles.map((tile) => client.answer({ path: `/api/v1/layers/${id}`, query: { tile } })));
   for (const answer of answers) {
     if (answer.status === 404) continue; // that date's window leaves this lattice tile out
@@ -270,19 +270,19 @@ function drawSeries(rows: Row[], unit: string): void {
   el("path", { d: path, fill: "none", stroke: "#a50026", "stroke-width": 1.5 });
 }
 
-/** The runs of dates the version holds: its period without its gaps. */
-function heldRuns(version: Version): [string, string][] {
-  const runs: [string, string][] = [];
+/** The ranges of dates the version holds: its period without its gaps. */
+function heldRanges(version: Version): [string, string][] {
+  const ranges: [string, string][] = [];
   let start = version.record.period_start;
   for (const [s, e] of version.gaps) {
-    if (s > start) runs.push([start, dayNumberToDate(dateToDayNumber(s) - 1)]);
+    if (s > start) ranges.push([start, dayNumberToDate(dateToDayNumber(s) - 1)]);
     start = dayNumberToDate(dateToDayNumber(e) + 1);
   }
-  if (start <= version.record.period_end) runs.push([start, version.record.period_end]);
-  return runs;
+  if (start <= version.record.period_end) ranges.push([start, version.record.period_end]);
+  return ranges;
 }
 
-/** Rows of a series route's JSON answer at one cell, with the tile, row and column a query names (its lattice slot). */
+/** Rows of a series route's JSON answer at one cell, with the tile, row and column a query names (its lattice tile). */
 function toRows(version: Version, col: number, row: number, result: SeriesResult): Row[] {
   const [tileRow, tileCol] = [Math.floor(row / 256), Math.floor(col / 256)];
   const local = { row: row - Math.max(version.window[1], tileRow * 256), col: col - Math.max(version.window[0], tileCol * 256) };
@@ -296,11 +296,11 @@ interface SeriesResult {
   data: { dates: string[]; places: { longitude: number; latitude: number; values: Record<string, (number | null)[]> }[] };
 }
 
-/** The cell's series over the whole period: one call of the series route per run of held dates, drawn as each arrives. */
+/** The cell's series over the whole period: one call of the series route per range of held dates, drawn as each arrives. */
 async function readWholeSeries(version: Version, col: number, row: number): Promise<{ rows: Row[]; answers: SeriesAnswer[] }> {
   const rows: Row[] = [];
   const answers: SeriesAnswer[] = [];
-  for (const [start, end] of heldRuns(version)) {
+  for (const [start, end] of heldRanges(version)) {
     const answer = await client.series({ lat: rowToLat(row), lon: colToLon(col), start, end, variables: version.variable.name, format: "json", datasetVersion: version.record.id });
     const result = answer.json<SeriesResult>();
     rows.push(...toRows(version, col, row, result));

@@ -7,7 +7,7 @@
 // verified is cached by hash in cost-bounded LRUs, shared by every catalog snapshot. Nothing is read at start.
 
 import { formatPath, toIssues, validatorFor } from "../schemas/validate.js";
-import { BlockLayout, type BlockSlot } from "./blocks.js";
+import { type BlockPart, BlockOrder } from "./blocks.js";
 import { LruCache } from "./cache.js";
 import type { CatalogPointer } from "./catalog.js";
 import { BlockCodec, type StoredBlock, rawBlockBytes, readBlockCodes, readBlockRow, toStoredBlock } from "./cells.js";
@@ -17,7 +17,7 @@ import { type Window, containsWindow } from "./grid.js";
 import { CATALOG_FILE, type ObjectKind, type Ref, objectPath } from "./objects.js";
 import {
   type ChunkEntry,
-  ChunkLayout,
+  ChunkOrder,
   GroupLattice,
   type SeriesSpan,
   checkGroupEntries,
@@ -55,7 +55,7 @@ export class CatalogError extends Error {
 }
 
 interface PendingBlock {
-  slot: BlockSlot;
+  part: BlockPart;
   resolve: (block: StoredBlock) => void;
   reject: (err: unknown) => void;
 }
@@ -74,7 +74,7 @@ export class Archive {
   private readonly objects: LruCache<Promise<unknown>>;
   private readonly blocks: LruCache<Promise<StoredBlock>>;
   private readonly coalesceBytes: number;
-  private readonly layouts = new LruCache<BlockLayout>(256);
+  private readonly orders = new LruCache<BlockOrder>(256);
 
   constructor(
     readonly storage: Storage,
@@ -163,11 +163,11 @@ export class Archive {
   }
 
   /** The blocks of a day window and where each lattice position is (a dist has few distinct windows). */
-  private layoutOf(window: Window): BlockLayout {
+  private orderOf(window: Window): BlockOrder {
     const key = window.join(",");
-    let layout = this.layouts.get(key);
-    if (!layout) this.layouts.set(key, (layout = new BlockLayout(window)), 1);
-    return layout;
+    let order = this.orders.get(key);
+    if (!order) this.orders.set(key, (order = new BlockOrder(window)), 1);
+    return order;
   }
 
   /** Cells of `area` (inside the day's window), row-major, NaN for missing; reads only the blocks it touches. */
@@ -194,57 +194,57 @@ export class Archive {
   private async readArea(day: DayEntry, area: Window): Promise<AreaPart[]> {
     if (!containsWindow(day.window, area)) throw new Error(`area ${area.join(",")} is outside the window of ${day.date}`);
     const header = await this.readHeader(day);
-    const slots = this.layoutOf(day.window).select(area);
-    const blocks = await this.readBlocks(day, header, slots);
+    const parts = this.orderOf(day.window).select(area);
+    const blocks = await this.readBlocks(day, header, parts);
     const [ac, ar, aw, ah] = area;
-    return slots.map(({ window: [bc, br, bw, bh] }, i) => {
+    return parts.map(({ window: [bc, br, bw, bh] }, i) => {
       const [c0, r0] = [Math.max(ac, bc), Math.max(ar, br)];
       return { block: blocks[i], row0: r0 - br, row1: Math.min(ar + ah, br + bh) - br, col0: c0 - bc, col1: Math.min(ac + aw, bc + bw) - bc, at: (r0 - ar) * aw + (c0 - ac) };
     });
   }
 
-  private readBlocks(day: DayEntry, header: DayHeader, slots: BlockSlot[]): Promise<StoredBlock[]> {
+  private readBlocks(day: DayEntry, header: DayHeader, parts: BlockPart[]): Promise<StoredBlock[]> {
     const wanted: PendingBlock[] = [];
-    const results = slots.map((slot) => {
-      const entry = header.block(slot.index);
-      if (entry.codec === BlockCodec.Empty) return Promise.resolve(toStoredBlock(entry.codec, null, slot.window[2], slot.window[3]));
-      const cost = rawBlockBytes(entry.codec, slot.window[2] * slot.window[3]) + 64;
-      return this.blocks.getOrLoad(`${day.piece.sha256}:${slot.index}`, cost, () => new Promise<StoredBlock>((resolve, reject) => wanted.push({ slot, resolve, reject })));
+    const results = parts.map((part) => {
+      const entry = header.block(part.index);
+      if (entry.codec === BlockCodec.Empty) return Promise.resolve(toStoredBlock(entry.codec, null, part.window[2], part.window[3]));
+      const cost = rawBlockBytes(entry.codec, part.window[2] * part.window[3]) + 64;
+      return this.blocks.getOrLoad(`${day.piece.sha256}:${part.index}`, cost, () => new Promise<StoredBlock>((resolve, reject) => wanted.push({ part, resolve, reject })));
     });
     // Neighbouring blocks are read in one range (a tile's blocks are contiguous); each is verified on its own.
     for (let i = 0; i < wanted.length; ) {
       let j = i + 1;
-      let end = header.block(wanted[i].slot.index).offset + header.block(wanted[i].slot.index).length;
-      while (j < wanted.length && header.block(wanted[j].slot.index).offset - end <= this.coalesceBytes) {
-        const e = header.block(wanted[j].slot.index);
+      let end = header.block(wanted[i].part.index).offset + header.block(wanted[i].part.index).length;
+      while (j < wanted.length && header.block(wanted[j].part.index).offset - end <= this.coalesceBytes) {
+        const e = header.block(wanted[j].part.index);
         end = e.offset + e.length;
         j++;
       }
-      void this.readBlockRun(day, header, wanted.slice(i, j), end);
+      void this.readAdjacentBlocks(day, header, wanted.slice(i, j), end);
       i = j;
     }
     return Promise.all(results);
   }
 
-  /** One range read for a run of blocks, then each block verified and inflated on its own. */
-  private async readBlockRun(day: DayEntry, header: DayHeader, run: PendingBlock[], end: number): Promise<void> {
+  /** One range read for blocks that lie close together in the piece, then each block verified and inflated on its own. */
+  private async readAdjacentBlocks(day: DayEntry, header: DayHeader, adjacent: PendingBlock[], end: number): Promise<void> {
     const path = objectPath(day.piece.sha256, "day");
-    const start = header.block(run[0].slot.index).offset;
+    const start = header.block(adjacent[0].part.index).offset;
     let bytes: Uint8Array;
     try {
       bytes = await this.storage.read(path, start, end - start);
     } catch (err) {
-      for (const w of run) w.reject(err);
+      for (const w of adjacent) w.reject(err);
       return;
     }
-    for (const w of run) {
+    for (const w of adjacent) {
       try {
-        const entry = header.block(w.slot.index);
+        const entry = header.block(w.part.index);
         const piece = bytes.subarray(entry.offset - start, entry.offset - start + entry.length);
-        await this.verify(piece, { sha256: entry.sha256, size: entry.length }, path, `block ${w.slot.index} `);
-        const [, , bw, bh] = w.slot.window;
+        await this.verify(piece, { sha256: entry.sha256, size: entry.length }, path, `block ${w.part.index} `);
+        const [, , bw, bh] = w.part.window;
         const raw = await this.platform.inflateRaw(piece, rawBlockBytes(entry.codec, bw * bh)).catch((err) => {
-          throw new IntegrityError(this.storage.describe(path), `block ${w.slot.index} does not inflate (${(err as Error).message})`);
+          throw new IntegrityError(this.storage.describe(path), `block ${w.part.index} does not inflate (${(err as Error).message})`);
         });
         w.resolve(toStoredBlock(entry.codec, raw, bw, bh));
       } catch (err) {
@@ -276,24 +276,24 @@ export class Archive {
     }) as Promise<Uint8Array>;
   }
 
-  /** One chunk of a series piece, verified against its group's entry and inflated; with its layout. */
-  private async readChunk(span: SeriesSpan, lattice: GroupLattice, group: number, slot: number, days: number): Promise<{ block: StoredBlock; entry: ChunkEntry }> {
-    const entry = groupEntry(await this.readGroup(span, lattice, group), slot);
-    const [, , cw, ch] = lattice.chunkWindow(group, slot);
+  /** One chunk of a series piece, verified against its group's entry and inflated; with its entry (its chunk order). */
+  private async readChunk(span: SeriesSpan, lattice: GroupLattice, group: number, position: number, days: number): Promise<{ block: StoredBlock; entry: ChunkEntry }> {
+    const entry = groupEntry(await this.readGroup(span, lattice, group), position);
+    const [, , cw, ch] = lattice.chunkWindow(group, position);
     const cells = cw * ch;
-    const [width, height] = entry.layout === ChunkLayout.Cells ? [days, cells] : [cells, days];
+    const [width, height] = entry.order === ChunkOrder.Cells ? [days, cells] : [cells, days];
     if (entry.codec === BlockCodec.Empty) return { block: toStoredBlock(entry.codec, null, width, height), entry };
-    const block = await this.blocks.getOrLoad(`chunk:${span.piece.sha256}:${group}:${slot}`, rawBlockBytes(entry.codec, cells * days) + 64, async () => {
+    const block = await this.blocks.getOrLoad(`chunk:${span.piece.sha256}:${group}:${position}`, rawBlockBytes(entry.codec, cells * days) + 64, async () => {
       const path = objectPath(span.piece.sha256, "ser");
       const bytes = await this.storage.read(path, entry.offset, entry.length);
-      await this.verify(bytes, { sha256: entry.sha256, size: entry.length }, path, `chunk ${group}/${slot} `);
+      await this.verify(bytes, { sha256: entry.sha256, size: entry.length }, path, `chunk ${group}/${position} `);
       const raw = await this.platform.inflateRaw(bytes, rawBlockBytes(entry.codec, cells * days)).catch((err) => {
-        throw new IntegrityError(this.storage.describe(path), `chunk ${group}/${slot} does not inflate (${(err as Error).message})`);
+        throw new IntegrityError(this.storage.describe(path), `chunk ${group}/${position} does not inflate (${(err as Error).message})`);
       });
       try {
         return toStoredBlock(entry.codec, raw, width, height);
       } catch (err) {
-        throw new IntegrityError(this.storage.describe(path), `chunk ${group}/${slot}: ${(err as Error).message}`);
+        throw new IntegrityError(this.storage.describe(path), `chunk ${group}/${position}: ${(err as Error).message}`);
       }
     });
     return { block, entry };
@@ -307,11 +307,11 @@ export class Archive {
     if (!containsWindow(span.window, [col, row, 1, 1])) throw new Error(`cell ${col},${row} is outside the series span ${span.first}..${span.last}`);
     const days = dateToDayNumber(span.last) - dateToDayNumber(span.first) + 1;
     const lattice = new GroupLattice(span.window, span.chunkSide);
-    const { group, slot } = lattice.locate(col, row);
-    const { block, entry } = await this.readChunk(span, lattice, group, slot, days);
-    const chunk = lattice.chunkWindow(group, slot);
+    const { group, position } = lattice.locate(col, row);
+    const { block, entry } = await this.readChunk(span, lattice, group, position, days);
+    const chunk = lattice.chunkWindow(group, position);
     const cell = (row - chunk[1]) * chunk[2] + (col - chunk[0]);
-    if (entry.layout === ChunkLayout.Cells) readBlockRow(block, cell, from, to, out, at);
+    if (entry.order === ChunkOrder.Cells) readBlockRow(block, cell, from, to, out, at);
     else for (let d = from; d < to; d++) readBlockRow(block, d, cell, cell + 1, out, at + d - from);
   }
 
@@ -328,16 +328,16 @@ export class Archive {
     const all = new Float32Array(cells * (to - from));
     const out = Array.from({ length: to - from }, (_, d) => all.subarray(d * cells, (d + 1) * cells));
     const chunks = lattice.select(area);
-    const read = await Promise.all(chunks.map(({ group, slot }) => this.readChunk(span, lattice, group, slot, days)));
+    const read = await Promise.all(chunks.map(({ group, position }) => this.readChunk(span, lattice, group, position, days)));
     const values = new Float32Array(to - from);
-    chunks.forEach(({ group, slot }, k) => {
+    chunks.forEach(({ group, position }, k) => {
       const { block, entry } = read[k];
-      const chunk = lattice.chunkWindow(group, slot);
+      const chunk = lattice.chunkWindow(group, position);
       const [c0, r0, c1, r1] = [Math.max(chunk[0], area[0]), Math.max(chunk[1], area[1]), Math.min(chunk[0] + chunk[2], area[0] + area[2]), Math.min(chunk[1] + chunk[3], area[1] + area[3])];
       for (let r = r0; r < r1; r++) {
         for (let c = c0; c < c1; c++) {
           const cell = (r - chunk[1]) * chunk[2] + (c - chunk[0]);
-          if (entry.layout === ChunkLayout.Cells) readBlockRow(block, cell, from, to, values, 0);
+          if (entry.order === ChunkOrder.Cells) readBlockRow(block, cell, from, to, values, 0);
           else for (let d = from; d < to; d++) readBlockRow(block, d, cell, cell + 1, values, d - from);
           const at = (r - area[1]) * area[2] + (c - area[0]);
           for (let d = 0; d < to - from; d++) out[d][at] = values[d];

@@ -89,11 +89,12 @@ export function unionWindows(a: Window, b: Window): Window {
   return [c0, r0, c1 - c0, r1 - r0];
 }
 
-export interface TileSlot {
+/** The part of a window that falls in one lattice tile (docs/glossary.md: tile part). */
+export interface TilePart {
   /** lattice position: tile row and column in units of TILE_SIDE */
   tileRow: number;
   tileCol: number;
-  /** the cells of this slot that the window holds */
+  /** the cells of this tile that the window holds */
   window: Window;
 }
 
@@ -111,20 +112,20 @@ export function clipTile(t: number, start: number, count: number): [number, numb
   return [first, Math.min(start + count, (t + 1) * TILE_SIDE) - first];
 }
 
-/** The slot of lattice tile (tileRow, tileCol) in a window, or null when the window holds none of its cells. */
-export function findTile(window: Window, tileRow: number, tileCol: number): TileSlot | null {
+/** The part of a window in lattice tile (tileRow, tileCol), or null when the window holds none of its cells. */
+export function findTile(window: Window, tileRow: number, tileCol: number): TilePart | null {
   const [c0, w] = clipTile(tileCol, window[0], window[2]);
   const [r0, h] = clipTile(tileRow, window[1], window[3]);
   return w > 0 && h > 0 ? { tileRow, tileCol, window: [c0, r0, w, h] } : null;
 }
 
-/** Lattice slots a window touches, in row-major lattice order (the order of their ids). */
-export function windowToTiles(window: Window): TileSlot[] {
+/** The parts of a window in each lattice tile it touches, in row-major lattice order (the order of their ids). */
+export function windowToTiles(window: Window): TilePart[] {
   const [tr0, tr1] = tileRange(window[1], window[3]);
   const [tc0, tc1] = tileRange(window[0], window[2]);
-  const slots: TileSlot[] = [];
-  for (let tr = tr0; tr <= tr1; tr++) for (let tc = tc0; tc <= tc1; tc++) slots.push(findTile(window, tr, tc)!);
-  return slots;
+  const parts: TilePart[] = [];
+  for (let tr = tr0; tr <= tr1; tr++) for (let tc = tc0; tc <= tc1; tc++) parts.push(findTile(window, tr, tc)!);
+  return parts;
 }
 
 /** How many lattice tiles a day window has; also what the layers list enumerates for that date. */

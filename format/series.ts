@@ -8,8 +8,8 @@
 //   col, row, width, height, firstDay, days,     u32 LE each (firstDay: days since 1970-01-01, as i32)
 //   chunkSide, groupCount, depth
 //   root                                         32 bytes: Merkle root of the group directories
-//   groupCount x { depth x 32-byte path, 64 x { codec u32 (layout << 8 | codec), length u32, offset u64, sha256 } }
-//   chunks, in group order, then slot order (row-major 8 x 8 inside a group)
+//   groupCount x { depth x 32-byte path, 64 x { codec u32 (order << 8 | codec), length u32, offset u64, sha256 } }
+//   chunks, in group order, then position order (row-major 8 x 8 inside a group)
 
 import { BlockCodec } from "./cells.js";
 import { bytesToHex } from "./day-piece.js";
@@ -22,7 +22,8 @@ const HEADER_FIXED = 8 + 9 * 4 + 32;
 const ENTRY_BYTES = 48;
 /** Chunks per group side: a group directory lists 8 x 8 chunks. */
 export const GROUP_CHUNKS = 8;
-const SLOTS = GROUP_CHUNKS * GROUP_CHUNKS;
+/** Chunks per group: a chunk's position in its group is 0..63. */
+const GROUP_POSITIONS = GROUP_CHUNKS * GROUP_CHUNKS;
 /**
  * Values per chunk the chunk side aims at: the largest power-of-two side with side^2 x days at most this
  * (measured: docs/format.md §9), from 1 to 64 cells.
@@ -90,20 +91,20 @@ export class GroupLattice {
     return Math.ceil(Math.log2(Math.max(1, this.count)));
   }
 
-  /** The group and slot of a global cell inside the window. */
-  locate(col: number, row: number): { group: number; slot: number } {
+  /** The group and position of a global cell's chunk inside the window. */
+  locate(col: number, row: number): { group: number; position: number } {
     const g = this.groupSide;
     const group = (Math.floor(row / g) - this.row0) * this.cols + (Math.floor(col / g) - this.col0);
-    const slot = Math.floor((row % g) / this.chunkSide) * GROUP_CHUNKS + Math.floor((col % g) / this.chunkSide);
-    return { group, slot };
+    const position = Math.floor((row % g) / this.chunkSide) * GROUP_CHUNKS + Math.floor((col % g) / this.chunkSide);
+    return { group, position };
   }
 
-  /** The cells of a chunk slot, clipped to the window (width or height 0 when the slot lies outside). */
-  chunkWindow(group: number, slot: number): Window {
+  /** The cells of the chunk at a group's position, clipped to the window (width or height 0 when it lies outside). */
+  chunkWindow(group: number, position: number): Window {
     const c = this.chunkSide;
     const gc = (this.col0 + (group % this.cols)) * this.groupSide;
     const gr = (this.row0 + Math.floor(group / this.cols)) * this.groupSide;
-    return intersectWindows(this.window, [gc + (slot % GROUP_CHUNKS) * c, gr + Math.floor(slot / GROUP_CHUNKS) * c, c, c]);
+    return intersectWindows(this.window, [gc + (position % GROUP_CHUNKS) * c, gr + Math.floor(position / GROUP_CHUNKS) * c, c, c]);
   }
 
   /** How many chunks hold cells of `area` (inside the window): select(area).length, without listing them. */
@@ -113,20 +114,20 @@ export class GroupLattice {
     return span(area[0], area[2]) * span(area[1], area[3]);
   }
 
-  /** Chunks holding cells of `area` (inside the window), as group and slot, in piece order. */
-  select(area: Window): { group: number; slot: number }[] {
+  /** Chunks holding cells of `area` (inside the window), as group and position, in piece order. */
+  select(area: Window): { group: number; position: number }[] {
     const c = this.chunkSide;
-    const out: { group: number; slot: number }[] = [];
+    const out: { group: number; position: number }[] = [];
     for (let r = Math.floor(area[1] / c) * c; r < area[1] + area[3]; r += c) {
       for (let col = Math.floor(area[0] / c) * c; col < area[0] + area[2]; col += c) out.push(this.locate(col, r));
     }
-    return out.sort((a, b) => a.group - b.group || a.slot - b.slot);
+    return out.sort((a, b) => a.group - b.group || a.position - b.position);
   }
 }
 
 /** Byte size of one group record: its Merkle path, then its 64 entries. */
 export function groupRecordBytes(depth: number): number {
-  return depth * 32 + SLOTS * ENTRY_BYTES;
+  return depth * 32 + GROUP_POSITIONS * ENTRY_BYTES;
 }
 
 export function seriesHeaderBytes(): number {
@@ -142,12 +143,12 @@ export function groupRecordOffset(lattice: GroupLattice, i: number): number {
  * How a chunk's values are ordered before its codec: each cell's days (so the codec's differences run along time),
  * or each day's cells (along space). The writer keeps whichever gives the smaller differences, chunk by chunk.
  */
-export const ChunkLayout = { Cells: 0, Days: 1 } as const;
-export type ChunkLayout = (typeof ChunkLayout)[keyof typeof ChunkLayout];
+export const ChunkOrder = { Cells: 0, Days: 1 } as const;
+export type ChunkOrder = (typeof ChunkOrder)[keyof typeof ChunkOrder];
 
 export interface ChunkEntry {
   codec: BlockCodec;
-  layout: ChunkLayout;
+  order: ChunkOrder;
   offset: number;
   length: number;
   sha256: string;
@@ -155,11 +156,11 @@ export interface ChunkEntry {
 
 /** Checks a group directory's entries (its record's bytes after the path) as read: their size and every codec. */
 export function checkGroupEntries(bytes: Uint8Array): void {
-  if (bytes.byteLength !== SLOTS * ENTRY_BYTES) throw new Error(`a group directory is ${SLOTS * ENTRY_BYTES} bytes, not ${bytes.byteLength}`);
+  if (bytes.byteLength !== GROUP_POSITIONS * ENTRY_BYTES) throw new Error(`a group directory is ${GROUP_POSITIONS * ENTRY_BYTES} bytes, not ${bytes.byteLength}`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (let at = 0; at < bytes.byteLength; at += ENTRY_BYTES) {
     const word = view.getUint32(at, true);
-    if ((word & 0xff) > BlockCodec.Float32 || word >>> 8 > ChunkLayout.Days) throw new Error(`a group directory names an unknown codec ${word}`);
+    if ((word & 0xff) > BlockCodec.Float32 || word >>> 8 > ChunkOrder.Days) throw new Error(`a group directory names an unknown codec ${word}`);
   }
 }
 
@@ -167,13 +168,13 @@ export function checkGroupEntries(bytes: Uint8Array): void {
  * One entry of a checked group directory: a reader decodes only the entry it uses (a point read uses one of the
  * 64, and decoding all of them was most of what a varied point series allocated).
  */
-export function groupEntry(bytes: Uint8Array, slot: number): ChunkEntry {
-  const at = slot * ENTRY_BYTES;
+export function groupEntry(bytes: Uint8Array, position: number): ChunkEntry {
+  const at = position * ENTRY_BYTES;
   const view = new DataView(bytes.buffer, bytes.byteOffset + at, ENTRY_BYTES);
   const word = view.getUint32(0, true);
   return {
     codec: (word & 0xff) as BlockCodec,
-    layout: (word >>> 8) as ChunkLayout,
+    order: (word >>> 8) as ChunkOrder,
     length: view.getUint32(4, true),
     offset: view.getUint32(8, true) + view.getUint32(12, true) * 2 ** 32,
     sha256: bytesToHex(bytes.subarray(at + 16, at + 48)),
@@ -181,11 +182,11 @@ export function groupEntry(bytes: Uint8Array, slot: number): ChunkEntry {
 }
 
 export function encodeGroupEntries(entries: ChunkEntry[]): Uint8Array {
-  const out = new Uint8Array(SLOTS * ENTRY_BYTES);
+  const out = new Uint8Array(GROUP_POSITIONS * ENTRY_BYTES);
   const view = new DataView(out.buffer);
   entries.forEach((e, i) => {
     const at = i * ENTRY_BYTES;
-    view.setUint32(at, e.codec | (e.layout << 8), true);
+    view.setUint32(at, e.codec | (e.order << 8), true);
     view.setUint32(at + 4, e.length, true);
     view.setUint32(at + 8, e.offset % 2 ** 32, true);
     view.setUint32(at + 12, Math.floor(e.offset / 2 ** 32), true);

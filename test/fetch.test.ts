@@ -239,7 +239,7 @@ download("fetch - default base URL is the SILO bucket of docs/contract.md §6.1"
   assert.is(DEFAULT_SILO_BASE_URL, "https://s3-ap-southeast-2.amazonaws.com/silo-open-data/Official/daily");
 });
 
-download("fetch - mirrors every day across a year boundary into the bucket layout with an exact lock file", async () => {
+download("fetch - mirrors every day across a year boundary into the bucket's folders with an exact lock file", async () => {
   await runWithSilo(async (silo, folder) => {
     const dates = ["2003-12-30", "2003-12-31", "2004-01-01", "2004-01-02"];
     const lines: string[] = [];

@@ -10,8 +10,8 @@ import { versionId } from "../format/records.js";
 const encodeCursor = (id: string, kind: "layers" | "observations", offset: number) => encodeAsync(nodePlatform, id, kind, offset);
 const decodeCursor = (id: string, kind: "layers" | "observations", cursor: string) => decodeAsync(nodePlatform, id, kind, cursor);
 import { GRID, bboxToWindow, colToEdgeLon, findTile, colToLon, parseTileId, rowToEdgeLat, rowToLat, tileId, windowBbox, windowToTiles, windowTransform } from "../format/grid.js";
-import { float32ToShortest } from "../format/numbers.js";
-import { cellToJson, writeTile } from "../api/serialize.js";
+import { float32ToJson, float32ToShortest } from "../format/number-text.js";
+import { writeTile } from "../api/serialize.js";
 import { tenthsValue } from "../format/cells.js";
 
 const grid = suite("grid");
@@ -34,19 +34,19 @@ grid("grid - centres and edges come from integer indices, exactly", () => {
 });
 
 grid("grid - the full grid cuts into 12 lattice tiles, edge tiles clipped", () => {
-  const slots = windowToTiles([0, 0, GRID.width, GRID.height]);
-  assert.is(slots.length, 12);
-  assert.equal(slots.map((s) => s.window[2]).slice(0, 4), [256, 256, 256, 73]);
-  assert.equal(slots.map((s) => s.window[3]).filter((_, i) => i % 4 === 0), [256, 256, 169]);
-  const corner = slots[11];
+  const parts = windowToTiles([0, 0, GRID.width, GRID.height]);
+  assert.is(parts.length, 12);
+  assert.equal(parts.map((s) => s.window[2]).slice(0, 4), [256, 256, 256, 73]);
+  assert.equal(parts.map((s) => s.window[3]).filter((_, i) => i % 4 === 0), [256, 256, 169]);
+  const corner = parts[11];
   assert.equal([corner.tileRow, corner.tileCol, ...corner.window], [2, 3, 768, 512, 73, 169]);
   assert.equal(windowBbox(corner.window), [150.375, -44.025, 154.025, -35.575]);
   assert.equal(windowTransform(768, 512), [0.05, 0, 150.375, 0, -0.05, -35.575]);
-  assert.equal(windowBbox(slots[0].window), [111.975, -22.775, 124.775, -9.975]);
+  assert.equal(windowBbox(parts[0].window), [111.975, -22.775, 124.775, -9.975]);
   assert.equal(windowTransform(0, 0), [0.05, 0, 111.975, 0, -0.05, -9.975]);
 });
 
-grid("grid - a window slot keeps its lattice position; tiles of different windows line up", () => {
+grid("grid - a window's tile part keeps its lattice position; tiles of different windows line up", () => {
   assert.equal(windowToTiles([250, 250, 10, 10]).map((s) => [s.tileRow, s.tileCol, ...s.window]), [
     [0, 0, 250, 250, 6, 6],
     [0, 1, 256, 250, 4, 6],
@@ -55,8 +55,8 @@ grid("grid - a window slot keeps its lattice position; tiles of different window
   ]);
   assert.equal(windowToTiles([0, 0, 256, 256]).length, 1);
   assert.equal(windowToTiles([840, 680, 1, 1]).map((s) => [s.tileRow, s.tileCol, ...s.window]), [[2, 3, 840, 680, 1, 1]]);
-  const slot = findTile([250, 0, 20, 20], 0, 1)!;
-  assert.equal([slot.tileRow, slot.tileCol, ...slot.window], [0, 1, 256, 0, 14, 20]);
+  const part = findTile([250, 0, 20, 20], 0, 1)!;
+  assert.equal([part.tileRow, part.tileCol, ...part.window], [0, 1, 256, 0, 14, 20]);
   assert.is(findTile([250, 0, 20, 20], 1, 1), null);
 });
 
@@ -105,19 +105,19 @@ numbers("numbers - float32 cells serialize as their shortest round-tripping deci
     [24.2, "24.2"], [-3276.8, "-3276.8"], [0.1, "0.1"], [45.7, "45.7"], [-19.9, "-19.9"], [0, "0"], [60, "60"],
     [1e-7, "1e-7"], [16777217, "16777216"], [3.4028234663852886e38, "3.4028235e+38"], [NaN, "null"],
   ];
-  for (const [value, text] of cases) assert.is(cellToJson(Math.fround(value)), text, String(value));
+  for (const [value, text] of cases) assert.is(float32ToJson(Math.fround(value)), text, String(value));
   assert.is(JSON.stringify(float32ToShortest(Math.fround(24.2))), "24.2");
 });
 
 numbers("numbers - a tile written from tenths codes is byte for byte the tile written from their float32 cells", () => {
-  const slot = findTile([0, 0, GRID.width, GRID.height], 1, 2)!;
-  assert.is(slot.window[2] * slot.window[3], 65536);
+  const part = findTile([0, 0, GRID.width, GRID.height], 1, 2)!;
+  assert.is(part.window[2] * part.window[3], 65536);
   // every code once (the missing code included), in a scattered order
   const codes = new Int16Array(65536);
   for (let i = 0; i < 65536; i++) codes[i] = ((i * 40503) & 0xffff) - 32768;
   const cells = Float32Array.from(codes, tenthsValue);
-  const fromCodes = Buffer.from(writeTile("v", { variable: "air_temperature_max", unit: "degC" }, "2003-01-01", slot, codes)).toString();
-  assert.is(fromCodes, Buffer.from(writeTile("v", { variable: "air_temperature_max", unit: "degC" }, "2003-01-01", slot, cells)).toString());
+  const fromCodes = Buffer.from(writeTile("v", { variable: "air_temperature_max", unit: "degC" }, "2003-01-01", part, codes)).toString();
+  assert.is(fromCodes, Buffer.from(writeTile("v", { variable: "air_temperature_max", unit: "degC" }, "2003-01-01", part, cells)).toString());
   const values: (number | null)[] = JSON.parse(fromCodes).tile.cells;
   assert.is(values.length, 65536);
   assert.is(values.filter((v) => v === null).length, 1);

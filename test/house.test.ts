@@ -1,5 +1,6 @@
 // The shape of the house, checked: no import circle, nothing imports a folder above it, no function over 60 lines,
-// every document a comment cites exists in the repository, and docs/layout.md lists every file.
+// every document a comment cites exists in the repository, docs/layout.md lists every file, and no identifier uses a
+// word docs/glossary.md retired.
 
 import { execFileSync } from "node:child_process";
 import { readFileSync, readdirSync, existsSync } from "node:fs";
@@ -37,6 +38,32 @@ const PIPELINE_ROOMS: Record<string, string[]> = {
 /** The pipeline's entry: the one file of the top that may import every room. */
 const PIPELINE_ENTRY = "pipeline/cli.ts";
 const MAX_FUNCTION_LINES = 60;
+/**
+ * Identifiers retired when each word got one meaning (docs/glossary.md, issue 24), with the word that replaced
+ * them; and no identifier holds "slot" at all (it had four meanings: tile part, block part, a chunk's position,
+ * an index).
+ */
+const RETIRED = new Map<string, string>([
+  ["TileSlot", "TilePart"],
+  ["BlockSlot", "BlockPart"],
+  ["BlockLayout", "BlockOrder"],
+  ["ChunkLayout", "ChunkOrder"],
+  ["DayLayout", "DaySlice"],
+  ["checkLayout", "checkGrid"],
+  ["PeriodDay", "NodeDay"],
+  ["periodFingerprints", "nodeFingerprints"],
+  ["heldRuns", "heldRanges"],
+  ["compressRuns", "compressRanges"],
+  ["expandRuns", "expandRanges"],
+  ["mergeRuns", "mergeRanges"],
+  ["coverageRuns", "coverageRanges"],
+  ["Runs", "Ranges"],
+  ["binaryRuns", "binaryRanges"],
+  ["splitRuns", "splitSpans"],
+  ["planPeriods", "planSpans"],
+  ["readBlockRun", "readAdjacentBlocks"],
+]);
+const RETIRED_WORD = /slot/i;
 
 function listSources(folder: string): string[] {
   const out: string[] = [];
@@ -147,6 +174,53 @@ house("house - docs/layout.md lists every file of the repository, and only files
   const tracked = trackedFiles();
   assert.equal(tracked.filter((f) => !listed.has(f)), [], "files missing from docs/layout.md");
   assert.equal([...listed].filter((f) => !existsSync(join(ROOT, f))), [], "docs/layout.md lists files that are gone");
+});
+
+/** Every identifier of a parsed file, with its line. */
+function identifiersOf(source: ts.SourceFile): { name: string; line: number }[] {
+  const out: { name: string; line: number }[] = [];
+  const walk = (node: ts.Node) => {
+    if (ts.isIdentifier(node) || ts.isPrivateIdentifier(node)) out.push({ name: node.text.replace(/^#/, ""), line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1 });
+    node.forEachChild(walk);
+  };
+  walk(source);
+  return out;
+}
+
+/** The project's code, its tests and its benchmarks, parsed: the words hold everywhere. */
+const everyFile = new Map([...parsed, ...[...listSources("test"), ...listSources("bench")].map((f) => [f, ts.createSourceFile(f, readFileSync(join(ROOT, f), "utf8"), ts.ScriptTarget.Latest, true)] as const)]);
+
+house("house - no identifier uses a retired word (docs/glossary.md): no slot, no TileSlot, BlockLayout, PeriodDay, heldRuns, ...", () => {
+  const found: string[] = [];
+  for (const [file, source] of everyFile) {
+    for (const { name, line } of identifiersOf(source)) {
+      if (RETIRED.has(name)) found.push(`${file}:${line} ${name} (now ${RETIRED.get(name)})`);
+      else if (RETIRED_WORD.test(name)) found.push(`${file}:${line} ${name} (slot: see docs/glossary.md)`);
+    }
+  }
+  assert.equal([...new Set(found)], []);
+});
+
+house("house - nothing is imported under the name of another export (one name, one thing)", () => {
+  const exported = new Map<string, string>();
+  for (const [file, source] of parsed) {
+    for (const statement of source.statements) {
+      const modifiers = ts.canHaveModifiers(statement) ? ts.getModifiers(statement) : undefined;
+      const name = (statement as ts.DeclarationStatement).name;
+      if (modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword) && name && ts.isIdentifier(name)) exported.set(name.text, file);
+    }
+  }
+  const wrong: string[] = [];
+  for (const [file, source] of everyFile) {
+    source.forEachChild((node) => {
+      if (!ts.isImportDeclaration(node) || !node.importClause?.namedBindings || !ts.isNamedImports(node.importClause.namedBindings)) return;
+      for (const element of node.importClause.namedBindings.elements) {
+        const alias = element.name.text;
+        if (element.propertyName && exported.has(alias)) wrong.push(`${file}: imports ${element.propertyName.text} as ${alias}, the name of ${exported.get(alias)}'s ${alias}`);
+      }
+    });
+  }
+  assert.equal(wrong, []);
 });
 
 house.run();

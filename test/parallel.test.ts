@@ -74,7 +74,7 @@ runner("runner - sums every file's summary; a failed test, a crash at load and a
 
 runner("runner - the longest file by the last run's durations starts first, and no more than `jobs` run at once", async () => {
   const dir = freshDir("tests");
-  // c ends long before d, so b takes its slot well before a takes the next
+  // c ends long before d, so b takes its place well before a takes the next
   const sleeps: Record<string, number> = { a: 0, b: 1500, c: 200, d: 1500 };
   for (const [f, ms] of Object.entries(sleeps)) testFile(dir, `${f}.test.ts`, { sleeps: `await new Promise((r) => setTimeout(r, ${ms}));` });
   const durations = join(dir, "durations.json");

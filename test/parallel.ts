@@ -204,15 +204,15 @@ class OrderedPrinter {
   }
 }
 
-/** Starts jobs while a slot is free: the fixtures first, then the longest ready job; resolves when all have ended. */
-async function runPool(jobs: Job[], slots: number, expected: (job: Job) => number, timeoutSec: number, onDone: (o: Outcome) => void): Promise<Outcome[]> {
+/** Starts jobs while fewer than `concurrency` run: the fixtures first, then the longest ready job; resolves when all have ended. */
+async function runPool(jobs: Job[], concurrency: number, expected: (job: Job) => number, timeoutSec: number, onDone: (o: Outcome) => void): Promise<Outcome[]> {
   const waiting = [...jobs].sort((a, b) => (a.name === "fixtures" ? -1 : b.name === "fixtures" ? 1 : expected(b) - expected(a) || a.order - b.order));
   const fixturesPending = () => jobs.some((j) => j.name === "fixtures") && !outcomes.some((o) => o.job.name === "fixtures");
   const outcomes: Outcome[] = [];
   let active = 0;
   return new Promise((allDone) => {
     const fill = () => {
-      while (active < slots) {
+      while (active < concurrency) {
         const i = waiting.findIndex((j) => !j.needsFixtures || !fixturesPending());
         if (i < 0) break;
         const [job] = waiting.splice(i, 1);
@@ -264,14 +264,14 @@ export async function runTests(options: RunOptions): Promise<Tally> {
   const write = options.write ?? ((text: string) => process.stdout.write(text));
   const dir = options.dir ?? join(ROOT, "test");
   const jobs = planJobs(options);
-  const slots = Math.max(1, options.jobs ?? availableParallelism());
+  const concurrency = Math.max(1, options.jobs ?? availableParallelism());
   const durationsFile = options.durationsFile === undefined ? DURATIONS_FILE : options.durationsFile;
   const durations = readDurations(durationsFile);
   const started = performance.now();
   if (options.workers) await useBuiltWorkers(write);
-  write(`${jobs.length} jobs, ${slots} at a time\n`);
+  write(`${jobs.length} jobs, ${concurrency} at a time\n`);
   const printer = new OrderedPrinter(write);
-  const outcomes = await runPool(jobs, slots, (job) => expectedSeconds(job, durations, dir), options.timeoutSec ?? DEFAULT_TIMEOUT_SEC, (o) => printer.add(o));
+  const outcomes = await runPool(jobs, concurrency, (job) => expectedSeconds(job, durations, dir), options.timeoutSec ?? DEFAULT_TIMEOUT_SEC, (o) => printer.add(o));
   await keepDurations(durationsFile, outcomes);
   const tally: Tally = { passed: 0, failed: 0, notes: [] };
   for (const outcome of [...outcomes].sort((a, b) => a.job.order - b.job.order)) countOutcome(tally, outcome);

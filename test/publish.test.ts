@@ -60,7 +60,7 @@ function cellValue(col: number, row: number, date: string, shift = 0): number {
 
 const memberPath = (date: string) => `${date.slice(0, 4)}/${date.replaceAll("-", "")}.max_temp.tif`;
 
-/** SILO day files in the bucket's YYYY/ layout, written 32 at a time. */
+/** SILO day files in the bucket's YYYY/ folders, written 32 at a time. */
 async function writeDays(dir: string, dates: string[], window: Window = SMALL, shift = 0): Promise<void> {
   const [c0, r0, w, h] = window;
   for (let i = 0; i < dates.length; i += 32) {

@@ -14,7 +14,7 @@ import { startMirrorServer } from "../client/mirror-server.js";
 import { Archive } from "../format/archive.js";
 import { dateToDayNumber, listDates } from "../format/dates.js";
 import { sha256Hex } from "../format/hash.js";
-import { float32ToShortest } from "../format/numbers.js";
+import { float32ToShortest } from "../format/number-text.js";
 import type { Window } from "../format/grid.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
 import type { Dataset } from "../format/records.js";
@@ -22,7 +22,7 @@ import { GroupLattice, buildMerkle, chooseChunkSide, verifyGroupRecord } from ".
 import type { Storage } from "../format/storage.js";
 import { type RasterView, openVersion } from "../format/versions.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
-import { binaryRuns } from "../pipeline/publish/series.js";
+import { binaryRanges } from "../pipeline/publish/series.js";
 import { verifyDist } from "../pipeline/operations/verify.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { freshDirs, makeWorkDir, publishSilently } from "./helpers.js";
@@ -66,17 +66,17 @@ const spansOf = (view: RasterView) => (view.index.series ?? []).map((s) => `${s.
 
 const rule = suite("span rule");
 
-rule("series - binary runs: a count's binary digits from the highest, as runs of indices", () => {
-  assert.equal(binaryRuns(0), []);
-  assert.equal(binaryRuns(1), [[1, 1]]);
-  assert.equal(binaryRuns(13), [[1, 8], [9, 12], [13, 13]]);
-  assert.equal(binaryRuns(31), [[1, 16], [17, 24], [25, 28], [29, 30], [31, 31]]);
-  assert.equal(binaryRuns(12), [[1, 8], [9, 12]]);
+rule("series - binary ranges: a count's binary digits from the highest, as ranges of indices", () => {
+  assert.equal(binaryRanges(0), []);
+  assert.equal(binaryRanges(1), [[1, 1]]);
+  assert.equal(binaryRanges(13), [[1, 8], [9, 12], [13, 13]]);
+  assert.equal(binaryRanges(31), [[1, 16], [17, 24], [25, 28], [29, 30], [31, 31]]);
+  assert.equal(binaryRanges(12), [[1, 8], [9, 12]]);
   // the open month's days: at most three runs, the third holding the rest
-  assert.equal(binaryRuns(31, 3), [[1, 16], [17, 24], [25, 31]]);
-  assert.equal(binaryRuns(15, 3), [[1, 8], [9, 12], [13, 15]]);
-  assert.equal(binaryRuns(13, 3), [[1, 8], [9, 12], [13, 13]]);
-  assert.equal(binaryRuns(0, 3), []);
+  assert.equal(binaryRanges(31, 3), [[1, 16], [17, 24], [25, 31]]);
+  assert.equal(binaryRanges(15, 3), [[1, 8], [9, 12], [13, 15]]);
+  assert.equal(binaryRanges(13, 3), [[1, 8], [9, 12], [13, 13]]);
+  assert.equal(binaryRanges(0, 3), []);
 });
 
 rule("series - chunk side: a power of two whose square times the days is at most 2048 values", () => {

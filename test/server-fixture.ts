@@ -367,7 +367,7 @@ export interface QueryRow {
 
 /**
  * Expected query rows of a published window, computed here without the server's modules: date, then north to
- * south, then west to east; tile = lattice slot clipped to the window, row/col local to it.
+ * south, then west to east; tile = lattice tile clipped to the window, row/col local to it.
  */
 export function expectRows(
   window: Window,
@@ -431,7 +431,7 @@ export interface SeriesChunk {
   file: string;
   chunk: ChunkEntry;
   group: number;
-  slot: number;
+  position: number;
   /** the group record (Merkle path, then entries): where it starts in the piece, and its entries' first byte */
   groupAt: number;
   entriesAt: number;
@@ -443,12 +443,12 @@ export async function findSeriesChunk(dist: string, record: Dataset, date: strin
   const span = view.index.series?.find((s) => s.first <= date && date <= s.last);
   if (!span) throw new Error(`${record.id} has no series span holding ${date}`);
   const lattice = new GroupLattice(span.window, span.chunkSide);
-  const { group, slot } = lattice.locate(col, row);
+  const { group, position } = lattice.locate(col, row);
   const path = objectPath(span.piece.sha256, "ser");
   const file = join(dist, path);
   const groupAt = groupRecordOffset(lattice, group);
   const entriesAt = groupAt + lattice.depth * 32;
   const bytes = await readFile(file);
-  const chunk = groupEntry(bytes.subarray(entriesAt, groupAt + groupRecordBytes(lattice.depth)), slot);
-  return { span, path, file, chunk, group, slot, groupAt, entriesAt };
+  const chunk = groupEntry(bytes.subarray(entriesAt, groupAt + groupRecordBytes(lattice.depth)), position);
+  return { span, path, file, chunk, group, position, groupAt, entriesAt };
 }

@@ -178,7 +178,7 @@ start("start - refuses a catalog.json that is not JSON", async () => {
   assert.ok(message.endsWith("republish with `make publish`"), message);
 });
 
-start("start - refuses a catalog.json of another shape (old layout, missing keys, not an object)", async () => {
+start("start - refuses a catalog.json of another shape (an old format, missing keys, not an object)", async () => {
   const dist = await copyDist(fixture);
   const pointer = JSON.parse(await readFile(join(dist, "catalog.json"), "utf8"));
   const { candidates: _candidates, ...withoutCandidates } = pointer;
@@ -400,7 +400,7 @@ damage("damage - a corrupted series chunk is never served: the period that reads
       // one date reads its day piece, which is whole
       assert.is((await post(served, "/api/v1/data/query", queryA("2004-02-09", "2004-02-09"))).status, 200);
       assertError(await post(served, "/api/v1/data/query", queryA("2004-02-09", "2004-02-10")), 503, "service_unavailable");
-      assert.equal(warnings, [unavailable(A, `${found.file}: chunk ${found.group}/${found.slot} does not match its sha256 ${found.chunk.sha256}`)]);
+      assert.equal(warnings, [unavailable(A, `${found.file}: chunk ${found.group}/${found.position} does not match its sha256 ${found.chunk.sha256}`)]);
       assertError(await post(served, "/api/v1/data/query", queryA("2004-02-09", "2004-02-09")), 503, "service_unavailable");
       await assertOthersServe(served);
     },

@@ -221,7 +221,7 @@ interface PlanCase {
   dates: () => string[];
   format: "json" | "csv";
   error: "request_too_large" | "response_too_large";
-  /** whether some date must be split into latitude bands (else the plan is runs of whole dates) */
+  /** whether some date must be split into latitude bands (else the plan is ranges of whole dates) */
   bands: boolean;
 }
 
@@ -398,7 +398,7 @@ async function followToEnd(served: Served, body: Record<string, any>, bound: num
 const rest = suite("413 plans bounded by planRest");
 rest.before(useVersions);
 
-rest("planRest - whole-date runs over a scaled-down 413 bound: plan, then planRest until absent, gives every row in order", async () => {
+rest("planRest - whole-date ranges over a scaled-down 413 bound: plan, then planRest until absent, gives every row in order", async () => {
   const bound = 6000;
   // 71 x 71 cells: one date is one part (5,041 rows), two are over 10,000 rows; 31 parts do not fit 6,000 bytes
   const cells = { col: 230, row: 230, width: 71, height: 71 };

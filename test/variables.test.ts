@@ -9,7 +9,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { CATALOG_FILE } from "../format/objects.js";
 import { type Window, GRID } from "../format/grid.js";
-import { float32ToShortest } from "../format/numbers.js";
+import { float32ToShortest } from "../format/number-text.js";
 import { VARIABLES } from "../format/variables.js";
 import { listDates } from "../format/dates.js";
 import { PublishError } from "../pipeline/errors.js";

@@ -24,7 +24,7 @@ import { writeSiloTiff } from "./geotiff.js";
 export const DEMO_FIRST = "2003-01-01";
 export const DEMO_LAST = "2003-01-31";
 export const DEMO_SEED = 20030101;
-/** Bump whenever the values, the mask or the file layout change: writeDemo regenerates on a new version. */
+/** Bump whenever the values, the mask, the file names or their format change: writeDemo regenerates on a new version. */
 export const DEMO_GENERATOR_VERSION = "demo-variables-1";
 
 export const DEMO_DESCRIPTION = {

@@ -181,7 +181,7 @@ export async function decodeSiloTiff(file: string, bytes: Buffer, plausible: rea
   }
 
   checkByteOrder(bytes, image, fail);
-  const { window, packing } = await checkLayout(image, fail);
+  const { window, packing } = await checkGrid(image, fail);
   await checkBlocksPresent(image, buffer.byteLength, fail);
 
   let raw: RawCells;
@@ -229,8 +229,8 @@ export async function writeSiloTiff(file: string, window: Window, values: Float3
 
 type Fail = (reason: string) => never;
 
-/** Checks band layout, CRS and georeferencing against the SILO grid; returns the global window and how samples become values. */
-async function checkLayout(image: GeoTIFFImage, fail: Fail): Promise<{ window: Window; packing: Packing }> {
+/** Checks the bands, CRS and georeferencing against the SILO grid; returns the global window and how samples become values. */
+async function checkGrid(image: GeoTIFFImage, fail: Fail): Promise<{ window: Window; packing: Packing }> {
   const sample = await checkSamples(image, fail);
   let geoKeys: Record<string, unknown> | null;
   try {

@@ -232,7 +232,8 @@ function readPacking(variable: H5.Dataset, fail: (r: string) => never): Packing 
   return { scale, offset: one("add_offset", 0), missing: [...new Set(stored)], valid };
 }
 
-interface DayLayout {
+/** One day of a yearly file: its index along time, and how its slice of the variable becomes a window of values. */
+interface DaySlice {
   window: Window;
   southUp: boolean;
   packing: Packing;
@@ -240,7 +241,7 @@ interface DayLayout {
   index: number;
 }
 
-function readDay(path: string, variable: H5.Dataset, day: DayLayout, wanted: Variable): SiloDay {
+function readDay(path: string, variable: H5.Dataset, day: DaySlice, wanted: Variable): SiloDay {
   const where = `day ${day.date} (${wanted.silo}[${day.index}])`;
   const fail = (reason: string): never => {
     throw new PublishError(path, STAGE, `${where}: ${reason}`);

@@ -4,7 +4,7 @@
 
 import type { Window } from "../../format/grid.js";
 import { colToLon, rowToLat } from "../../format/grid.js";
-import { float32ToShortest } from "../../format/numbers.js";
+import { float32ToShortest } from "../../format/number-text.js";
 
 // Pre-1950s SILO files mark the ocean with -3276.8 while declaring -32767 (docs/contract.md §6.1); a float32 file
 // holds its float32 rounding, -3276.800048828125, which is not the double -3276.8. A packed file holds -32768

@@ -50,7 +50,7 @@ export function encodeGeoTiff(spec: GeoTiffSpec): Uint8Array {
     { tag: 258, type: SHORT, values: [32] },
     { tag: 259, type: SHORT, values: [COMPRESSION_DEFLATE] },
     { tag: 262, type: SHORT, values: [1] },
-    { tag: 273, type: LONG, values: strips.map(() => 0) }, // offsets, filled in once the layout is known
+    { tag: 273, type: LONG, values: strips.map(() => 0) }, // offsets, filled in once every strip's place is known
     { tag: 277, type: SHORT, values: [1] },
     { tag: 278, type: LONG, values: [ROWS_PER_STRIP] },
     { tag: 279, type: LONG, values: strips.map((s) => s.length) },
@@ -62,7 +62,7 @@ export function encodeGeoTiff(spec: GeoTiffSpec): Uint8Array {
     { tag: 34737, type: ASCII, values: citation },
     { tag: 42113, type: ASCII, values: spec.nodata },
   ];
-  return layOut(entries, strips);
+  return assembleTiff(entries, strips);
 }
 
 const TYPE_BYTES: Record<number, number> = { [SHORT]: 2, [LONG]: 4, [ASCII]: 1, [DOUBLE]: 8 };
@@ -72,7 +72,7 @@ function countOf(entry: Entry): number {
 }
 
 /** Header, one IFD, the values too long for their entry, then the strips; every offset word-aligned. */
-function layOut(entries: Entry[], strips: Buffer[]): Uint8Array {
+function assembleTiff(entries: Entry[], strips: Buffer[]): Uint8Array {
   const ifdBytes = 2 + entries.length * 12 + 4;
   let extra = 8 + ifdBytes;
   const extraAt = new Map<Entry, number>();

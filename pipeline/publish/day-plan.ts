@@ -1,7 +1,7 @@
 // Which days a new raster version holds, in date order: the folder's days, merged with the base version's days
 // when extending. Whole years and months of the base that the folder does not touch, or whose files did not
 // change since they were published (pipeline/publish/source-cache.ts), come as index nodes: planning reads only the
-// pages of the periods that changed, so it costs the new days, not the archive's.
+// pages of the nodes that changed, so it costs the new days, not the archive's.
 
 import type { IndexNode, MonthPage, YearPage } from "../../format/version-index.js";
 import type { DayEntry } from "../../format/version-index.js";

@@ -9,7 +9,7 @@ import { readFile } from "node:fs/promises";
 import { parentPort } from "node:worker_threads";
 import { sha256Hex } from "../../format/hash.js";
 import type { Window } from "../../format/grid.js";
-import { float32ToShortest } from "../../format/numbers.js";
+import { float32ToJson } from "../../format/number-text.js";
 import type { Ref } from "../../format/objects.js";
 import { type Variable, findVariable } from "../../format/variables.js";
 import type { Prefer } from "./day-sources.js";
@@ -163,7 +163,7 @@ function describeDifference(a: SiloDay & { window: Window }, b: SiloDay & { wind
     if (count++ === 0) first = i;
   }
   const [col0, row0, width] = a.window;
-  const show = (v: number) => (v === v ? String(float32ToShortest(v)) : "missing");
+  const show = (v: number) => (v === v ? float32ToJson(v) : "missing");
   return `${count} cells differ, first at col ${col0 + (first % width)}, row ${row0 + Math.floor(first / width)}: ${show(a.values[first])} against ${show(b.values[first])}`;
 }
 

@@ -8,12 +8,12 @@ import { PublishError } from "../errors.js";
 /** More gap ranges than this make a record too long to stay bounded (docs/contract.md §5); refuse instead. */
 const MAX_GAP_RANGES = 500;
 
-/** Inclusive [first, last] day-number runs of the dates a version would hold. */
-type Runs = [number, number][];
+/** Inclusive [first, last] day-number ranges of the dates a version would hold. */
+type Ranges = [number, number][];
 
-function mergeRuns(runs: Runs): Runs {
-  const sorted = [...runs].sort((a, b) => a[0] - b[0]);
-  const out: Runs = [];
+function mergeRanges(ranges: Ranges): Ranges {
+  const sorted = [...ranges].sort((a, b) => a[0] - b[0]);
+  const out: Ranges = [];
   for (const [s, e] of sorted) {
     const last = out[out.length - 1];
     if (last && s <= last[1] + 1) last[1] = Math.max(last[1], e);
@@ -22,15 +22,15 @@ function mergeRuns(runs: Runs): Runs {
   return out;
 }
 
-function coverageRuns(coverage: Coverage): Runs {
-  const runs: Runs = [];
+function coverageRanges(coverage: Coverage): Ranges {
+  const ranges: Ranges = [];
   let start = dateToDayNumber(coverage.first);
   for (const [s, e] of coverage.gaps) {
-    runs.push([start, dateToDayNumber(s) - 1]);
+    ranges.push([start, dateToDayNumber(s) - 1]);
     start = dateToDayNumber(e) + 1;
   }
-  runs.push([start, dateToDayNumber(coverage.last)]);
-  return runs;
+  ranges.push([start, dateToDayNumber(coverage.last)]);
+  return ranges;
 }
 
 export function describeRanges(ranges: [string, string][]): string {
@@ -43,9 +43,9 @@ export function describeRanges(ranges: [string, string][]): string {
  * recorded (allowed when it was published) stay allowed; any other stops the publish unless gaps are allowed.
  */
 export function checkGaps(dates: string[], folder: string, baseCoverage: Coverage | undefined, allowGaps: boolean): void {
-  const runs: Runs = dates.map((d) => [dateToDayNumber(d), dateToDayNumber(d)]);
-  if (baseCoverage) runs.push(...coverageRuns(baseCoverage));
-  const merged = mergeRuns(runs);
+  const ranges: Ranges = dates.map((d) => [dateToDayNumber(d), dateToDayNumber(d)]);
+  if (baseCoverage) ranges.push(...coverageRanges(baseCoverage));
+  const merged = mergeRanges(ranges);
   const gaps: [string, string][] = [];
   for (let i = 1; i < merged.length; i++) gaps.push([dayNumberToDate(merged[i - 1][1] + 1), dayNumberToDate(merged[i][0] - 1)]);
   const allowed = (g: [string, string]) => baseCoverage?.gaps.some(([s, e]) => s <= g[0] && e >= g[1]) ?? false;
@@ -60,6 +60,6 @@ export function checkGaps(dates: string[], folder: string, baseCoverage: Coverag
     );
   }
   if (gaps.length > MAX_GAP_RANGES) {
-    throw new PublishError("sources", "gaps", `${gaps.length} separate gaps (at most ${MAX_GAP_RANGES}); publish the runs of consecutive days as separate versions`);
+    throw new PublishError("sources", "gaps", `${gaps.length} separate gaps (at most ${MAX_GAP_RANGES}); publish the ranges of consecutive days as separate versions`);
   }
 }

@@ -31,8 +31,8 @@ export function hashCells(values: Float32Array): { cells: string; missing: numbe
 export function encodeDayPiece(window: Window, values: Float32Array, hashed = hashCells(values)): DayPiece {
   const { cells, missing } = hashed;
   const [wc, wr, ww] = window;
-  const blocks = listBlocks(window).map((slot) => {
-    const [c, r, w, h] = slot.window;
+  const blocks = listBlocks(window).map((part) => {
+    const [c, r, w, h] = part.window;
     const block = new Float32Array(w * h);
     for (let y = 0; y < h; y++) {
       const from = (r - wr + y) * ww + (c - wc);

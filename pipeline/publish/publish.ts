@@ -24,7 +24,7 @@ import { NOAA_WEATHER } from "../../sources/noaa-weather.js";
 import { createProgress, type Progress } from "../progress.js";
 import { labelRaster, type RasterLabels } from "../ingest/provenance.js";
 import { inspectAnnualFile, publishRaster, RASTER_TRANSFORM_VERSION, type RasterSummary, startDayPool } from "./raster.js";
-import { type PeriodDay, periodFingerprints, SourceCache } from "./source-cache.js";
+import { type NodeDay, nodeFingerprints, SourceCache } from "./source-cache.js";
 import type { Coverage } from "../../format/coverage.js";
 
 export interface PublishOptions {
@@ -311,7 +311,7 @@ interface PublishRun {
 async function publishFolder(files: SiloFile[], labels: RasterLabels, base: RasterView | null, cache: SourceCache, { options, store, progress }: PublishRun): Promise<FolderRaster> {
   const prefer = options.prefer ?? null;
   const scope = labels.variable.silo;
-  const fingerprints = (days: DayInput[]) => periodFingerprints(days.map((d) => toPeriodDay(d, labels)), `${RASTER_TRANSFORM_VERSION} prefer=${prefer ?? "none"}`);
+  const fingerprints = (days: DayInput[]) => nodeFingerprints(days.map((d) => toNodeDay(d, labels)), `${RASTER_TRANSFORM_VERSION} prefer=${prefer ?? "none"}`);
   const pool = startDayPool(files, options.workers);
   try {
     const days = await collectDays(files, cache, (file) => inspectAnnualFile(pool, file));
@@ -334,7 +334,7 @@ async function publishFolder(files: SiloFile[], labels: RasterLabels, base: Rast
     );
     const remember = async () => {
       const index = await readObjectJson<RasterIndex>(options.dist, raster.record.metadata.index);
-      // the periods that held a file not hashed before the publish: their fingerprints, now that every file is hashed
+      // the nodes that held a file not hashed before the publish: their fingerprints, now that every file is hashed
       const unplanned = days.filter((d) => !planned.has(d.date.slice(0, 4)) || !planned.has(d.date.slice(0, 7)));
       const known = new Map([...planned, ...fingerprints(unplanned)]);
       await cache.recordNodes(scope, index.years, known, async (year: IndexNode) => (await readObjectJson<YearPage>(options.dist, year.ref)).months);
@@ -346,7 +346,7 @@ async function publishFolder(files: SiloFile[], labels: RasterLabels, base: Rast
 }
 
 /** A day's source entries as the publish would record them; null for a file not hashed yet. */
-function toPeriodDay(day: DayInput, labels: RasterLabels): PeriodDay {
+function toNodeDay(day: DayInput, labels: RasterLabels): NodeDay {
   return { date: day.date, entries: day.sources.map((s) => (s.sha256 === null ? null : labels.sourceEntry({ ...s, sha256: s.sha256 }))) };
 }
 

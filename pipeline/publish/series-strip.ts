@@ -7,7 +7,7 @@ import type { Archive } from "../../format/archive.js";
 import { BlockCodec, TENTHS_MISSING_CODE, encodeBlockCells } from "../../format/cells.js";
 import type { Window } from "../../format/grid.js";
 import { sha256Hex } from "../../format/hash.js";
-import { type ChunkEntry, ChunkLayout, EMPTY_SHA256, GroupLattice } from "../../format/series.js";
+import { type ChunkEntry, ChunkOrder, EMPTY_SHA256, GroupLattice } from "../../format/series.js";
 import type { DayEntry } from "../../format/version-index.js";
 
 // Same level as the day pieces: within a few percent of the best at a fraction of the time.
@@ -29,11 +29,11 @@ export async function encodeStrip(days: DayEntry[], lattice: GroupLattice, strip
   const parts: Uint8Array[] = [];
   let offset = 0;
   const entries = groups.map((group) =>
-    Array.from({ length: 64 }, (_, slot): ChunkEntry => {
-      const chunk = cells.encodeChunk(lattice.chunkWindow(group, slot));
-      if (!chunk) return { codec: BlockCodec.Empty, layout: ChunkLayout.Cells, length: 0, sha256: EMPTY_SHA256, offset };
+    Array.from({ length: 64 }, (_, position): ChunkEntry => {
+      const chunk = cells.encodeChunk(lattice.chunkWindow(group, position));
+      if (!chunk) return { codec: BlockCodec.Empty, order: ChunkOrder.Cells, length: 0, sha256: EMPTY_SHA256, offset };
       parts.push(chunk.bytes);
-      const entry = { codec: chunk.codec, layout: chunk.layout, length: chunk.length, sha256: chunk.sha256, offset };
+      const entry = { codec: chunk.codec, order: chunk.order, length: chunk.length, sha256: chunk.sha256, offset };
       offset += chunk.length;
       return entry;
     }),
@@ -57,7 +57,7 @@ function groupsIn(lattice: GroupLattice, strip: Window): number[] {
   return out;
 }
 
-/** Two work buffers of a thread, grown as needed: a chunk's cells, and its coded layout. */
+/** Two work buffers of a thread, grown as needed: a chunk's cells, and its cells in the chosen chunk order. */
 const buffers = [new Int16Array(4096), new Int16Array(4096)];
 function scratch(which: 0 | 1, length: number): Int16Array {
   if (buffers[which].length < length) buffers[which] = new Int16Array(length);
@@ -105,10 +105,10 @@ class Strip {
   }
 
   /**
-   * A chunk's stored bytes: its cells with all the span's days, coded like a block in one of two layouts (rows of
+   * A chunk's stored bytes: its cells with all the span's days, coded like a block in one of two chunk orders (rows of
    * cells over days, or rows of days over cells, so the differences run along time or along space), whichever
-   * differs less. Null: nothing held. One pass gathers the cells and both layouts' spreads; only the chosen
-   * layout is then written, into a buffer reused from chunk to chunk.
+   * differs less. Null: nothing held. One pass gathers the cells and both orders' spreads; only the chosen
+   * order is then written, into a buffer reused from chunk to chunk.
    */
   encodeChunk(chunk: Window): EncodedChunk | null {
     if (chunk[2] === 0 || chunk[3] === 0) return null;
@@ -145,7 +145,7 @@ class Strip {
       for (let i = 0; i < n * days; i++) raw[i] = i % days === 0 ? byCell[i] : (byCell[i] - byCell[i - 1]) << 16 >> 16;
     }
     const bytes = deflate(raw);
-    return { codec: BlockCodec.Tenths, layout: useDays ? ChunkLayout.Days : ChunkLayout.Cells, bytes, length: bytes.byteLength, sha256: sha256Hex(bytes) };
+    return { codec: BlockCodec.Tenths, order: useDays ? ChunkOrder.Days : ChunkOrder.Cells, bytes, length: bytes.byteLength, sha256: sha256Hex(bytes) };
   }
 
   /** A chunk of a strip that holds values tenths cannot: each cell's days as float32 (or tenths if they fit). */
@@ -155,7 +155,7 @@ class Strip {
     const { codec, raw } = encodeBlockCells(values, this.days);
     if (!raw) return null;
     const bytes = deflate(raw);
-    return { codec, layout: ChunkLayout.Cells, bytes, length: bytes.byteLength, sha256: sha256Hex(bytes) };
+    return { codec, order: ChunkOrder.Cells, bytes, length: bytes.byteLength, sha256: sha256Hex(bytes) };
   }
 }
 

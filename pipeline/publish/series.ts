@@ -60,8 +60,11 @@ const PARALLEL_VALUES = 10_000_000;
 /** Encoding threads: one per core, at most 8 (each holds a strip of its span: about 80 MB for a full-grid year). */
 const MAX_THREADS = 8;
 
-/** A period of the span rule: its basis, and how to read its day entries when it must be built. */
-interface Period {
+/**
+ * A span as the span rule plans it (a closed year, closed months, an open-month run), before a gap or a change of
+ * window splits it: its basis, and how to read its day entries when it must be built.
+ */
+interface PlannedSpan {
   basis: string;
   loadDays: () => Promise<DayEntry[]>;
 }
@@ -70,19 +73,19 @@ interface Period {
 const OPEN_MONTH_RUNS = 3;
 
 /**
- * Inclusive [first, last] runs of 1-based indices: n's binary digits from the highest, in order; with `maxRuns`,
- * the last run holds every index after the first maxRuns - 1.
+ * Inclusive [first, last] ranges of 1-based indices: n's binary digits from the highest, in order; with
+ * `maxRanges`, the last range holds every index after the first maxRanges - 1.
  */
-export function binaryRuns(n: number, maxRuns = Infinity): [number, number][] {
-  const runs: [number, number][] = [];
+export function binaryRanges(n: number, maxRanges = Infinity): [number, number][] {
+  const ranges: [number, number][] = [];
   let start = 1;
   for (let bit = 2 ** Math.floor(Math.log2(Math.max(1, n))); bit >= 1 && start <= n; bit /= 2) {
     if (!(n & bit)) continue;
-    const end = runs.length === maxRuns - 1 ? n : start + bit - 1;
-    runs.push([start, end]);
+    const end = ranges.length === maxRanges - 1 ? n : start + bit - 1;
+    ranges.push([start, end]);
     start = end + 1;
   }
-  return runs;
+  return ranges;
 }
 
 /** The last date of a month (YYYY-MM). */
@@ -94,54 +97,54 @@ function monthEnd(month: string): string {
 
 const basisOf = (...parts: string[]) => sha256Hex(`${SERIES_VERSION}\n${parts.join("\n")}`);
 
-/** The periods of a version's dates (see the file's opening comment), oldest first. */
-async function planPeriods(tree: IndexTree, archive: Archive): Promise<Period[]> {
+/** The planned spans of a version's dates (see the file's opening comment), oldest first. */
+async function planSpans(tree: IndexTree, archive: Archive): Promise<PlannedSpan[]> {
   const last = tree.coverage.last;
   const readMonth = (node: IndexNode) => archive.readJson<MonthPage>(node.ref).then((p) => p.days);
   const readYear = async (node: IndexNode) => (await Promise.all((await archive.readJson<YearPage>(node.ref)).months.map(readMonth))).flat();
-  const periods: Period[] = [];
+  const planned: PlannedSpan[] = [];
   for (const year of tree.years) {
     if (`${year.key}-12-31` <= last) {
-      periods.push({ basis: basisOf("year", year.key, year.ref.sha256), loadDays: () => readYear(year) });
+      planned.push({ basis: basisOf("year", year.key, year.ref.sha256), loadDays: () => readYear(year) });
       continue;
     }
     const months = (await archive.readJson<YearPage>(year.ref)).months;
     const closed = months.filter((m) => monthEnd(m.key) <= last);
     const closedCount = closed.length ? Number(closed[closed.length - 1].key.slice(5)) : 0;
-    for (const [a, b] of binaryRuns(closedCount)) {
+    for (const [a, b] of binaryRanges(closedCount)) {
       const group = closed.filter((m) => Number(m.key.slice(5)) >= a && Number(m.key.slice(5)) <= b);
       if (group.length === 0) continue;
       const basis = basisOf("months", year.key, String(a), String(b), ...group.map((m) => m.ref.sha256));
-      periods.push({ basis, loadDays: async () => (await Promise.all(group.map(readMonth))).flat() });
+      planned.push({ basis, loadDays: async () => (await Promise.all(group.map(readMonth))).flat() });
     }
     const open = months.find((m) => monthEnd(m.key) > last);
-    if (open) periods.push(...openMonthPeriods(await readMonth(open)));
+    if (open) planned.push(...openMonthRuns(await readMonth(open)));
   }
-  return periods;
+  return planned;
 }
 
-/** The open month's days, in binary runs of day numbers (at most OPEN_MONTH_RUNS). */
-function openMonthPeriods(days: DayEntry[]): Period[] {
-  const periods: Period[] = [];
+/** The open month's runs: its days by binary ranges of day numbers (at most OPEN_MONTH_RUNS). */
+function openMonthRuns(days: DayEntry[]): PlannedSpan[] {
+  const runs: PlannedSpan[] = [];
   const lastDay = Number(days[days.length - 1].date.slice(8));
-  for (const [a, b] of binaryRuns(lastDay, OPEN_MONTH_RUNS)) {
+  for (const [a, b] of binaryRanges(lastDay, OPEN_MONTH_RUNS)) {
     const run = days.filter((d) => Number(d.date.slice(8)) >= a && Number(d.date.slice(8)) <= b);
-    if (run.length > 0) periods.push({ basis: basisOf("days", JSON.stringify(run)), loadDays: async () => run });
-  }
-  return periods;
-}
-
-/** Runs of consecutive dates with one window: each is one span (a span never holds a gap or two windows). */
-function splitRuns(days: DayEntry[]): DayEntry[][] {
-  const runs: DayEntry[][] = [];
-  for (const day of days) {
-    const run = runs[runs.length - 1];
-    const prev = run?.[run.length - 1];
-    const continues = prev && dateToDayNumber(day.date) === dateToDayNumber(prev.date) + 1 && prev.window.join() === day.window.join();
-    if (continues) run.push(day);
-    else runs.push([day]);
+    if (run.length > 0) runs.push({ basis: basisOf("days", JSON.stringify(run)), loadDays: async () => run });
   }
   return runs;
+}
+
+/** The spans of a planned span's days: consecutive dates with one window (a span never holds a gap or two windows). */
+function splitSpans(days: DayEntry[]): DayEntry[][] {
+  const spans: DayEntry[][] = [];
+  for (const day of days) {
+    const span = spans[spans.length - 1];
+    const prev = span?.[span.length - 1];
+    const continues = prev && dateToDayNumber(day.date) === dateToDayNumber(prev.date) + 1 && prev.window.join() === day.window.join();
+    if (continues) span.push(day);
+    else spans.push([day]);
+  }
+  return spans;
 }
 
 export interface SeriesSummary {
@@ -186,17 +189,17 @@ async function buildSpans(tree: IndexTree, base: SeriesSpan[], archive: Archive,
   const known = new Map<string, SeriesSpan[]>();
   for (const span of base) known.set(span.basis, [...(known.get(span.basis) ?? []), span]);
   const summary: SeriesSummary = { spans: [], built: 0, reused: 0, bytesWritten: 0 };
-  for (const period of await planPeriods(tree, archive)) {
-    const reuse = known.get(period.basis);
+  for (const planned of await planSpans(tree, archive)) {
+    const reuse = known.get(planned.basis);
     if (reuse) {
       summary.spans.push(...reuse);
       summary.reused += reuse.length;
       continue;
     }
-    for (const run of splitRuns(await period.loadDays())) {
-      onSpan(`series ${run[0].date}..${run[run.length - 1].date} (${run.length} days)`);
+    for (const days of splitSpans(await planned.loadDays())) {
+      onSpan(`series ${days[0].date}..${days[days.length - 1].date} (${days.length} days)`);
       const before = store.bytesWritten;
-      summary.spans.push(await buildSpan(run, period.basis, encoders.for(run), store));
+      summary.spans.push(await buildSpan(days, planned.basis, encoders.for(days), store));
       summary.built++;
       summary.bytesWritten += store.bytesWritten - before;
     }

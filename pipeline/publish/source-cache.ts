@@ -38,12 +38,12 @@ export interface KnownFile {
 
 /**
  * One remembered file, as a tuple to keep the file small (50,000 of them are read and written by every publish):
- * size, mtimeMs, ctimeMs, ino, sha256, and for an annual file its dates as runs of consecutive days [first, count].
+ * size, mtimeMs, ctimeMs, ino, sha256, and for an annual file its dates as ranges of consecutive days [first, count].
  */
 type CachedFile = [number, number, number, number, string, ([string, number][] | undefined)?];
 
 interface CachedNode {
-  /** the sha256 of the folder's source entries for the period (see periodFingerprints) */
+  /** the sha256 of the folder's source entries for the node (see nodeFingerprints) */
   fingerprint: string;
   /** the sha256 of the year or month page they became */
   page: string;
@@ -90,7 +90,7 @@ export class SourceCache {
     const cached = this.files[file.memberPath];
     if (!now || !Array.isArray(cached) || !isSameStamp(now, cached)) return null;
     const [, , , , sha256, dates] = cached;
-    return { sha256, dates: dates && expandRuns(dates) };
+    return { sha256, dates: dates && expandRanges(dates) };
   }
 
   /** Remembers what a read of the file found (unless its times are too fresh to vouch for the bytes). */
@@ -99,12 +99,12 @@ export class SourceCache {
     const stamp = this.stamps.get(file.memberPath);
     if (!stamp || stamp.lookedAtMs - Math.max(stamp.mtimeMs, stamp.ctimeMs) < RACY_MS) return;
     const { size, mtimeMs, ctimeMs, ino } = stamp;
-    this.files[file.memberPath] = known.dates ? [size, mtimeMs, ctimeMs, ino, known.sha256, compressRuns(known.dates)] : [size, mtimeMs, ctimeMs, ino, known.sha256];
+    this.files[file.memberPath] = known.dates ? [size, mtimeMs, ctimeMs, ino, known.sha256, compressRanges(known.dates)] : [size, mtimeMs, ctimeMs, ino, known.sha256];
   }
 
   /**
    * Whether the base version's node for a year or month holds exactly what the folder's files of that variable
-   * (`scope`) and period make: the folder's fingerprint is the one a previous publish turned into that very page.
+   * (`scope`) and node make: the folder's fingerprint is the one a previous publish turned into that very page.
    */
   isUnchanged(scope: string, key: string, fingerprint: string | undefined, baseNode: IndexNode): boolean {
     const cached = this.nodes[`${scope} ${key}`];
@@ -180,24 +180,24 @@ function isSameStamp(a: Stamp, [size, mtimeMs, ctimeMs, ino]: CachedFile): boole
   return a.size === size && a.mtimeMs === mtimeMs && a.ctimeMs === ctimeMs && a.ino === ino;
 }
 
-function compressRuns(dates: string[]): [string, number][] {
-  const runs: [string, number][] = [];
+function compressRanges(dates: string[]): [string, number][] {
+  const ranges: [string, number][] = [];
   let previous = NaN;
   for (const date of dates) {
     const day = Date.parse(date) / 86_400_000;
-    if (day === previous + 1) runs[runs.length - 1][1]++;
-    else runs.push([date, 1]);
+    if (day === previous + 1) ranges[ranges.length - 1][1]++;
+    else ranges.push([date, 1]);
     previous = day;
   }
-  return runs;
+  return ranges;
 }
 
-function expandRuns(runs: [string, number][]): string[] {
-  return runs.flatMap(([first, count]) => Array.from({ length: count }, (_, i) => new Date(Date.parse(first) + i * 86_400_000).toISOString().slice(0, 10)));
+function expandRanges(ranges: [string, number][]): string[] {
+  return ranges.flatMap(([first, count]) => Array.from({ length: count }, (_, i) => new Date(Date.parse(first) + i * 86_400_000).toISOString().slice(0, 10)));
 }
 
-/** One period's days and the source entries a publish would record for them. */
-export interface PeriodDay {
+/** A day of a node (a year or month of the folder) and the source entries a publish would record for it. */
+export interface NodeDay {
   date: string;
   entries: (SourceEntry | null)[];
 }
@@ -205,12 +205,12 @@ export interface PeriodDay {
 /**
  * The fingerprint of each year (YYYY) and month (YYYY-MM) of the folder: the sha256 of its dates and of the
  * source entries they would get (which name each file's sha256), after `salt` (the transform and the both-forms
- * rule). Absent for a period holding a file not hashed yet (null entry).
+ * rule). Absent for a node holding a file not hashed yet (null entry).
  */
-export function periodFingerprints(days: PeriodDay[], salt: string): Map<string, string> {
+export function nodeFingerprints(days: NodeDay[], salt: string): Map<string, string> {
   const out = new Map<string, string>();
   for (const length of [4, 7]) {
-    const groups = new Map<string, PeriodDay[]>();
+    const groups = new Map<string, NodeDay[]>();
     for (const day of days) {
       const key = day.date.slice(0, length);
       const group = groups.get(key);
