@@ -1,7 +1,8 @@
 // `make mirror`: serves a dist as a CDN would (sirv: range requests, ETag, a year's immutable caching for the
 // content-addressed objects/, a minute for catalog.json, precompressed JSON), so the mirror client and the explorer
-// can be developed and tested against a static server that is not this project's code. What it serves is the
-// server's rule (format/objects.ts isReaderFile): the files a dist gives its readers, nothing else in the folder.
+// can be developed and tested against a static server that is not this project's code. What it serves is the dist
+// format's rule (format/objects.ts): catalog.json and the files a manifest may list (objects, their .br copies),
+// as a bucket a mirror syncs into holds them; nothing else of the folder (a publish's debris, its journal).
 
 import { existsSync, readFileSync } from "node:fs";
 import http from "node:http";
@@ -10,7 +11,7 @@ import { pathToFileURL } from "node:url";
 import sirv from "sirv";
 import { CACHE_CONTROL } from "../api/answer.js";
 import type { CatalogPointer } from "../format/catalog.js";
-import { CATALOG_FILE, isReaderFile, objectPath } from "../format/objects.js";
+import { CATALOG_FILE, isListedFile, objectPath } from "../format/objects.js";
 
 export interface MirrorServerOptions {
   dist: string;
@@ -72,7 +73,7 @@ export function createMirrorHandler(dist: string, log = false): http.RequestList
       res.end(location ? "" : "this dist's catalog.json names no explorer page\n");
       return;
     }
-    if (!isReaderFile(path.slice(1))) {
+    if (path.slice(1) !== CATALOG_FILE && !isListedFile(path.slice(1))) {
       res.writeHead(404, { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" });
       res.end("not a file this dist gives its readers\n");
       return;

@@ -600,15 +600,17 @@ damage("damage - an unreachable mirror and a missing catalog.json reject naming 
   await assertRejectsNaming(clientOf(closed), { path: "/api/v1/datasets" }, `${closed.url}catalog.json`);
 });
 
-damage("damage - make mirror serves the files a dist gives its readers and nothing else of its folder", async () => {
+damage("damage - make mirror serves catalog.json and the files a manifest may list, nothing else of its folder", async () => {
   const dist = await copyDist(fixture);
   await writeFile(join(dist, ".publish.journal"), "{}\n");
-  const object = JSON.parse(await readFile(join(dist, "catalog.json"), "utf8")).catalog.sha256 as string;
-  const json = `objects/${object.slice(0, 2)}/${object}.json`;
+  const pointer = JSON.parse(await readFile(join(dist, "catalog.json"), "utf8"));
+  const manifest = JSON.parse(await readFile(join(dist, objectPath(pointer.manifest.sha256, "json")), "utf8"));
+  const brotli = (manifest.files as { path: string }[]).find((f) => f.path.endsWith(".json.br"))!.path;
+  const json = brotli.slice(0, -".br".length);
   await writeFile(join(dist, `${json}.123.abcdefgh.tmp`), "debris");
   await withMirror(dist, async (m) => {
     const status = async (path: string) => (await fetch(`${m.url}${path}`)).status;
-    assert.equal(await Promise.all(["catalog.json", json, ".publish.journal", `${json}.123.abcdefgh.tmp`, "objects/", "package.json"].map(status)), [200, 200, 404, 404, 404, 404]);
+    assert.equal(await Promise.all(["catalog.json", json, brotli, ".publish.journal", `${json}.123.abcdefgh.tmp`, "objects/", "package.json"].map(status)), [200, 200, 200, 404, 404, 404, 404]);
   });
 });
 
