@@ -1,0 +1,115 @@
+// The examples of docs/operating.md, docs/mirrors.md and docs/performance.md, run as written in a checkout of their
+// own: the cron table's jobs as cron runs them (yesterday's files from a local stand-in for SILO's bucket), the
+// systemd units checked by systemd-analyze and their commands run as systemd would, the servers started as shown
+// and stopped by their signal, make sync and rclone against nginx and a local remote. Only the documented addresses
+// and paths are replaced (/srv/... by temp folders, the origin and CDN by nginx). The bench's commands run for many
+// minutes: they are checked instead (the scripts, and the variables and rows they name, exist).
+
+import { execFile } from "node:child_process";
+import { mkdirSync, readFileSync, readdirSync, symlinkSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { lockDist } from "../pipeline/operations/lock.js";
+import { docBlock, localize, REPO } from "./doc-blocks.js";
+import { freePort, makeCheckout, runBash, startUntilAnswered } from "./doc-run.js";
+import { readCronTable, readUnit, unitCommand, unitEnvironment } from "./doc-units.js";
+import { freshDirs, makeWorkDir } from "./helpers.js";
+import { type Nginx, startNginx } from "./nginx.js";
+import { type SiloBucket, startSiloBucket } from "./silo-bucket.js";
+
+const fresh = freshDirs(makeWorkDir("docs-operations"));
+const run = promisify(execFile);
+const checkout = makeCheckout(fresh("srv-climate"));
+/** The hosts' folders of the docs, here: /srv/climate is the checkout, the others temp folders. */
+const SRV = { "/srv/climate": checkout, "/srv/silo": fresh("srv-silo"), "/srv/dist": fresh("srv-dist"), "/srv/mirror": fresh("srv-mirror") };
+let bucket: SiloBucket;
+/** nginx serving a folder whose climate/ is /srv/dist: the origin (https://origin.example/climate/) and the CDN of the docs */
+let origin: Nginx;
+const siloEnv = () => ({ SILO_BASE_URL: bucket.dailyBaseUrl, SILO_ANNUAL_BASE_URL: bucket.annualBaseUrl });
+const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+
+function catalogIds(dist: string): string[] {
+  return JSON.parse(readFileSync(join(dist, "catalog.json"), "utf8")).candidates.map((c: { id: string }) => c.id).sort();
+}
+
+/** The names of the unit files the docs' blocks say they are (their first line: # /etc/systemd/system/<name>). */
+async function writeUnits(dir: string, units: Record<string, string>): Promise<string[]> {
+  mkdirSync(dir, { recursive: true });
+  const files = Object.entries(units).map(([name, text]) => join(dir, /^# \/etc\/systemd\/system\/(\S+)\n/.exec(text)?.[1] ?? name));
+  await Promise.all(files.map((file, i) => writeFile(file, Object.values(units)[i])));
+  return files;
+}
+
+/** systemd-analyze verify of unit files: no complaint at all (it exits 0 on unknown keys, with a warning). */
+async function verifyUnits(files: string[]): Promise<void> {
+  const { stderr, stdout } = await run("systemd-analyze", ["verify", ...files]);
+  assert.is(stderr + stdout, "", files.join(", "));
+}
+
+const operating = suite("docs: operating.md, mirrors.md, performance.md");
+operating.before(async () => {
+  bucket = await startSiloBucket(fresh("bucket"));
+  const root = fresh("origin");
+  mkdirSync(root);
+  symlinkSync(SRV["/srv/dist"], join(root, "climate"));
+  origin = await startNginx(root);
+});
+operating.after(async () => {
+  await bucket.close();
+  await origin.stop();
+});
+
+operating("operating.md - the cron table's jobs run as cron runs them: yesterday fetched and published, then pruned", async () => {
+  const { env, jobs } = readCronTable(docBlock("docs/operating.md", "# /etc/cron.d/climate"));
+  assert.equal(jobs.map((j) => [j.schedule.join(" "), j.user]), [["15 7 * * *", "climate"], ["45 7 * * 0", "climate"]]);
+  // cron's environment: the table's variables, HOME, LOGNAME and SHELL; the bucket's address is the test's
+  const cronEnv = { ...env, HOME: process.env.HOME, LOGNAME: "climate", SHELL: "/bin/sh", ...siloEnv() };
+  for (const job of jobs) await run("/bin/sh", ["-c", localize(job.command, SRV, { every: false })], { env: cronEnv, timeout: 120_000 });
+  assert.equal(catalogIds(SRV["/srv/dist"]).filter((id) => id.startsWith("silo-")).map((id) => id.split("-").slice(0, -1).join("-")),
+    ["radiation", "rain", "tmax", "tmin", "vp"].map((v) => `silo-${v}-${yesterday.replaceAll("-", "")}-${yesterday.replaceAll("-", "")}`));
+});
+
+operating("operating.md - the mirror's cron job keeps /srv/mirror in step with the origin (FROM without a closing slash)", async () => {
+  const { env, jobs } = readCronTable(docBlock("docs/operating.md", "make sync FROM=https://data.example.org/climate DIST=/srv/mirror"));
+  assert.equal(jobs.map((j) => [j.schedule.join(" "), j.user]), [["*/10 * * * *", "mirror"]]);
+  const command = localize(jobs[0].command, { ...SRV, "https://data.example.org/climate": `${origin.url}climate` }, { every: false });
+  await run("/bin/sh", ["-c", command], { env: { ...process.env, ...env, SHELL: "/bin/sh" }, timeout: 120_000 });
+  assert.equal(await readFile(join(SRV["/srv/mirror"], "catalog.json"), "utf8"), await readFile(join(SRV["/srv/dist"], "catalog.json"), "utf8"));
+});
+
+operating("operating.md - the publish service and timer verify with systemd-analyze; ExecStart runs as systemd would run it", async () => {
+  const service = docBlock("docs/operating.md", "# /etc/systemd/system/climate-publish.service");
+  const timer = docBlock("docs/operating.md", "# /etc/systemd/system/climate-publish.timer");
+  await verifyUnits(await writeUnits(fresh("units"), { "climate-publish.service": service, "climate-publish.timer": timer }));
+  const onCalendar = readUnit(timer).get("Timer")!.get("OnCalendar")!;
+  for (const spec of onCalendar) await run("systemd-analyze", ["calendar", spec]);
+  const settings = readUnit(service).get("Service")!;
+  const argv = unitCommand(settings.get("ExecStart")![0]);
+  const env = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", HOME: process.env.HOME, ...unitEnvironment(settings.get("Environment")!.map((e) => localize(e, SRV, { every: false }))), ...siloEnv() };
+  // the same day as the cron job's run, into the same folders: fetched already, nothing new to publish
+  const { stdout } = await run(argv[0], argv.slice(1), { cwd: localize(settings.get("WorkingDirectory")![0], SRV, { every: false }), env, timeout: 120_000 });
+  assert.match(stdout, /fetched 0, skipped 5/);
+  assert.match(stdout, /^nothing to publish: .* already holds silo-/m);
+});
+
+operating("operating.md - the server's unit verifies; its ExecStart serves, and KillSignal stops it with exit 0 within TimeoutStopSec", async () => {
+  const unit = docBlock("docs/operating.md", "ExecStart=/usr/bin/node --max-semi-space-size=4");
+  await verifyUnits(await writeUnits(fresh("units"), { "climate-server.service": unit }));
+  const settings = readUnit(unit).get("Service")!;
+  const port = await freePort();
+  const environment = settings.get("Environment")!.map((e) => localize(e, { "/srv/climate/dist": SRV["/srv/dist"], "PORT=8080": `PORT=${port}` }));
+  const env = { PATH: process.env.PATH, ...unitEnvironment(environment) };
+  assert.is(env.HOST, "0.0.0.0");
+  const argv = unitCommand(settings.get("ExecStart")![0]);
+  const server = await startUntilAnswered(argv, `http://127.0.0.1:${port}/api/v1/datasets`, { cwd: localize(settings.get("WorkingDirectory")![0], SRV, { every: false }), env });
+  const started = Date.now();
+  const code = await server.stop(settings.get("KillSignal")![0] as NodeJS.Signals);
+  assert.is(code, 0, server.output());
+  assert.ok(Date.now() - started < Number(settings.get("TimeoutStopSec")![0]) * 1000);
+  assert.match(server.output(), /stopped: every begun request answered/);
+});
+
+operating.run();
