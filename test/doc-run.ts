@@ -2,22 +2,25 @@
 // what make writes land in a temp folder), a block by bash, a long-running command (a server) until it answers.
 
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { mkdirSync, symlinkSync } from "node:fs";
+import { cpSync, mkdirSync, symlinkSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { REPO } from "./doc-blocks.js";
 
-/** What a checkout needs to run make's targets: the build and the code it was built from, never the repository's dist or .cache. */
-const CHECKOUT_ENTRIES = ["Makefile", "package.json", "package-lock.json", "node_modules", "build", "api", "client", "explorer", "format", "pipeline", "schemas", "server", "sources"];
+/** What a checkout needs to run make's targets: the code (copied), the packages and the build (linked); never dist or .cache. */
+const CHECKOUT_COPIES = ["Makefile", "package.json", "package-lock.json", "api", "client", "explorer", "format", "pipeline", "schemas", "server", "sources"];
+const CHECKOUT_LINKS = ["node_modules", "build"];
 
 /**
- * A folder standing for the reader's checkout: links to this repository's Makefile, packages, build and code. make's
- * rules see the build as up to date (find does not follow the links), so a target runs what `make install` built.
+ * A folder standing for the reader's checkout: a copy of this repository's code (its times kept, so make sees the
+ * linked build as up to date and runs what `make install` built) beside links to its packages and build. The code is
+ * copied, not linked: a script that compares import.meta.url with process.argv[1] would not know itself through a link.
  */
 export function makeCheckout(dir: string): string {
   mkdirSync(dir, { recursive: true });
-  for (const entry of CHECKOUT_ENTRIES) symlinkSync(join(REPO, entry), join(dir, entry));
+  for (const entry of CHECKOUT_COPIES) cpSync(join(REPO, entry), join(dir, entry), { recursive: true, preserveTimestamps: true });
+  for (const entry of CHECKOUT_LINKS) symlinkSync(join(REPO, entry), join(dir, entry));
   return dir;
 }
 

@@ -6,7 +6,7 @@
 // minutes: they are checked instead (the scripts, and the variables and rows they name, exist).
 
 import { execFile } from "node:child_process";
-import { mkdirSync, readFileSync, readdirSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -33,6 +33,14 @@ const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
 
 function catalogIds(dist: string): string[] {
   return JSON.parse(readFileSync(join(dist, "catalog.json"), "utf8")).candidates.map((c: { id: string }) => c.id).sort();
+}
+
+/** Every file under dir, relative to it, with its size, sorted. */
+function listTree(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => `${join(e.parentPath, e.name).slice(dir.length + 1)} ${readFileSync(join(e.parentPath, e.name)).length}`)
+    .sort();
 }
 
 /** The names of the unit files the docs' blocks say they are (their first line: # /etc/systemd/system/<name>). */
@@ -110,6 +118,67 @@ operating("operating.md - the server's unit verifies; its ExecStart serves, and 
   assert.is(code, 0, server.output());
   assert.ok(Date.now() - started < Number(settings.get("TimeoutStopSec")![0]) * 1000);
   assert.match(server.output(), /stopped: every begun request answered/);
+});
+
+operating("operating.md and mirrors.md - servers over a bucket: the command, as shown on each page, serves the CDN's dist", async () => {
+  const block = docBlock("docs/mirrors.md", "node build/server.js   # on each machine");
+  assert.is(docBlock("docs/operating.md", "node build/server.js   # on each machine"), block, "both pages show the same command");
+  const port = await freePort();
+  const command = localize(block, { "https://cdn.example.org/climate/": `${origin.url}climate/`, "PORT=8080": `PORT=${port}` });
+  const server = await startUntilAnswered(["bash", "-c", command], `http://127.0.0.1:${port}/api/v1/datasets`, { cwd: checkout, env: { ...process.env, LOG: "0" } });
+  try {
+    const series = await fetch(`http://127.0.0.1:${port}/api/v1/series?lat=-23.7&lon=133.87&start=${yesterday}&end=${yesterday}`);
+    assert.is(series.status, 200);
+    assert.match(await series.text(), new RegExp(`^longitude,latitude,date,air_temperature_max\n133.85,-23.7,${yesterday},[0-9.]+\n$`));
+    assert.ok((await origin.requests()).some((line) => line.startsWith("GET /climate/objects/")), "the objects came from the CDN");
+  } finally {
+    assert.is(await server.stop(), 0, server.output());
+  }
+});
+
+operating("mirrors.md - make sync makes and updates a mirror, make verify checks it; the rclone commands copy it to a bucket, objects first", async () => {
+  const mirror = fresh("mirror");
+  const srv = { ...SRV, "/srv/mirror": mirror, "https://origin.example/climate/": `${origin.url}climate/` };
+  const first = await runBash(localize(docBlock("docs/mirrors.md", "make verify DIST=/srv/mirror"), srv, { every: false }), { cwd: checkout });
+  assert.match(first.stdout, /: all verified$/m);
+  // rclone's "remote:" is a remote of type local named remote (as rclone config would make it), so remote:bucket/climate
+  // is a folder under the working directory
+  const config = join(fresh("rclone"), "rclone.conf");
+  mkdirSync(join(config, ".."));
+  await writeFile(config, "[remote]\ntype = local\n");
+  await runBash(localize(docBlock("docs/mirrors.md", "rclone copyto /srv/mirror/catalog.json"), srv, { every: false }), { cwd: checkout, env: { ...process.env, RCLONE_CONFIG: config } });
+  const bucketDir = join(checkout, "bucket", "climate");
+  assert.equal(listTree(bucketDir), listTree(mirror).filter((f) => !f.startsWith(".")));
+});
+
+operating("operating.md - the lock's JSON line shows the fields a writer records, in order", async () => {
+  const shown = JSON.parse(docBlock("docs/operating.md", "{\"writer\":\"publish\",\"host\":"));
+  const dist = fresh("lock-dist");
+  mkdirSync(dist);
+  const release = await lockDist(dist, "publish");
+  try {
+    const written = JSON.parse(await readFile(join(dist, ".publish.lock"), "utf8"));
+    assert.equal(Object.keys(shown), Object.keys(written));
+    assert.equal(Object.values(shown).map((v) => typeof v), Object.values(written).map((v) => typeof v));
+  } finally {
+    await release();
+  }
+  // the command a make publish of /srv/dist runs, as the holder describes it
+  const { stdout } = await run("make", ["-n", "publish", "DIST=/srv/dist", "SOURCES=/srv/silo"], { cwd: checkout });
+  assert.is(shown.command, `/usr/bin/${stdout.replace(/\\\n\s*/g, " ").replace(/"/g, "").replace(/\s+/g, " ").trim().replace("build/cli.js", "/srv/climate/build/cli.js")}`);
+});
+
+operating("performance.md - the bench commands name scripts, variables and rows that exist (they run for many minutes: not run here)", async () => {
+  const ab = docBlock("docs/performance.md", "bench/ab.ts");
+  const abSource = await readFile(join(REPO, "bench", "ab.ts"), "utf8");
+  for (const name of ab.match(/\b[A-Z][A-Z_]+(?==)/g)!) assert.ok(abSource.includes(`process.env.${name}`), `bench/ab.ts reads ${name}`);
+  const rows = docBlock("docs/performance.md", "BENCH_ONLY=variables node_modules/.bin/tsx bench/run.ts");
+  const alone = await readFile(join(REPO, "bench", "variables-alone.ts"), "utf8");
+  for (const only of rows.match(/BENCH_ONLY=(\S+)/g)!.map((m) => m.slice("BENCH_ONLY=".length))) {
+    for (const row of only.split(",")) assert.ok(row === "variables" || alone.includes(`wanted("${row.replace(/^variables-/, "")}")`), `bench knows ${row}`);
+  }
+  assert.ok(alone.includes("process.env.BENCH_LONG_DAYS"));
+  for (const script of [...ab.matchAll(/\S+\.ts\b/g), ...rows.matchAll(/\S+\.ts\b/g)]) assert.ok(existsSync(join(REPO, script[0])), script[0]);
 });
 
 operating.run();
