@@ -1,4 +1,4 @@
-// Every fenced code block of README.md and docs/*.md, and the one way a test takes a block it runs: docBlock("file",
+// Every fenced code block of the README and docs/*.md, and the one way a test takes a block it runs: docBlock("file",
 // "text in it"), with literal arguments, so docs-examples.test.ts finds every claim by reading test/*.ts.
 
 import { readFileSync, readdirSync } from "node:fs";
@@ -10,7 +10,7 @@ export const REPO = resolve(import.meta.dirname, "..");
 export const NOT_AN_EXAMPLE = "text";
 
 export interface DocBlock {
-  /** the page, relative to the repository: README.md, docs/clients.md */
+  /** the page, relative to the repository: the README, or docs/clients.md */
   file: string;
   /** the block's position on its page, from 0 */
   index: number;
@@ -22,7 +22,7 @@ export interface DocBlock {
   text: string;
 }
 
-/** README.md and every page of docs/, in that order. */
+/** The README and every page of docs/, in that order. */
 export function listDocFiles(): string[] {
   const docs = readdirSync(join(REPO, "docs")).filter((f) => f.endsWith(".md")).sort();
   return ["README.md", ...docs.map((f) => `docs/${f}`)];
@@ -53,8 +53,8 @@ export function findBlocks(file: string, match: string): DocBlock[] {
 }
 
 /**
- * The text of the one block of file (README.md, docs/clients.md...) that contains match. Call it with two string
- * literals: docs-examples.test.ts reads every such call in test/ as this file's claim to run that block.
+ * The text of the one block of file (a path: the README's, docs/clients.md) that contains match. Call it with two
+ * string literals: docs-examples.test.ts reads every such call in test/ as this file's claim to run that block.
  */
 export function docBlock(file: string, match: string): string {
   const found = findBlocks(file, match);

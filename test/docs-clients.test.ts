@@ -17,6 +17,7 @@ import * as assert from "uvu/assert";
 import { docBlock, localize } from "./doc-blocks.js";
 import { freePort, makeCheckout, runBash, startUntilAnswered } from "./doc-run.js";
 import { freshDirs, makeWorkDir } from "./helpers.js";
+import { startMirrorServer } from "../client/mirror-server.js";
 import { buildDemoDist, buildFixture, request, withServer } from "./server-fixture.js";
 
 const run = promisify(execFile);
@@ -139,5 +140,50 @@ async function runNodeExamples(checkout: string, live: (text: string) => string)
   await writeFile(join(checkout, "series-example.mjs"), `${made}${line}console.log(answer.status, answer.json().data.dates.length);\n`);
   assert.is((await run("node_modules/.bin/tsx", ["series-example.mjs"], { cwd: checkout, env: plainEnv, timeout: 60_000 })).stdout, "200 31\n");
 }
+
+mirror("clients.md - the browser bundle builds as shown, and the page's script reads a tile through it in Chromium", async () => {
+  const checkout = await demoCheckout();
+  await runBash(docBlock("docs/clients.md", "node_modules/.bin/esbuild client/index.ts --bundle --format=esm --platform=browser"), { cwd: checkout });
+  const id = JSON.parse(await readFile(join(await buildDemoDist(), "catalog.json"), "utf8")).candidates.find((c: { id: string }) => c.id.startsWith("silo-tmax-")).id;
+  const host = await startMirrorServer({ dist: await buildDemoDist() });
+  // the page and the bundle from a site of their own, the mirror from another origin, as from a CDN
+  const html = localize(docBlock("docs/clients.md", "<script type=\"module\">"), { "https://cdn.example.org/climate/": host.url, "<version id>": id });
+  const site = createServer((req, res) => {
+    const js = req.url === "/mirror-client.js";
+    res.writeHead(200, { "content-type": js ? "text/javascript" : "text/html" }).end(js ? readFileSync(join(checkout, "mirror-client.js")) : html);
+  });
+  await new Promise<void>((ready) => site.listen(0, "127.0.0.1", ready));
+  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox", "--disable-gpu", "--no-first-run"] });
+  try {
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on("pageerror", (e) => problems.push(e.message));
+    page.on("console", (m) => m.type() === "error" && problems.push(m.text()));
+    const ranges: string[] = [];
+    page.on("requestfinished", (r) => r.url().startsWith(host.url) && r.headers().range && ranges.push(r.url()));
+    await page.goto(`http://127.0.0.1:${(site.address() as AddressInfo).port}/`, { waitUntil: "networkidle" });
+    assert.equal(problems, []);
+    assert.ok(ranges.some((u) => u.endsWith(".day")), `the tile's blocks were read by range: ${ranges.join(" ")}`);
+  } finally {
+    await browser.close();
+    site.close();
+    await host.close();
+  }
+});
+
+mirror("clients.md - make mirror with a DIST and PORT serves that dist; the diff command lists the dates two of its versions differ on", async () => {
+  const fixture = await buildFixture();
+  const checkout = makeCheckout(fresh("checkout"));
+  const [, other] = docBlock("docs/clients.md", "make mirror DIST=/tmp/mirror-dist PORT=9000").trim().split("\n");
+  const port = await freePort();
+  const server = await startMirror(localize(other, { "/tmp/mirror-dist": fixture.dist, "PORT=9000": `PORT=${port}` }), checkout, port);
+  try {
+    const diff = localize(docBlock("docs/clients.md", "npm run --silent mirror -- diff"), { [MIRROR]: `http://127.0.0.1:${port}/`, "<old-id>": fixture.b.id, "<new-id>": fixture.c.id });
+    const { stdout } = await runBash(diff, { cwd: checkout });
+    assert.equal(stdout.trim().split("\n").map((l) => l.split(/\s+/).slice(0, 2).join(" ")), ["date change", "2004-02-28 revised", "2004-02-29 revised", "2004-03-01 revised"]);
+  } finally {
+    await server.stop();
+  }
+});
 
 mirror.run();

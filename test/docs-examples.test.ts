@@ -1,4 +1,4 @@
-// Every example of README.md and docs/*.md runs in the tests: each fenced block is claimed by the test that runs it
+// Every example of the README and docs/*.md runs in the tests: each fenced block is claimed by the test that runs it
 // (test/doc-blocks.ts docBlock), or is no example (```text: output samples, tables, diagrams). README's own blocks run
 // here as written: `make demo` in a checkout holding the demo, then its curl, pandas and R lines against that server.
 
@@ -82,7 +82,7 @@ readme("README - make demo serves the demo; the curl, pandas and R lines read it
     const read = await run("/usr/bin/python3", ["-c", `${pandas}\nprint(len(df), df["date"].iloc[0].date(), df.columns.tolist())`], { timeout: 60_000 });
     assert.is(read.stdout, "31 2003-01-01 ['longitude', 'latitude', 'date', 'air_temperature_max']\n");
     const terra = live(docBlock("README.md", "library(terra); day <- rast("));
-    const r = await run("Rscript", ["-e", `${terra}\nwriteLines(paste(c(dim(day), extract(day, cbind(133.85, -23.7))[[1]]), collapse = " "))`], { timeout: 60_000 });
+    const r = await run("Rscript", ["-e", `${terra}\nwriteLines(paste(c(dim(day), format(extract(day, cbind(133.85, -23.7))[[1]])), collapse = " "))`], { timeout: 60_000 });
     const maxTemp15th = csv[15].split(",")[3];
     assert.is(r.stdout, `681 841 1 ${maxTemp15th}\n`, "the map of 2003-01-15: time index 14");
   } finally {

@@ -109,8 +109,9 @@ operating("operating.md - the server's unit verifies; its ExecStart serves, and 
   const settings = readUnit(unit).get("Service")!;
   const port = await freePort();
   const environment = settings.get("Environment")!.map((e) => localize(e, { "/srv/climate/dist": SRV["/srv/dist"], "PORT=8080": `PORT=${port}` }));
-  const env = { PATH: process.env.PATH, ...unitEnvironment(environment) };
-  assert.is(env.HOST, "0.0.0.0");
+  const variables = unitEnvironment(environment);
+  assert.is(variables.HOST, "0.0.0.0");
+  const env = { PATH: process.env.PATH, ...variables };
   const argv = unitCommand(settings.get("ExecStart")![0]);
   const server = await startUntilAnswered(argv, `http://127.0.0.1:${port}/api/v1/datasets`, { cwd: localize(settings.get("WorkingDirectory")![0], SRV, { every: false }), env });
   const started = Date.now();
