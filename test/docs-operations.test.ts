@@ -5,7 +5,7 @@
 // and paths are replaced (/srv/... by temp folders, the origin and CDN by nginx). The bench's commands run for many
 // minutes: they are checked instead (the scripts, and the variables and rows they name, exist).
 
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -29,7 +29,8 @@ let bucket: SiloBucket;
 /** nginx serving a folder whose climate/ is /srv/dist: the origin (https://origin.example/climate/) and the CDN of the docs */
 let origin: Nginx;
 const siloEnv = () => ({ SILO_BASE_URL: bucket.dailyBaseUrl, SILO_ANNUAL_BASE_URL: bucket.annualBaseUrl });
-const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+/** The day the cron job and the unit fetch, as their `date -d yesterday` gives it (the machine's time zone) */
+const yesterday = execFileSync("date", ["-d", "yesterday", "+%F"], { encoding: "utf8" }).trim();
 
 function catalogIds(dist: string): string[] {
   return JSON.parse(readFileSync(join(dist, "catalog.json"), "utf8")).candidates.map((c: { id: string }) => c.id).sort();

@@ -3,13 +3,14 @@
 // are fewer.
 
 import { readFileSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { docBlock, localize } from "./doc-blocks.js";
 import { makeCheckout, runBash } from "./doc-run.js";
 import { freshDirs, makeWorkDir } from "./helpers.js";
+import { readRecords } from "./server-fixture.js";
 import { type SiloBucket, startSiloBucket } from "./silo-bucket.js";
 
 const fresh = freshDirs(makeWorkDir("docs-publishing"));
@@ -54,11 +55,10 @@ publishing("publishing.md - the backfill from annual files (its last year), the 
   assert.equal(withoutNoaa(newestCoverage(join(checkout, "dist"))), fiveVariables("2025-01-01..2026-11-23"));
   assert.match(daily.stdout, /\(decoded 5, reused \d+\)/, daily.stdout);
   // keep.txt is the reader's list of versions to keep: here the first backfill's maximum temperature
-  const catalog = JSON.parse(await readFile(join(checkout, "dist", "catalog.json"), "utf8"));
-  const first = catalog.candidates.find((c: { id: string }) => c.id.startsWith("silo-tmax-20250101-20261122-")).id;
+  const first = (await readRecords(join(checkout, "dist"))).find((d) => d.id.startsWith("silo-tmax-20250101-20261122-"))!.id;
   await writeFile(join(checkout, "keep.txt"), `${first}\n`);
   const pruned = await runBash(docBlock("docs/publishing.md", "make prune DRY_RUN=1"), { cwd: checkout, env });
-  assert.match(pruned.stdout, /^dist: 11 versions kept, 0 would .*\n(.*\n)*dist: 11 versions kept, 0 dropped/m, pruned.stdout);
+  assert.match(pruned.stdout, /^dist: 16 versions kept, 0 would .*\n(.*\n)*dist: 16 versions kept, 0 dropped/m, pruned.stdout);
 });
 
 publishing.run();
