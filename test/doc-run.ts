@@ -24,6 +24,14 @@ export function makeCheckout(dir: string): string {
   return dir;
 }
 
+/**
+ * The environment of a reader's shell: this process's, without what `make test` and uvu add to it (make's
+ * MAKELEVEL and MAKEFLAGS would make a nested make say which folder it enters; FORCE_COLOR would colour what node prints).
+ */
+export const READER_ENV: NodeJS.ProcessEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([name]) => !["MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES", "FORCE_COLOR"].includes(name)),
+);
+
 export interface Ran {
   stdout: string;
   stderr: string;
@@ -32,7 +40,7 @@ export interface Ran {
 /** A block run by bash with -e and pipefail: any failing command fails it, with what it printed. */
 export async function runBash(script: string, options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<Ran> {
   try {
-    return await promisify(execFile)("bash", ["-e", "-o", "pipefail", "-c", script], { cwd: options.cwd, env: options.env ?? process.env, timeout: options.timeoutMs ?? 120_000, maxBuffer: 64 << 20, encoding: "utf8" });
+    return await promisify(execFile)("bash", ["-e", "-o", "pipefail", "-c", script], { cwd: options.cwd, env: options.env ?? READER_ENV, timeout: options.timeoutMs ?? 120_000, maxBuffer: 64 << 20, encoding: "utf8" });
   } catch (err) {
     const e = err as Error & Partial<Ran>;
     throw new Error(`${e.message}\nstdout: ${e.stdout?.slice(-3000)}\nstderr: ${e.stderr?.slice(-3000)}`);

@@ -15,14 +15,12 @@ import { chromium } from "playwright-core";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { docBlock, localize } from "./doc-blocks.js";
-import { freePort, makeCheckout, runBash, startUntilAnswered } from "./doc-run.js";
+import { freePort, makeCheckout, READER_ENV, runBash, startUntilAnswered } from "./doc-run.js";
 import { freshDirs, makeWorkDir } from "./helpers.js";
 import { startMirrorServer } from "../client/mirror-server.js";
 import { buildDemoDist, buildFixture, request, withServer } from "./server-fixture.js";
 
 const run = promisify(execFile);
-/** The environment a reader's terminal-less run has: uvu's FORCE_COLOR would colour the numbers console.log prints. */
-const { FORCE_COLOR: _, ...plainEnv } = process.env;
 const fresh = freshDirs(makeWorkDir("docs-clients"));
 /** The address `make demo` serves on, as the page writes it; and `make mirror`'s. */
 const SERVER = "http://127.0.0.1:8080";
@@ -100,7 +98,7 @@ async function demoCheckout(): Promise<string> {
 }
 
 /** A line of a block that starts a server, run until url answers, on the port given. */
-function startMirror(line: string, checkout: string, port: number, env: NodeJS.ProcessEnv = process.env) {
+function startMirror(line: string, checkout: string, port: number, env: NodeJS.ProcessEnv = READER_ENV) {
   return startUntilAnswered(["bash", "-c", line], `http://127.0.0.1:${port}/catalog.json`, { cwd: checkout, env });
 }
 
@@ -109,7 +107,7 @@ mirror("clients.md - make mirror serves the demo; the command line, series, Node
   const [plain] = docBlock("docs/clients.md", "make mirror DIST=/tmp/mirror-dist PORT=9000").trim().split("\n");
   const port = await freePort();
   // make mirror's port is PORT from the command line or the environment, else 8081
-  const server = await startMirror(plain, checkout, port, { ...process.env, PORT: String(port) });
+  const server = await startMirror(plain, checkout, port, { ...READER_ENV, PORT: String(port) });
   try {
     const live = (text: string) => localize(text, { [MIRROR]: `http://127.0.0.1:${port}/` });
     const cli = await runBash(live(docBlock("docs/clients.md", "npm run --silent mirror -- http://127.0.0.1:8081/ POST")), { cwd: checkout });
@@ -131,14 +129,14 @@ mirror("clients.md - make mirror serves the demo; the command line, series, Node
 async function runNodeExamples(checkout: string, live: (text: string) => string): Promise<void> {
   const script = live(docBlock("docs/clients.md", "import { createMirrorClient } from \"./client/index.js\";"));
   await writeFile(join(checkout, "mirror-example.mjs"), script);
-  const { stdout } = await run("node_modules/.bin/tsx", ["mirror-example.mjs"], { cwd: checkout, env: plainEnv, timeout: 60_000 });
+  const { stdout } = await run("node_modules/.bin/tsx", ["mirror-example.mjs"], { cwd: checkout, env: READER_ENV, timeout: 60_000 });
   assert.match(stdout, /^silo-tmax-20030101-20030131-[0-9a-f]{16} date,longitude,latitude,variable,value,unit,tile,row,col\r\n"2003-01-01","133",/);
   assert.match(stdout, /\n33\n$/, "the series call: a header, 31 rows and the empty string after the last line end");
   // the one-line call, with the client the script above makes
   const made = script.slice(0, script.indexOf("const { datasets }"));
   const line = docBlock("docs/clients.md", "const answer = await client.series({ lat: -23.7");
   await writeFile(join(checkout, "series-example.mjs"), `${made}${line}console.log(answer.status, answer.json().data.dates.length);\n`);
-  assert.is((await run("node_modules/.bin/tsx", ["series-example.mjs"], { cwd: checkout, env: plainEnv, timeout: 60_000 })).stdout, "200 31\n");
+  assert.is((await run("node_modules/.bin/tsx", ["series-example.mjs"], { cwd: checkout, env: READER_ENV, timeout: 60_000 })).stdout, "200 31\n");
 }
 
 mirror("clients.md - the browser bundle builds as shown, and the page's script reads a tile through it in Chromium", async () => {

@@ -12,7 +12,7 @@ import * as assert from "uvu/assert";
 import { checkRequest } from "../api/request.js";
 import { validatorFor } from "../schemas/validate.js";
 import { NOT_AN_EXAMPLE, REPO, docBlock, findBlocks, listDocBlocks, localize, readClaims } from "./doc-blocks.js";
-import { freePort, makeCheckout, runBash, startUntilAnswered } from "./doc-run.js";
+import { freePort, makeCheckout, READER_ENV, runBash, startUntilAnswered } from "./doc-run.js";
 import { freshDirs, makeWorkDir } from "./helpers.js";
 import { buildDemoDist } from "./server-fixture.js";
 
@@ -71,7 +71,7 @@ readme("README - make demo serves the demo; the curl, pandas and R lines read it
   const [demoLine, testLine] = docBlock("README.md", "make demo   #").trim().split("\n");
   assert.match(demoLine, /^make demo\b/);
   const port = await freePort();
-  const server = await startUntilAnswered(["bash", "-c", demoLine], `http://127.0.0.1:${port}/api/health`, { cwd: checkout, env: { ...process.env, PORT: String(port) } });
+  const server = await startUntilAnswered(["bash", "-c", demoLine], `http://127.0.0.1:${port}/api/health`, { cwd: checkout, env: { ...READER_ENV, PORT: String(port) } });
   try {
     assert.match(server.output(), /^nothing to publish: dist already holds silo-tmax-/m);
     const live = (text: string) => localize(text, { [README_BASE]: `http://127.0.0.1:${port}` });
@@ -90,7 +90,7 @@ readme("README - make demo serves the demo; the curl, pandas and R lines read it
   }
   // the second line is the command running this test: it is make's test target, test/run.sh
   assert.is(testLine.replace(/\s+#.*$/, ""), "make test");
-  assert.is((await run("make", ["-n", "test"], { cwd: checkout })).stdout, "bash test/run.sh\n");
+  assert.is((await run("make", ["-n", "test"], { cwd: checkout, env: READER_ENV })).stdout, "bash test/run.sh\n");
 });
 
 readme.run();

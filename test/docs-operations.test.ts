@@ -14,7 +14,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { lockDist } from "../pipeline/operations/lock.js";
 import { docBlock, localize, REPO } from "./doc-blocks.js";
-import { freePort, makeCheckout, runBash, startUntilAnswered } from "./doc-run.js";
+import { freePort, makeCheckout, READER_ENV, runBash, startUntilAnswered } from "./doc-run.js";
 import { readCronTable, readUnit, unitCommand, unitEnvironment } from "./doc-units.js";
 import { freshDirs, makeWorkDir } from "./helpers.js";
 import { type Nginx, startNginx } from "./nginx.js";
@@ -75,7 +75,7 @@ operating("operating.md - the cron table's jobs run as cron runs them: yesterday
   const { env, jobs } = readCronTable(docBlock("docs/operating.md", "# /etc/cron.d/climate"));
   assert.equal(jobs.map((j) => [j.schedule.join(" "), j.user]), [["15 7 * * *", "climate"], ["45 7 * * 0", "climate"]]);
   // cron's environment: the table's variables, HOME, LOGNAME and SHELL; the bucket's address is the test's
-  const cronEnv = { ...env, HOME: process.env.HOME, LOGNAME: "climate", SHELL: "/bin/sh", ...siloEnv() };
+  const cronEnv = { ...env, HOME: READER_ENV.HOME, LOGNAME: "climate", SHELL: "/bin/sh", ...siloEnv() };
   for (const job of jobs) await run("/bin/sh", ["-c", localize(job.command, SRV, { every: false })], { env: cronEnv, timeout: 120_000 });
   assert.equal(catalogIds(SRV["/srv/dist"]).filter((id) => id.startsWith("silo-")).map((id) => id.split("-").slice(0, -1).join("-")),
     ["radiation", "rain", "tmax", "tmin", "vp"].map((v) => `silo-${v}-${yesterday.replaceAll("-", "")}-${yesterday.replaceAll("-", "")}`));
@@ -85,7 +85,7 @@ operating("operating.md - the mirror's cron job keeps /srv/mirror in step with t
   const { env, jobs } = readCronTable(docBlock("docs/operating.md", "make sync FROM=https://data.example.org/climate DIST=/srv/mirror"));
   assert.equal(jobs.map((j) => [j.schedule.join(" "), j.user]), [["*/10 * * * *", "mirror"]]);
   const command = localize(jobs[0].command, { ...SRV, "https://data.example.org/climate": `${origin.url}climate` }, { every: false });
-  await run("/bin/sh", ["-c", command], { env: { ...process.env, ...env, SHELL: "/bin/sh" }, timeout: 120_000 });
+  await run("/bin/sh", ["-c", command], { env: { ...READER_ENV, ...env, SHELL: "/bin/sh" }, timeout: 120_000 });
   assert.equal(await readFile(join(SRV["/srv/mirror"], "catalog.json"), "utf8"), await readFile(join(SRV["/srv/dist"], "catalog.json"), "utf8"));
 });
 
@@ -97,7 +97,7 @@ operating("operating.md - the publish service and timer verify with systemd-anal
   for (const spec of onCalendar) await run("systemd-analyze", ["calendar", spec]);
   const settings = readUnit(service).get("Service")!;
   const argv = unitCommand(settings.get("ExecStart")![0]);
-  const env = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", HOME: process.env.HOME, ...unitEnvironment(settings.get("Environment")!.map((e) => localize(e, SRV, { every: false }))), ...siloEnv() };
+  const env = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", HOME: READER_ENV.HOME, ...unitEnvironment(settings.get("Environment")!.map((e) => localize(e, SRV, { every: false }))), ...siloEnv() };
   // the same day as the cron job's run, into the same folders: fetched already, nothing new to publish
   const { stdout } = await run(argv[0], argv.slice(1), { cwd: localize(settings.get("WorkingDirectory")![0], SRV, { every: false }), env, timeout: 120_000 });
   assert.match(stdout, /fetched 0, skipped 5/);
@@ -112,7 +112,7 @@ operating("operating.md - the server's unit verifies; its ExecStart serves, and 
   const environment = settings.get("Environment")!.map((e) => localize(e, { "/srv/climate/dist": SRV["/srv/dist"], "PORT=8080": `PORT=${port}` }));
   const variables = unitEnvironment(environment);
   assert.is(variables.HOST, "0.0.0.0");
-  const env = { PATH: process.env.PATH, ...variables };
+  const env = { PATH: READER_ENV.PATH, ...variables };
   const argv = unitCommand(settings.get("ExecStart")![0]);
   const server = await startUntilAnswered(argv, `http://127.0.0.1:${port}/api/v1/datasets`, { cwd: localize(settings.get("WorkingDirectory")![0], SRV, { every: false }), env });
   const started = Date.now();
@@ -127,7 +127,7 @@ operating("operating.md and mirrors.md - servers over a bucket: the command, as 
   assert.is(docBlock("docs/operating.md", "node build/server.js   # on each machine"), block, "both pages show the same command");
   const port = await freePort();
   const command = localize(block, { "https://cdn.example.org/climate/": `${origin.url}climate/`, "PORT=8080": `PORT=${port}` });
-  const server = await startUntilAnswered(["bash", "-c", command], `http://127.0.0.1:${port}/api/v1/datasets`, { cwd: checkout, env: { ...process.env, LOG: "0" } });
+  const server = await startUntilAnswered(["bash", "-c", command], `http://127.0.0.1:${port}/api/v1/datasets`, { cwd: checkout, env: { ...READER_ENV, LOG: "0" } });
   try {
     const series = await fetch(`http://127.0.0.1:${port}/api/v1/series?lat=-23.7&lon=133.87&start=${yesterday}&end=${yesterday}`);
     assert.is(series.status, 200);
@@ -148,7 +148,7 @@ operating("mirrors.md - make sync makes and updates a mirror, make verify checks
   const config = join(fresh("rclone"), "rclone.conf");
   mkdirSync(join(config, ".."));
   await writeFile(config, "[remote]\ntype = local\n");
-  await runBash(localize(docBlock("docs/mirrors.md", "rclone copyto /srv/mirror/catalog.json"), srv, { every: false }), { cwd: checkout, env: { ...process.env, RCLONE_CONFIG: config } });
+  await runBash(localize(docBlock("docs/mirrors.md", "rclone copyto /srv/mirror/catalog.json"), srv, { every: false }), { cwd: checkout, env: { ...READER_ENV, RCLONE_CONFIG: config } });
   const bucketDir = join(checkout, "bucket", "climate");
   assert.equal(listTree(bucketDir), listTree(mirror).filter((f) => !f.startsWith(".")));
 });
@@ -166,7 +166,7 @@ operating("operating.md - the lock's JSON line shows the fields a writer records
     await release();
   }
   // the command a make publish of /srv/dist runs, as the holder describes it
-  const { stdout } = await run("make", ["-n", "publish", "DIST=/srv/dist", "SOURCES=/srv/silo"], { cwd: checkout });
+  const { stdout } = await run("make", ["-n", "publish", "DIST=/srv/dist", "SOURCES=/srv/silo"], { cwd: checkout, env: READER_ENV });
   assert.is(shown.command, `/usr/bin/${stdout.replace(/\\\n\s*/g, " ").replace(/"/g, "").replace(/\s+/g, " ").trim().replace("build/cli.js", "/srv/climate/build/cli.js")}`);
 });
 

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { docBlock, localize } from "./doc-blocks.js";
-import { makeCheckout, runBash } from "./doc-run.js";
+import { makeCheckout, READER_ENV, runBash } from "./doc-run.js";
 import { freshDirs, makeWorkDir } from "./helpers.js";
 import { readRecords } from "./server-fixture.js";
 import { type SiloBucket, startSiloBucket } from "./silo-bucket.js";
@@ -37,7 +37,7 @@ publishing.after(() => bucket.close());
 
 publishing("publishing.md - fetching daily and annual files, publishing and verifying run as written", async () => {
   const checkout = makeCheckout(fresh("checkout"));
-  const { stdout } = await runBash(docBlock("docs/publishing.md", "make fetch YEARS=2023 VARIABLES="), { cwd: checkout, env: { ...process.env, ...siloEnv() } });
+  const { stdout } = await runBash(docBlock("docs/publishing.md", "make fetch YEARS=2023 VARIABLES="), { cwd: checkout, env: { ...READER_ENV, ...siloEnv() } });
   assert.match(stdout, /^dist: \d+ files .* 6 versions: all verified$/m);
   // the annual files of four variables and the daily files of five, one version each
   assert.equal(withoutNoaa(newestCoverage(join(checkout, "dist"))), fiveVariables("2023-01-01..2024-01-05", "2024-01-01..2024-01-05"));
@@ -48,7 +48,7 @@ publishing("publishing.md - fetching daily and annual files, publishing and veri
 // fetches the last of those years only; every other word of it, and the daily routine after it, runs as written.
 publishing("publishing.md - the backfill from annual files (its last year), the daily routine and pruning run as written", async () => {
   const checkout = makeCheckout(fresh("checkout"));
-  const env = { ...process.env, ...siloEnv() };
+  const env = { ...READER_ENV, ...siloEnv() };
   await runBash(localize(docBlock("docs/publishing.md", "make fetch YEARS=1889-2025"), { "YEARS=1889-2025": "YEARS=2025" }), { cwd: checkout, env });
   assert.equal(withoutNoaa(newestCoverage(join(checkout, "dist"))), fiveVariables("2025-01-01..2026-11-22"));
   const daily = await runBash(docBlock("docs/publishing.md", "make fetch FROM=2026-11-23 TO=2026-11-23"), { cwd: checkout, env });
