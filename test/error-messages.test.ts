@@ -3,11 +3,11 @@
 // (a swapped box or period, a missing field, another variable), collected over real HTTP, their distinct shapes
 // read once. SHOW_MESSAGES=1 prints every distinct message with a request that produced it.
 
-import { readFileSync } from "node:fs";
 import http from "node:http";
 import fc from "fast-check";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { docBlock } from "./doc-blocks.js";
 import { BATCH, BATCHES, type HostileRequest, SEED, requestArb, zarrMethodArb, zarrPathArb, zarrRangeArb } from "./hostile-requests.js";
 import { DATES_A, type Fixture, type Served, assertError, buildFixture, post, requestFor, withServer } from "./server-fixture.js";
 
@@ -176,9 +176,7 @@ messages("error messages - a missing or wrong field names what is allowed; a swa
 });
 
 messages("error messages - docs/clients.md's refused request is the answer the server gives", async () => {
-  const page = readFileSync(new URL("../docs/clients.md", import.meta.url), "utf8");
-  const section = page.slice(page.indexOf("## When a request is refused"));
-  const shown = JSON.parse(/```json\n([\s\S]*?)```/.exec(section)![1]);
+  const shown = JSON.parse(docBlock("docs/clients.md", "The data request breaks the contract: region.bbox[1]"));
   await withServer(fixture.dist, async (served) => {
     const answer = await post(served, "/api/v1/data/query", changed((r) => (r.region.bbox = [-22.625, 124.475, -22.475, 124.625])));
     assert.equal(assertError(answer, 422, "invalid_request"), shown);

@@ -11,6 +11,7 @@ bash test/ensure-command.sh chromium chromium || { echo "could not install Chrom
 bash test/ensure-command.sh nginx nginx-light || { echo "could not install nginx-light (make sync's tests serve a dist with it)"; echo "0 passed, 1 failed"; exit 1; }
 bash test/ensure-command.sh rclone rclone || { echo "could not install rclone (the test of README's bucket commands)"; echo "0 passed, 1 failed"; exit 1; }
 bash test/ensure-command.sh bindfs bindfs || { echo "could not install bindfs (the dist lock's test of two mounts of one folder)"; echo "0 passed, 1 failed"; exit 1; }
+bash test/ensure-docs.sh || { echo "could not install r-base-core r-cran-terra python3-pandas systemd (the docs' R, pandas and systemd unit examples)"; echo "0 passed, 1 failed"; exit 1; }
 
 # typecheck, the shared fixtures and every test file as parallel processes (TEST_JOBS at a time, default the
 # number of cores), then the route suites again over nginx; the runner prints the last line, "N passed, N failed"

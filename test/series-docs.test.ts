@@ -4,18 +4,16 @@
 // same rows when pandas is installed, and the R line's URL answers the CSV read.csv reads.
 
 import { execFile, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { docBlock } from "./doc-blocks.js";
 import { buildDemoDist, request, withServer } from "./server-fixture.js";
 
-const page = readFileSync(new URL("../docs/clients.md", import.meta.url), "utf8");
-const section = page.slice(page.indexOf("## A place over decades"));
 const BASE = "http://127.0.0.1:8080";
-const blocks = (lang: string) => [...section.matchAll(new RegExp("```" + lang + "\\n([\\s\\S]*?)```", "g"))].map((m) => m[1]);
 /** A Python with pandas, if any: the one first on PATH, or Debian's (python3-pandas). */
 const pandasPython = ["python3", "/usr/bin/python3"].find((p) => spawnSync(p, ["-c", "import pandas"]).status === 0);
 
@@ -24,8 +22,7 @@ const docs = suite("docs: series");
 docs("docs - the series section's curl lines answer 200 (CSV, JSON and an APSIM file), its Python example runs, pandas reads the CSV", async () => {
   const dist = await buildDemoDist();
   await withServer(dist, async (s) => {
-    const curls = blocks("sh").filter((b) => b.includes("curl"));
-    assert.ok(curls.length >= 2);
+    const curls = [docBlock("docs/clients.md", "curl -s \"$B/api/v1/series?lat=-23.7&lon=133.87\""), docBlock("docs/clients.md", "format=met\" > place.met")];
     // each curl says its status and media type on stderr, whatever the line does with the body
     const script = curls.join("\n").replaceAll(BASE, s.url).replaceAll("curl -s", "curl -s -w '%{stderr}%{http_code} %{content_type}\\n'");
     const work = mkdtempSync(join(tmpdir(), "series-docs-"));
@@ -34,7 +31,7 @@ docs("docs - the series section's curl lines answer 200 (CSV, JSON and an APSIM 
     assert.is(answers.length, 3, stderr);
     assert.equal(answers, ["200 text/csv; charset=utf-8", "200 application/json; charset=utf-8", "200 text/plain; charset=utf-8"]);
 
-    const [stdlib, pandas] = blocks("python");
+    const [stdlib, pandas] = [docBlock("docs/clients.md", "import csv, io, urllib.request"), docBlock("docs/clients.md", "import pandas as pd; df = pd.read_csv(")];
     // asynchronously: the server answers from this very process
     const python = (code: string, interpreter = "python3") => promisify(execFile)(interpreter, ["-c", code], { encoding: "utf8", timeout: 60_000 });
     const run = await python(stdlib.replaceAll(BASE, s.url));
@@ -45,7 +42,7 @@ docs("docs - the series section's curl lines answer 200 (CSV, JSON and an APSIM 
       const read = await python(`${pandas.replaceAll(BASE, s.url)}\nprint(len(df), df["date"].iloc[0].date(), df.columns.tolist())`, pandasPython);
       assert.is(read.stdout, `31 2003-01-01 ['longitude', 'latitude', 'date', 'air_temperature_max']\n`);
     } else console.log("  (pandas is not installed here: the pandas line was not run)");
-    const [r] = blocks("r");
+    const r = docBlock("docs/clients.md", "d <- read.csv(");
     const url = /read\.csv\("([^"]+)"\)/.exec(r)![1].replace(BASE, s.url);
     const answer = await fetch(url);
     assert.is(answer.status, 200);

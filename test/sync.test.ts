@@ -26,6 +26,7 @@ import { dateToMemberPath } from "../sources/silo.js";
 import { startMirrorServer } from "../client/mirror-server.js";
 import { type Nginx, startNginx } from "./nginx.js";
 import { freshDirs, makeWorkDir } from "./helpers.js";
+import { docBlock } from "./doc-blocks.js";
 import { flipByte } from "./server-fixture.js";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
@@ -235,11 +236,9 @@ mirrorSuite("sync - from make mirror's host, which labels the .br copies Content
 });
 
 mirrorSuite("sync - docs/mirrors.md's rclone commands keep a folder standing in for a bucket in step: objects first, catalog.json last", async () => {
-  const page = await readFile(join(REPO, "docs", "mirrors.md"), "utf8");
-  const block = [...page.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]).find((b) => b.includes("rclone copyto"));
-  assert.ok(block, "docs/mirrors.md shows the rclone commands");
+  const block = docBlock("docs/mirrors.md", "rclone copyto /srv/mirror/catalog.json");
   const bucket = freshDir("bucket");
-  const script = block!
+  const script = block
     .split("\n")
     .filter((line) => line.startsWith("rclone "))
     .join("\n")

@@ -11,6 +11,7 @@ import { promisify } from "node:util";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
+import { docBlock } from "./doc-blocks.js";
 import { type Served, buildDemoDist, post, requestFor, withServer } from "./server-fixture.js";
 
 const run = promisify(execFile);
@@ -128,22 +129,16 @@ readers("zarr readers - zarr.js (zarrita) opens both groups from their consolida
   });
 });
 
-/** The code blocks of docs/clients.md's Zarr section in a language, in order. */
-function docBlocks(language: string): string[] {
-  const page = readFileSync(join(HERE, "../docs/clients.md"), "utf8");
-  const section = page.slice(page.indexOf("## The Zarr view"));
-  return [...section.matchAll(new RegExp("```" + language + "\\n([\\s\\S]*?)```", "g"))].map((m) => m[1]);
-}
 
 readers("zarr readers - every example of docs/clients.md's Zarr section runs against a live server: xarray, GDAL, zarr.js, the QGIS and R source strings", async () => {
   await withServer(dist, async (served) => {
     const live = (text: string) => text.replaceAll("http://127.0.0.1:8080", served.url);
     const cwd = await mkdtemp(join(out, "docs-"));
-    const [python] = docBlocks("python");
+    const python = docBlock("docs/clients.md", "import xarray as xr");
     const xarray = await run("/usr/bin/python3", ["-c", live(python)], { cwd, timeout: 120_000 });
     assert.match(xarray.stdout, /count\s+31\.0/);
     assert.match(xarray.stdout, /\(41, 41\)/);
-    const [sh] = docBlocks("sh");
+    const sh = docBlock("docs/clients.md", "export GDAL_DISABLE_READDIR_ON_OPEN=EMPTY_DIR");
     const gdal = await run("bash", ["-euo", "pipefail", "-c", live(sh)], { cwd, timeout: 120_000 });
     const lines = gdal.stdout.split("\n");
     assert.ok(lines.includes("Size is 841, 681"), gdal.stdout);
@@ -156,7 +151,7 @@ readers("zarr readers - every example of docs/clients.md's Zarr section runs aga
       assert.ok(Math.abs(info.geoTransform[0] - west) < 1e-9 && Math.abs(info.geoTransform[3] - north) < 1e-9, `${file}: ${info.geoTransform}`);
     }
     // the zarr.js block, from a folder inside the checkout so that node finds zarrita in its node_modules
-    const [js] = docBlocks("js");
+    const js = docBlock("docs/clients.md", "zarr.withConsolidatedMetadata");
     const jsFolder = await mkdtemp(join(HERE, "..", ".cache", "zarr-doc-"));
     try {
       await writeFile(join(jsFolder, "example.mjs"), live(js));
@@ -166,7 +161,7 @@ readers("zarr readers - every example of docs/clients.md's Zarr section runs aga
     } finally {
       rmSync(jsFolder, { recursive: true, force: true });
     }
-    const sources = [...docBlocks("text"), ...docBlocks("r")].flatMap((block) => [...block.matchAll(/ZARR:"[^"]*":\/\w+:[0-9]+/g)].map((m) => m[0]));
+    const sources = [docBlock("docs/clients.md", "/maps\":/air_temperature_max:14\n"), docBlock("docs/clients.md", "region <- crop(day,")].flatMap((block) => [...block.matchAll(/ZARR:"[^"]*":\/\w+:[0-9]+/g)].map((m) => m[0]));
     assert.is(sources.length, 2);
     for (const source of sources) {
       const info = await run("gdalinfo", [live(source)], { env: { ...process.env, GDAL_DISABLE_READDIR_ON_OPEN: "EMPTY_DIR" } });
