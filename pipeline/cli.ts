@@ -94,9 +94,9 @@ async function runPrune(dist: string, flags: Record<string, string | boolean | u
   const graceMs = readCount("grace-hours", flags["grace-hours"] as string, 0) * 3_600_000;
   const dryRun = flags["dry-run"] === true;
   const r = await prune({ dist, rule, graceMs, dryRun, lock: { ...readLockFlags(flags), log: (line) => console.error(line) } });
-  const verb = dryRun ? "would " : "";
-  for (const d of r.dropped) console.log(`  - ${d.id}  published ${d.published_at}  (${verb}leave the catalog)`);
-  console.log(`${dist}: ${r.kept.length} versions kept, ${r.dropped.length} ${verb}dropped; ${r.deleted.files} unreachable files (${formatBytes(r.deleted.bytes)}) ${verb}deleted`);
+  const [leave, dropped, deleted] = dryRun ? ["would leave", "would be dropped", "would be deleted"] : ["leaves", "dropped", "deleted"];
+  for (const d of r.dropped) console.log(`  - ${d.id}  published ${d.published_at}  (${leave} the catalog)`);
+  console.log(`${dist}: ${r.kept.length} versions kept, ${r.dropped.length} ${dropped}; ${r.deleted.files} unreachable files (${formatBytes(r.deleted.bytes)}) ${deleted}`);
   if (r.waiting.files > 0) console.log(`  ${r.waiting.files} unreachable files (${formatBytes(r.waiting.bytes)}) wait for the grace period: run make prune again after ${r.waiting.firstDueAt}`);
   return 0;
 }

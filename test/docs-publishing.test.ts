@@ -58,7 +58,7 @@ publishing("publishing.md - the backfill from annual files (its last year), the 
   const first = (await readRecords(join(checkout, "dist"))).find((d) => d.id.startsWith("silo-tmax-20250101-20261122-"))!.id;
   await writeFile(join(checkout, "keep.txt"), `${first}\n`);
   const pruned = await runBash(docBlock("docs/publishing.md", "make prune DRY_RUN=1"), { cwd: checkout, env });
-  assert.match(pruned.stdout, /^dist: 16 versions kept, 0 would .*\n(.*\n)*dist: 16 versions kept, 0 dropped/m, pruned.stdout);
+  assert.match(pruned.stdout, /^dist: 16 versions kept, 0 would be dropped; .*\n(.*\n)*dist: 16 versions kept, 0 dropped/m, pruned.stdout);
 });
 
 publishing.run();
