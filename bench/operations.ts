@@ -144,7 +144,7 @@ export async function runOverload(ctx: OperationsContext): Promise<void> {
     ctx.say(`  health every 20 ms: ${describeProbe("kept-alive", kept)}; ${describeProbe("a new connection each", fresh)}  (goal p99 <= 50 ms)`);
     ctx.say(`  server RSS peak ${fmt(rss.peakMb)} MB (goal <= 300 MB); ${(/busy: .*/.exec(stderr) ?? [""])[0]}`);
     if (others > 0 || load.noRetryAfter > 0 || load.timeouts > 0 || resets > 0 || rss.peakMb > 300) ctx.fail("the overload's answers");
-    if (healthP99 > 50) ctx.say(`  !! health p99 ${fmt(healthP99, 1)} ms is over the 50 ms goal (see README "Operating the server")`);
+    if (healthP99 > 50) ctx.say(`  !! health p99 ${fmt(healthP99, 1)} ms is over the 50 ms goal (docs/operating.md, "Limits and settings")`);
   } finally {
     await server.stop();
   }
