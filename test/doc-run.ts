@@ -3,10 +3,10 @@
 
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { cpSync, mkdirSync, symlinkSync } from "node:fs";
-import net from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { REPO } from "./doc-blocks.js";
+export { freePort } from "./nginx.js";
 
 /** What a checkout needs to run make's targets: the code (copied), the packages and the build (linked); never dist or .cache. */
 const CHECKOUT_COPIES = ["Makefile", "package.json", "package-lock.json", "api", "client", "explorer", "format", "pipeline", "schemas", "server", "sources"];
@@ -47,16 +47,6 @@ export async function runBash(script: string, options: { cwd: string; env?: Node
   }
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = net.createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => done(port));
-    });
-  });
-}
 
 export interface Running {
   child: ChildProcess;

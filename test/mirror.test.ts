@@ -647,14 +647,20 @@ catalog.run();
 const series = suite("series");
 series.before(useFixture);
 
+/** A fetch that notes each URL and Range it is asked for. */
+function countingFetch(): { ranges: string[]; counting: typeof fetch } {
+  const ranges: string[] = [];
+  const counting: typeof fetch = (input, init) => {
+    ranges.push(`${String(input)} ${(init?.headers as Record<string, string> | undefined)?.Range ?? ""}`);
+    return fetch(input, init);
+  };
+  return { ranges, counting };
+}
+
 series("series - seriesQueries: a cell over 33 days as the server's answers to the consecutive pinned 31-day queries, each series chunk read once", async () => {
   await withServer(fixture.dist, async (s) =>
     withMirror(fixture.dist, async (m) => {
-      const ranges: string[] = [];
-      const counting: typeof fetch = (input, init) => {
-        ranges.push(`${String(input)} ${(init?.headers as Record<string, string> | undefined)?.Range ?? ""}`);
-        return fetch(input, init);
-      };
+      const { ranges, counting } = countingFetch();
       const client = clientOf(m, s, { fetch: counting });
       const { answers, rows } = await client.seriesQueries([colToLon(300), rowToLat(300)], "2004-02-01", "2004-03-04");
       assert.is(answers.length, 2);
@@ -677,11 +683,7 @@ series("series - seriesQueries: a cell over 33 days as the server's answers to t
 series("series - client.series: the series route's answer as the server's, reading one group and one chunk a span, no day piece and (CSV) no source list", async () => {
   await withServer(fixture.dist, async (s) =>
     withMirror(fixture.dist, async (m) => {
-      const ranges: string[] = [];
-      const counting: typeof fetch = (input, init) => {
-        ranges.push(`${String(input)} ${(init?.headers as Record<string, string> | undefined)?.Range ?? ""}`);
-        return fetch(input, init);
-      };
+      const { ranges, counting } = countingFetch();
       const client = clientOf(m, s, { fetch: counting });
       const [lon, lat] = [colToLon(300), rowToLat(300)];
       const answer = await client.series({ lat, lon });

@@ -20,7 +20,8 @@ export interface NginxOptions {
   limitRate?: string;
 }
 
-function freePort(): Promise<number> {
+/** A port nothing listens on now (the kernel picks it), for servers that must be told their port. */
+export function freePort(): Promise<number> {
   return new Promise((done, fail) => {
     const server = net.createServer();
     server.once("error", fail);
