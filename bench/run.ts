@@ -365,6 +365,6 @@ try {
 }
 
 const rounded = Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, Math.round(v * 100) / 100]));
-if (failures > 0) say(`FAILED: ${failures} error answers during the run`);
+if (failures > 0) say(`FAILED: ${failures} (goals not met or error answers, each marked !! above)`);
 console.log(JSON.stringify({ ...rounded, failures }));
 process.exit(failures > 0 ? 1 : 0);
