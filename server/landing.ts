@@ -26,11 +26,17 @@ const DOCS: [string, string][] = [
  * Australia on the full grid); null when no version answers queries.
  */
 export function exampleQuery(snapshot: Snapshot): object | null {
-  const newest = candidatesOf(snapshot.pointer, QUERY_VARIABLE)[0];
-  if (!newest || newest.coverage.windowAll[2] === 0) return null;
+  const newest = newestQueryCandidate(snapshot);
+  if (!newest) return null;
   const [col, row, width, height] = newest.coverage.windowAll;
   const window: Window = [col + Math.max(0, Math.floor(width / 2) - 1), row + Math.max(0, Math.floor(height / 2) - 1), Math.min(2, width), Math.min(2, height)];
   return makeDataRequest(window, newest.coverage.first, newest.coverage.first);
+}
+
+/** The newest query candidate holding a cell on every date (the examples' source), or null. */
+function newestQueryCandidate(snapshot: Snapshot): Candidate | null {
+  const newest = candidatesOf(snapshot.pointer, QUERY_VARIABLE)[0];
+  return newest && newest.coverage.windowAll[2] > 0 ? newest : null;
 }
 
 /** The newest version of each variable the catalog names, as table rows. */
@@ -46,11 +52,11 @@ function describeVariables(snapshot: Snapshot): string {
   return `<table><thead><tr><th>variable</th><th>API and SILO name</th><th>unit</th><th>period</th><th>newest version</th><th>Zarr view</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
 }
 
-/** A link to the series route: every published variable at the place of the example query, its whole period. */
+/** A link to the series route: every published variable at a cell of the example query, its whole period. */
 function describeSeries(snapshot: Snapshot): string {
-  const newest = candidatesOf(snapshot.pointer, QUERY_VARIABLE)[0];
+  const newest = newestQueryCandidate(snapshot);
+  if (!newest) return "";
   const variables = VARIABLES.filter((v) => candidatesOf(snapshot.pointer, v.name).length > 0).map((v) => v.silo);
-  if (!newest || newest.coverage.windowAll[2] === 0) return "";
   const [col, row, width, height] = newest.coverage.windowAll;
   const place = `lat=${rowToLat(row + Math.floor(height / 2))}&amp;lon=${colToLon(col + Math.floor(width / 2))}`;
   return `<li><a href="api/v1/series?${place}&amp;variables=${variables.join(",")}">A place over the whole published period</a>

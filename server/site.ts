@@ -12,6 +12,7 @@ import type { Snapshot } from "../format/snapshot.js";
 import { type Platform, type Storage, StorageError } from "../format/storage.js";
 import { type BodyState, sendAnswer } from "./http.js";
 import { landingPage } from "./landing.js";
+import { readRangeHeader } from "./ranges.js";
 
 const HTML_TYPE = "text/html; charset=utf-8";
 const TYPES: Record<string, string> = {
@@ -27,13 +28,13 @@ const PIECE_READ_BYTES = 1 << 20;
 
 /**
  * A single closed byte range `bytes=a-b` (what the mirror client and browsers' readers send); null for none, or
- * for one this server ignores by sending the whole piece (RFC 9110 §14.2: open, suffix and multiple ranges).
+ * for one this server ignores by sending the whole piece (RFC 9110 §14.2: open, suffix and multiple ranges): a
+ * piece's size is not known before it is read to its end.
  */
-function readRange(header: string | undefined): { start: number; end: number } | null {
-  const match = header && /^bytes=(\d{1,15})-(\d{1,15})$/.exec(header.trim());
-  if (!match) return null;
-  const [start, end] = [Number(match[1]), Number(match[2])];
-  return end < start ? null : { start, end };
+function closedRange(header: string | undefined): { start: number; end: number } | null {
+  const asked = readRangeHeader(header);
+  if (!asked || asked.first === null || asked.last === null || asked.last < asked.first) return null;
+  return { start: asked.first, end: asked.last };
 }
 
 export interface Site {
@@ -118,7 +119,7 @@ async function sendPiece(storage: Storage, req: IncomingMessage, res: ServerResp
     res.writeHead(304, headers).end();
     return;
   }
-  const range = readRange(req.headers.range);
+  const range = closedRange(req.headers.range);
   if (range) {
     const bytes = await storage.read(file, range.start, range.end - range.start + 1);
     if (bytes.byteLength === 0) {
