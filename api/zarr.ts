@@ -33,9 +33,6 @@ export const CHUNK_SHAPES: Record<ZarrGroup, ChunkShape> = {
 /** numcodecs' zlib, which GDAL 3.6, zarr-python and zarrita all read; level 1 measured by bench/zarr.ts. */
 export const ZARR_COMPRESSOR = { id: "zlib", level: 1 } as const;
 
-/** The names of a version's arrays besides its variable's (CF coordinates and grid mapping). */
-export const COORDINATES = ["time", "lat", "lon", "crs"] as const;
-
 /** A version as the view serves it: the variable it holds, and its time axis (days since 1970-01-01). */
 export interface ZarrVersion {
   view: RasterView;

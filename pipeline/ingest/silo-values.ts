@@ -23,8 +23,6 @@ export interface Packing {
   valid?: [number, number];
 }
 
-export const UNPACKED: Packing = { scale: 1, offset: 0, missing: [] };
-
 /**
  * The number a scale or offset attribute stands for. A float32 attribute cannot hold 0.1: it holds
  * 0.10000000149011612, and 253 * that lands one float32 step above SILO's 25.3 for many values. The writer meant
