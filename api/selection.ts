@@ -31,7 +31,7 @@ export type Resolved =
 interface Candidate {
   id: string;
   coverage: Coverage;
-  record?: Dataset;
+  record: Dataset;
 }
 
 /**
@@ -67,7 +67,7 @@ const unavailable = (reason: UnavailableReason, message: string): Resolved => ({
 /** The candidates a request may choose from: its pinned version, or the catalog's candidates in choice order. */
 async function listCandidates(ctx: Context, config: RequestConfig): Promise<Candidate[] | Resolved> {
   const id = config.dataset_version;
-  if (id === undefined) return candidatesOf(ctx.snapshot.pointer, QUERY_VARIABLE).map((c) => ({ id: c.id, coverage: c.coverage }));
+  if (id === undefined) return candidatesOf(ctx.snapshot.pointer, QUERY_VARIABLE).map((c) => ({ id: c.id, coverage: c.coverage, record: c.record }));
   const record = await ctx.snapshot.findRecord(id);
   if (!record || !isVisible(record) || !isQueryCompatible(record)) {
     const why = !record || !isVisible(record) ? "is not a published version here" : "is not a public demo version of SILO daily air_temperature_max in degC";
@@ -105,15 +105,14 @@ export async function resolveRequest(ctx: Context, config: RequestConfig): Promi
   const refused = checkBox(config.region.bbox, window, candidates);
   if (refused || !window) return refused!;
 
-  for (const c of candidates) c.record ??= (await ctx.snapshot.findRecord(c.id)) ?? undefined;
-  const supported = candidates.filter((c) => c.record && isVisible(c.record) && isQueryCompatible(c.record) && isSupportedGrid(c.record));
+  const supported = candidates.filter((c) => isVisible(c.record) && isQueryCompatible(c.record) && isSupportedGrid(c.record));
   if (supported.length === 0) {
     return unavailable("unsupported_grid", "The candidate dataset's grid is not a north-up regular EPSG:4326 grid this service can select from; pin another version with dataset_version (GET /api/v1/datasets lists them).");
   }
   const dates = listPeriodDates(config);
   for (const c of supported) {
     // reading a candidate's index is reading that version: a failure there is that version's (docs/contract.md §4.6)
-    const view = await openVersion(ctx.archive, c.record!);
+    const view = await openVersion(ctx.archive, c.record);
     if (view.kind !== "raster") continue;
     const selected = await selectDays(view, c.coverage, window, dates);
     if (!selected) continue;

@@ -31,9 +31,7 @@ function indexOf(record: Dataset): { path: string; sha256: string; size: number 
 /** Where a choice's dates find their sources: each span's list object, or its entry in the index root. */
 function referSources(choice: SeriesChoice, selection: SeriesSelection): SourcesRef[] {
   const index = indexOf(choice.view.record);
-  // a version read day by day: its index root leads through year and month pages to each date's sources
-  if (!choice.slices) return [{ first: selection.start, last: selection.end, ...index, pointer: "/years" }];
-  const spans = choice.view.index.series!;
+  const spans = choice.view.index.series;
   return choice.slices.map(({ span }) =>
     Array.isArray(span.sources)
       ? { first: span.first, last: span.last, ...index, pointer: `/series/${spans.indexOf(span)}/sources` }

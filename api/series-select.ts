@@ -22,7 +22,7 @@ export interface SeriesChoice {
   variable: Variable;
   view: RasterView;
   /** the series spans holding start..end, in order; null when the version's series tier lacks them (read day by day) */
-  slices: SpanSlice[] | null;
+  slices: SpanSlice[];
 }
 
 export interface SeriesSelection {
@@ -88,11 +88,8 @@ async function listOptions(ctx: Context, config: SeriesConfig, variable: Variabl
   if (!options) {
     const candidates = candidatesOf(pointer, variable.name) as Candidate[];
     options = [];
-    for (const c of candidates) {
-      const record = c.record ?? (await ctx.snapshot.findRecord(c.id));
-      if (record && isOptionFor(record, variable)) options.push({ id: c.id, coverage: c.coverage, record });
-    }
-    if (candidates.every((c) => c.record)) known.set(variable, options);
+    for (const c of candidates) if (isOptionFor(c.record, variable)) options.push({ id: c.id, coverage: c.coverage, record: c.record });
+    known.set(variable, options);
   }
   if (options.length === 0) {
     throw unavailable(`No public demo version of ${variable.name} (${variable.silo}) is published here; GET /api/v1/datasets lists what is.`);
@@ -112,12 +109,9 @@ async function tryOption(ctx: Context, variable: Variable, option: Option, start
   // reading a candidate's index is reading that version: a failure there is that version's (docs/contract.md §4.6)
   const view = await openVersion(ctx.archive, option.record);
   if (view.kind !== "raster") return null;
-  const slices = view.index.series?.length ? findSlices(view.index.series, start, end) : null;
-  if (slices) {
-    // a span's days all hold its window, so the spans say exactly which places every date holds
-    return slices.every((s) => places.every((p) => containsWindow(s.span.window, cellOf(p)))) ? { variable, view, slices } : null;
-  }
-  return places.every((p) => containsWindow(coverage.windowAll, cellOf(p))) ? { variable, view, slices: null } : null;
+  const slices = findSlices(view.index.series, start, end);
+  // a span's days all hold its window, so the spans say exactly which places every date holds
+  return slices?.every((s) => places.every((p) => containsWindow(s.span.window, cellOf(p)))) ? { variable, view, slices } : null;
 }
 
 /** "the place at latitude -21, longitude 140" or "all 3 places", for messages. */

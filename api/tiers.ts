@@ -73,7 +73,6 @@ export function findSlices(spans: SeriesSpan[], first: string, last: string): Sp
 /** The series tier for these dates and cells, when it holds them and reads fewer pieces than the day pieces. */
 async function selectSeries(view: RasterView, window: Window, dates: string[]): Promise<SelectedDays | null> {
   const spans = view.index.series;
-  if (!spans?.length) return null;
   const slices = findSlices(spans, dates[0], dates[dates.length - 1]);
   if (!slices || slices.some((s) => !containsWindow(s.span.window, window))) return null;
   const seriesReads = slices.reduce((n, s) => n + new GroupLattice(s.span.window, s.span.chunkSide).countChunks(window), 0);

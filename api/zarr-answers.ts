@@ -57,17 +57,12 @@ export function answerZarrLatest(ctx: Context): Promise<Answer> {
   return redirectToNewest(ctx, dataset, [group, array, key], 4);
 }
 
-/** The dataset key of a candidate: its record's, or (a candidate without one) its id less the dates and hash. */
-function datasetKeyOf(candidate: { id: string; record?: { dataset_key: string } }): string {
-  return candidate.record?.dataset_key ?? candidate.id.replace(/-[0-9]{8}-[0-9]{8}-[0-9a-f]{16}$/, "");
-}
-
 /**
  * 302 to the same key of the newest published version of `datasetKey` (the catalog's candidates, in choice
  * order). The Location is relative (`up` levels above the key's folder), so it holds behind any host or prefix.
  */
 function redirectToNewest(ctx: Context, datasetKey: string, rest: string[], up: number): Promise<Answer> {
-  const newest = ctx.snapshot.pointer.candidates.find((c) => datasetKeyOf(c) === datasetKey);
+  const newest = ctx.snapshot.pointer.candidates.find((c) => c.record.dataset_key === datasetKey);
   if (!newest) throw zarrNotFound(`Dataset ${datasetKey.slice(0, 140)} (no published version)`);
   const location = `${"../".repeat(up)}${[newest.id, ...rest].map(encodeURIComponent).join("/")}`;
   return ctx.answer("", { status: 302, cache: "short", etag: false, headers: { Location: location, "Service-Dataset-Version": newest.id } });

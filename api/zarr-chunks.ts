@@ -1,8 +1,7 @@
 // Chunk values of the Zarr view (api/zarr.ts): C-order little-endian arrays computed from a version's verified
 // pieces, never stored. A maps chunk is one tile of one day piece (its blocks are one contiguous range); a series
-// chunk is read from the series spans its days lie in (docs/format.md §9), or day by day from the day pieces in a
-// version published before the series tier. Null: the version holds no cell of the chunk (answered 404, which
-// Zarr readers take as the fill value, NaN).
+// chunk is read from the series spans its days lie in (docs/format.md §9). Null: the version holds no cell of the
+// chunk (answered 404, which Zarr readers take as the fill value, NaN).
 
 import { holdsDate } from "../format/coverage.js";
 import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
@@ -72,21 +71,6 @@ async function fillFromSpans(zv: ZarrVersion, spans: SeriesSpan[], out: Float32A
   return reads.length > 0;
 }
 
-/** Fills a series chunk day by day from the day pieces (a version without a series tier); false when none holds a cell. */
-async function fillFromDays(zv: ZarrVersion, out: Float32Array, cells: Window, d0: number, d1: number, shape: ChunkShape, row: number, col: number): Promise<boolean> {
-  let held = false;
-  for (let d = d0; d < d1; d++) {
-    const date = dayNumberToDate(d);
-    if (!holdsDate(zv.view.index.coverage, date)) continue;
-    const day = await zv.view.findDay(date);
-    const area = day ? intersectWindows(cells, day.window) : cells;
-    if (!day || isEmpty(area)) continue;
-    placeCells(out, await zv.view.readCells(day, area), area, col * shape.side, row * shape.side, shape.side, d - d0);
-    held = true;
-  }
-  return held;
-}
-
 /** A series chunk: `shape.days` days from date index t x days, by the cells of square (row, col); NaN where not held. */
 export async function readSeriesChunk(zv: ZarrVersion, shape: ChunkShape, t: number, row: number, col: number): Promise<Float32Array | null> {
   const cells = chunkCells(zv, row, col, shape.side);
@@ -94,9 +78,7 @@ export async function readSeriesChunk(zv: ZarrVersion, shape: ChunkShape, t: num
   const d1 = Math.min(d0 + shape.days, zv.firstDay + zv.days);
   if (isEmpty(cells)) return null;
   const out = new Float32Array(shape.days * shape.side * shape.side).fill(NaN);
-  const spans = zv.view.index.series;
-  const held = spans?.length ? await fillFromSpans(zv, spans, out, cells, d0, d1, shape, row, col) : await fillFromDays(zv, out, cells, d0, d1, shape, row, col);
-  return held ? out : null;
+  return (await fillFromSpans(zv, zv.view.index.series, out, cells, d0, d1, shape, row, col)) ? out : null;
 }
 
 /** The values of chunk `index` of array `name` of a group, as its bytes; null when the version holds none of them. */

@@ -10,7 +10,7 @@ import { inflateRawSync } from "node:zlib";
 import { Archive } from "../format/archive.js";
 import type { Window } from "../format/grid.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
-import { GROUP_CHUNKS, GroupLattice, groupRecordBytes } from "../format/series.js";
+import { GROUP_CHUNKS, GroupLattice, groupRecordBytes, merkleDepth } from "../format/series.js";
 import { Snapshot } from "../format/snapshot.js";
 import { openVersion } from "../format/versions.js";
 import { encodeStrip } from "../pipeline/publish/series-strip.js";
@@ -54,7 +54,7 @@ try {
       const started = performance.now();
       for (const e of chunks) inflateRawSync(strip.chunks.subarray(e.offset, e.offset + e.length));
       const inflateUs = ((performance.now() - started) * 1000) / chunks.length;
-      const directory = groupRecordBytes(lattice.depth); // its Merkle path and 64 entries
+      const directory = groupRecordBytes(merkleDepth(lattice.count)); // its Merkle path and 64 entries
       console.log(
         `  ${label}, side ${String(side).padStart(2)} (${String(side * side * count).padStart(6)} values a chunk): the band ${(total / count / 1024).toFixed(1).padStart(6)} kB a day;` +
           ` a point read ${((directory + total / chunks.length) / 1024).toFixed(1).padStart(5)} kB (directory ${(directory / 1024).toFixed(1)} kB + mean chunk ${(total / chunks.length / 1024).toFixed(1)} kB), inflated in ${inflateUs.toFixed(0)} µs`,

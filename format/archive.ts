@@ -13,19 +13,10 @@ import type { CatalogPointer } from "./catalog.js";
 import { BlockCodec, type StoredBlock, rawBlockBytes, readBlockCodes, readBlockRow, toStoredBlock } from "./cells.js";
 import { dateToDayNumber } from "./dates.js";
 import { type DayHeader, decodeDayHeader } from "./day-piece.js";
+import { type StoredEntry, lineageOf } from "./entries.js";
 import { type Window, containsWindow } from "./grid.js";
-import { CATALOG_FILE, type ObjectKind, type Ref, objectPath } from "./objects.js";
-import {
-  type ChunkEntry,
-  ChunkOrder,
-  GroupLattice,
-  type SeriesSpan,
-  checkGroupEntries,
-  groupEntry,
-  groupRecordBytes,
-  groupRecordOffset,
-  verifyGroupRecord,
-} from "./series.js";
+import { CATALOG_FILE, DIST_FORMAT, type ObjectKind, type Ref, objectPath } from "./objects.js";
+import { ChunkOrder, GroupLattice, type SeriesSpan, SpanLayout, checkGroupEntries, decodeSeriesHeader, groupEntry, headerToLayout, verifyGroupRecord } from "./series.js";
 import { IntegrityError, type Platform, type Storage, StorageError, fromUtf8 } from "./storage.js";
 import type { DayEntry } from "./version-index.js";
 
@@ -56,6 +47,9 @@ export class CatalogError extends Error {
 
 interface PendingBlock {
   part: BlockPart;
+  entry: StoredEntry;
+  /** the piece of the day's lineage that stores it */
+  path: string;
   resolve: (block: StoredBlock) => void;
   reject: (err: unknown) => void;
 }
@@ -104,10 +98,15 @@ export class Archive {
     } catch (err) {
       throw new CatalogError(where, `is not JSON (${(err as Error).message}); republish with \`make publish\``);
     }
+    const format = (pointer as { format?: unknown } | null)?.format;
+    if (typeof format === "string" && format !== DIST_FORMAT && /^climate-dist-\d+$/.test(format)) {
+      // the one place a reader meets another format: it names the command, never reads on with other rules
+      throw new CatalogError(where, `is a ${format} dist; this reader reads ${DIST_FORMAT}: upgrade it with \`make upgrade DIST=<dir>\` (docs/publishing.md "Upgrading a dist"), or republish`);
+    }
     const check = validatorFor("dist-catalog-pointer.schema.json");
     if (!check(pointer)) {
       const issues = toIssues(check.errors, pointer).slice(0, 3).map((i) => `${formatPath(i.path)} ${i.message}`);
-      throw new CatalogError(where, `is not a climate-dist-2 catalog (${issues.join("; ")}); republish with \`make publish\``);
+      throw new CatalogError(where, `is not a ${DIST_FORMAT} catalog (${issues.join("; ")}); republish with \`make publish\``);
     }
     return { pointer: pointer as CatalogPointer, sha256: await this.platform.sha256Hex(bytes), bytes };
   }
@@ -155,7 +154,7 @@ export class Archive {
       const bytes = await this.storage.read(path, 0, day.header.size);
       await this.verify(bytes, day.header, path, "header ");
       try {
-        return decodeDayHeader(bytes, day.window);
+        return decodeDayHeader(bytes, day.window, lineageOf(day).length);
       } catch (err) {
         throw new IntegrityError(this.storage.describe(path), (err as Error).message);
       }
@@ -204,32 +203,35 @@ export class Archive {
   }
 
   private readBlocks(day: DayEntry, header: DayHeader, parts: BlockPart[]): Promise<StoredBlock[]> {
+    const lineage = lineageOf(day);
     const wanted: PendingBlock[] = [];
     const results = parts.map((part) => {
       const entry = header.block(part.index);
       if (entry.codec === BlockCodec.Empty) return Promise.resolve(toStoredBlock(entry.codec, null, part.window[2], part.window[3]));
       const cost = rawBlockBytes(entry.codec, part.window[2] * part.window[3]) + 64;
-      return this.blocks.getOrLoad(`${day.piece.sha256}:${part.index}`, cost, () => new Promise<StoredBlock>((resolve, reject) => wanted.push({ part, resolve, reject })));
+      const pack = lineage[entry.pack].sha256;
+      // keyed by where the bytes lie, so a block shared by the versions of a revised day is read once
+      return this.blocks.getOrLoad(`${pack}@${entry.offset}`, cost, () => new Promise<StoredBlock>((resolve, reject) => wanted.push({ part, entry, path: objectPath(pack, "day"), resolve, reject })));
     });
-    // Neighbouring blocks are read in one range (a tile's blocks are contiguous); each is verified on its own.
+    // Neighbouring blocks of one piece are read in one range (a tile's blocks are contiguous); each is verified on its own.
+    wanted.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.entry.offset - b.entry.offset));
     for (let i = 0; i < wanted.length; ) {
       let j = i + 1;
-      let end = header.block(wanted[i].part.index).offset + header.block(wanted[i].part.index).length;
-      while (j < wanted.length && header.block(wanted[j].part.index).offset - end <= this.coalesceBytes) {
-        const e = header.block(wanted[j].part.index);
-        end = e.offset + e.length;
+      let end = wanted[i].entry.offset + wanted[i].entry.length;
+      while (j < wanted.length && wanted[j].path === wanted[i].path && wanted[j].entry.offset - end <= this.coalesceBytes) {
+        end = Math.max(end, wanted[j].entry.offset + wanted[j].entry.length);
         j++;
       }
-      void this.readAdjacentBlocks(day, header, wanted.slice(i, j), end);
+      void this.readAdjacentBlocks(wanted.slice(i, j), end);
       i = j;
     }
     return Promise.all(results);
   }
 
-  /** One range read for blocks that lie close together in the piece, then each block verified and inflated on its own. */
-  private async readAdjacentBlocks(day: DayEntry, header: DayHeader, adjacent: PendingBlock[], end: number): Promise<void> {
-    const path = objectPath(day.piece.sha256, "day");
-    const start = header.block(adjacent[0].part.index).offset;
+  /** One range read for blocks that lie close together in one piece, then each block verified and inflated on its own. */
+  private async readAdjacentBlocks(adjacent: PendingBlock[], end: number): Promise<void> {
+    const { path } = adjacent[0];
+    const start = adjacent[0].entry.offset;
     let bytes: Uint8Array;
     try {
       bytes = await this.storage.read(path, start, end - start);
@@ -239,7 +241,7 @@ export class Archive {
     }
     for (const w of adjacent) {
       try {
-        const entry = header.block(w.part.index);
+        const { entry } = w;
         const piece = bytes.subarray(entry.offset - start, entry.offset - start + entry.length);
         await this.verify(piece, { sha256: entry.sha256, size: entry.length }, path, `block ${w.part.index} `);
         const [, , bw, bh] = w.part.window;
@@ -253,22 +255,58 @@ export class Archive {
     }
   }
 
+  /** Bytes `[offset, offset + length)` of an object, checked against `sha256` (a writer copying a stored chunk). */
+  async readStored(sha: string, kind: ObjectKind, entry: Pick<StoredEntry, "offset" | "length" | "sha256">): Promise<Uint8Array> {
+    const path = objectPath(sha, kind);
+    const bytes = await this.storage.read(path, entry.offset, entry.length);
+    await this.verify(bytes, { sha256: entry.sha256, size: entry.length }, path, `bytes ${entry.offset}+${entry.length} `);
+    return bytes;
+  }
+
   /**
-   * A group directory of a series piece: one range read, proved against the span's root by its Merkle path; its
-   * entries' bytes, in their own buffer (an entry is decoded when a chunk is read).
+   * Where a span's group records lie: from its index entry alone when it is one piece, else from its newest piece's
+   * header (one range read, checked against the entry's header Ref and against the span).
    */
-  private readGroup(span: SeriesSpan, lattice: GroupLattice, group: number): Promise<Uint8Array> {
-    const size = groupRecordBytes(lattice.depth);
-    return this.objects.getOrLoad(`group:${span.piece.sha256}:${group}`, size, async () => {
+  readSpanLayout(span: SeriesSpan): Promise<SpanLayout> {
+    const lattice = new GroupLattice(span.window, span.chunkSide);
+    if (!span.header) return Promise.resolve(SpanLayout.whole(lattice, span.root));
+    const ref = span.header;
+    return this.objects.getOrLoad(`layout:${ref.sha256}`, ref.size * 2, async () => {
       const path = objectPath(span.piece.sha256, "ser");
-      const record = await this.storage.read(path, groupRecordOffset(lattice, group), size);
-      const entries = await verifyGroupRecord(record, group, lattice.depth, span.root, (b) => this.platform.sha256Hex(b));
+      const bytes = await this.storage.read(path, 0, ref.size);
+      await this.verify(bytes, ref, path, "header ");
+      try {
+        const header = decodeSeriesHeader(bytes);
+        const days = dateToDayNumber(span.last) - dateToDayNumber(span.first) + 1;
+        const described = [...header.window, header.firstDay, header.days, header.chunkSide].join();
+        if (described !== [...span.window, dateToDayNumber(span.first), days, span.chunkSide].join()) throw new Error(`its header describes ${described}, not the span`);
+        if (header.packs.length !== lineageOf(span).length || header.packs[header.packs.length - 1].root !== span.root) throw new Error("its header names another lineage than the span's");
+        return headerToLayout(header, lattice);
+      } catch (err) {
+        throw new IntegrityError(this.storage.describe(path), (err as Error).message);
+      }
+    }) as Promise<SpanLayout>;
+  }
+
+  /**
+   * A group directory of a series span: one range read in the piece its layout names, proved against that piece's
+   * root by its Merkle path; its entries' bytes, in their own buffer (an entry is decoded when a chunk is read).
+   */
+  async readGroup(span: SeriesSpan, group: number): Promise<Uint8Array> {
+    const layout = await this.readSpanLayout(span);
+    const at = layout.locate(group);
+    const pack = lineageOf(span)[at.pack].sha256;
+    return this.objects.getOrLoad(`group:${pack}:${at.slot}`, at.size, async () => {
+      const path = objectPath(pack, "ser");
+      const record = await this.storage.read(path, at.offset, at.size);
+      const entries = await verifyGroupRecord(record, at.slot, at.depth, layout.packs[at.pack].root, (b) => this.platform.sha256Hex(b));
       if (!entries) {
         this.storage.forget?.(path);
-        throw new IntegrityError(this.storage.describe(path), `group ${group} does not prove against its root ${span.root}`);
+        throw new IntegrityError(this.storage.describe(path), `group ${group} does not prove against its root ${layout.packs[at.pack].root}`);
       }
       try {
-        checkGroupEntries(entries);
+        // a record names only pieces that existed when it was written: its own and older ones
+        checkGroupEntries(entries, at.pack + 1);
       } catch (err) {
         throw new IntegrityError(this.storage.describe(path), (err as Error).message);
       }
@@ -276,15 +314,16 @@ export class Archive {
     }) as Promise<Uint8Array>;
   }
 
-  /** One chunk of a series piece, verified against its group's entry and inflated; with its entry (its chunk order). */
-  private async readChunk(span: SeriesSpan, lattice: GroupLattice, group: number, position: number, days: number): Promise<{ block: StoredBlock; entry: ChunkEntry }> {
-    const entry = groupEntry(await this.readGroup(span, lattice, group), position);
+  /** One chunk of a series span, verified against its group's entry and inflated; with its entry (its chunk order). */
+  private async readChunk(span: SeriesSpan, lattice: GroupLattice, group: number, position: number, days: number): Promise<{ block: StoredBlock; entry: StoredEntry }> {
+    const entry = groupEntry(await this.readGroup(span, group), position);
     const [, , cw, ch] = lattice.chunkWindow(group, position);
     const cells = cw * ch;
     const [width, height] = entry.order === ChunkOrder.Cells ? [days, cells] : [cells, days];
     if (entry.codec === BlockCodec.Empty) return { block: toStoredBlock(entry.codec, null, width, height), entry };
-    const block = await this.blocks.getOrLoad(`chunk:${span.piece.sha256}:${group}:${position}`, rawBlockBytes(entry.codec, cells * days) + 64, async () => {
-      const path = objectPath(span.piece.sha256, "ser");
+    const pack = lineageOf(span)[entry.pack].sha256;
+    const block = await this.blocks.getOrLoad(`chunk:${pack}@${entry.offset}`, rawBlockBytes(entry.codec, cells * days) + 64, async () => {
+      const path = objectPath(pack, "ser");
       const bytes = await this.storage.read(path, entry.offset, entry.length);
       await this.verify(bytes, { sha256: entry.sha256, size: entry.length }, path, `chunk ${group}/${position} `);
       const raw = await this.platform.inflateRaw(bytes, rawBlockBytes(entry.codec, cells * days)).catch((err) => {

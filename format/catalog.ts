@@ -3,7 +3,7 @@
 
 import type { Coverage } from "./coverage.js";
 import type { DIST_FORMAT, FileEntry, Ref } from "./objects.js";
-import { type Dataset, QUERY_VARIABLE } from "./records.js";
+import type { Dataset } from "./records.js";
 
 /** Records per catalog leaf before it splits. */
 export const CATALOG_LEAF_MAX = 64;
@@ -13,11 +13,8 @@ export interface Candidate {
   id: string;
   published_at: string;
   coverage: Coverage;
-  /**
-   * the catalog record of `id`, exactly as its leaf holds it, so a reader of the newest version reads no catalog
-   * tree (absent in dists published before 2026-11-24)
-   */
-  record?: Dataset;
+  /** the catalog record of `id`, exactly as its leaf holds it, so a reader of the newest version reads no catalog tree */
+  record: Dataset;
 }
 
 /** catalog.json: the root of trust, the only mutable file. */
@@ -29,7 +26,7 @@ export interface CatalogPointer {
   manifest: Ref;
   /** candidates of every variable, in choice order: newest published_at first, ties by id ascending */
   candidates: Candidate[];
-  /** the browser explorer: one self-contained page, objects/<aa>/<sha256>.html (absent before 2026-11-26) */
+  /** the browser explorer: one self-contained page, objects/<aa>/<sha256>.html (absent when a publish stored none) */
   explorer?: Ref;
 }
 
@@ -67,10 +64,7 @@ export function findLeaf(root: CatalogRoot, id: string): number {
   return found;
 }
 
-/**
- * The candidates of one variable (API name), in choice order. A candidate without its record comes from a dist
- * published before candidates carried records, when every candidate was of air_temperature_max.
- */
+/** The candidates of one variable (API name), in choice order. */
 export function candidatesOf(pointer: CatalogPointer, variable: string): Candidate[] {
-  return pointer.candidates.filter((c) => (c.record ? Object.keys(c.record.variables)[0] === variable : variable === QUERY_VARIABLE));
+  return pointer.candidates.filter((c) => Object.keys(c.record.variables)[0] === variable);
 }

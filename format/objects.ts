@@ -8,15 +8,13 @@
 //   objects/<aa>/<sha256>.html        the browser explorer, one self-contained page, named by catalog.json
 //   objects/<aa>/<sha256>.json.br     a brotli copy of a JSON object, for static hosts
 
-export const DIST_FORMAT = "climate-dist-2";
+export const DIST_FORMAT = "climate-dist-3";
 export const CATALOG_FILE = "catalog.json";
 
 export type ObjectKind = "json" | "day" | "ser" | "html";
 
-// An object's path: the shard folder is its name's first two hex digits. Dists published before 2026-11-26 also
-// hold the explorer as explorer/index.html and explorer/app.js, replaced by each publish then: immutable files now.
+// An object's path: the shard folder is its name's first two hex digits.
 const OBJECT_FILE = /^objects\/([0-9a-f]{2})\/(\1[0-9a-f]{62})\.(json|day|ser|html|json\.br)$/;
-const LEGACY_EXPLORER_FILE = /^explorer\/(?:index\.html|app\.js)$/;
 
 /** The sha256 and kind an object's path names (a .json.br copy names its JSON object's hash), or null. */
 export function parseObjectPath(path: string): { sha256: string; kind: ObjectKind | "json.br" } | null {
@@ -29,14 +27,14 @@ export function parseObjectPath(path: string): { sha256: string; kind: ObjectKin
  * host publishes exactly these); never the lock, journal, pending list or a sync's partial files beside them.
  */
 export function isReaderFile(path: string): boolean {
-  if (path === CATALOG_FILE || LEGACY_EXPLORER_FILE.test(path)) return true;
+  if (path === CATALOG_FILE) return true;
   const object = parseObjectPath(path);
   return object !== null && object.kind !== "json.br";
 }
 
-/** Whether a publish manifest may list `path`: an object (or its brotli copy) under its hash, or a legacy file. */
+/** Whether a publish manifest may list `path`: an object (or its brotli copy) under its hash. */
 export function isListedFile(path: string): boolean {
-  return parseObjectPath(path) !== null || LEGACY_EXPLORER_FILE.test(path);
+  return parseObjectPath(path) !== null;
 }
 
 /** Objects are sharded by the first two hex digits so no folder holds more than 1/256 of them. */

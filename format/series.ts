@@ -1,25 +1,30 @@
 // Series pieces (docs/format.md §9): the time-major tier. A span of consecutive dates of one window is stored as
 // chunks of c x c cells x all its days, so one cell over the span is one small chunk. Chunks are listed in
-// directories of 8 x 8 chunks ("groups"), each stored with the Merkle path that proves it against the span's
+// directories of 8 x 8 chunks ("groups"), each stored with the Merkle path that proves it against its piece's
 // root: a reader finds one cell's chunk with one range read of its group and one of the chunk, every byte
 // verified, without reading the piece's whole directory. Both directions of every byte rule live here.
 //
-//   "CDSSER01"                                   8 bytes magic
+//   "CDSSER02"                                   8 bytes magic
 //   col, row, width, height, firstDay, days,     u32 LE each (firstDay: days since 1970-01-01, as i32)
-//   chunkSide, groupCount, depth
-//   root                                         32 bytes: Merkle root of the group directories
-//   groupCount x { depth x 32-byte path, 64 x { codec u32 (order << 8 | codec), length u32, offset u64, sha256 } }
-//   chunks, in group order, then position order (row-major 8 x 8 inside a group)
+//   chunkSide, groupCount, packCount
+//   packCount x { root 32 bytes, slots u32, recordsAt u32, tier u32 }   the lineage: older pieces first, this one last
+//   groupCount x { pack u16, slot u16 }          only when packCount > 1: where each group's record lies
+//   slots x { depth x 32-byte path, 64 stored entries }       this piece's group records (format/entries.ts)
+//   chunks
+//
+// A span written whole is one piece whose slots are its groups, so its index entry alone (root) locates any group.
+// A revision writes a piece holding only the groups whose chunks changed and those chunks; every other group
+// record and chunk stays in the older pieces of its lineage (decisions §9).
 
-import { BlockCodec } from "./cells.js";
-import { bytesToHex } from "./day-piece.js";
+import { ENTRY_BYTES, type StoredEntry, bytesToHex, checkEntries, hexToBytes, readEntry, writeEntry } from "./entries.js";
 import { type Window, intersectWindows } from "./grid.js";
 import type { Ref } from "./objects.js";
 import type { SourceEntry } from "./records.js";
 
-const SERIES_MAGIC = "CDSSER01";
-const HEADER_FIXED = 8 + 9 * 4 + 32;
-const ENTRY_BYTES = 48;
+const SERIES_MAGIC = "CDSSER02";
+const HEADER_FIXED = 8 + 9 * 4;
+const PACK_BYTES = 32 + 4 + 4 + 4;
+const MAP_BYTES = 4;
 /** Chunks per group side: a group directory lists 8 x 8 chunks. */
 export const GROUP_CHUNKS = 8;
 /** Chunks per group: a chunk's position in its group is 0..63. */
@@ -43,9 +48,14 @@ export interface SeriesSpan {
   last: string;
   window: Window;
   chunkSide: number;
+  /** the newest piece of its lineage */
   piece: Ref;
-  /** sha256 (hex) Merkle root of the piece's group directories */
+  /** sha256 (hex) Merkle root of the group records `piece` holds */
   root: string;
+  /** a revised span: the older pieces its records and chunks still lie in, oldest first */
+  packs?: Ref[];
+  /** a revised span: `piece`'s header (its first `size` bytes), which maps every group to a piece of the lineage */
+  header?: Ref;
   /**
    * the source lists of its dates, in date order: inline for a span holding any of the version's newest
    * INLINE_SOURCES_DAYS dates (a cold reader of them then reads none), else the ref of that JSON array
@@ -84,11 +94,6 @@ export class GroupLattice {
 
   get count(): number {
     return this.cols * this.rows;
-  }
-
-  /** Merkle depth: levels above the leaves, so the leaves pad to a power of two. */
-  get depth(): number {
-    return Math.ceil(Math.log2(Math.max(1, this.count)));
   }
 
   /** The group and position of a global cell's chunk inside the window. */
@@ -130,13 +135,59 @@ export function groupRecordBytes(depth: number): number {
   return depth * 32 + GROUP_POSITIONS * ENTRY_BYTES;
 }
 
-export function seriesHeaderBytes(): number {
-  return HEADER_FIXED;
+/** Merkle depth over `leaves` leaves: levels above them, so they pad to a power of two. */
+export function merkleDepth(leaves: number): number {
+  return Math.ceil(Math.log2(Math.max(1, leaves)));
 }
 
-/** Where group `i`'s record starts in the piece. */
-export function groupRecordOffset(lattice: GroupLattice, i: number): number {
-  return HEADER_FIXED + i * groupRecordBytes(lattice.depth);
+/** One piece of a span's lineage as the newest piece's header describes it. */
+export interface PackInfo {
+  /** Merkle root over the group records this piece holds */
+  root: string;
+  /** group records it holds (its slots), in slot order */
+  slots: number;
+  /** where its first group record starts */
+  recordsAt: number;
+  /**
+   * 0 for a span's first piece and for a revision; n + 1 for a piece that merged pieces of tier n (writers keep a
+   * lineage's tail in tiers: pipeline/publish/series-revise.ts)
+   */
+  tier: number;
+}
+
+/** Bytes of a series header describing a lineage of `packCount` pieces over `groupCount` groups. */
+export function seriesHeaderBytes(packCount: number, groupCount: number): number {
+  return HEADER_FIXED + PACK_BYTES * packCount + (packCount > 1 ? MAP_BYTES * groupCount : 0);
+}
+
+/**
+ * Where each group's record lies in a span's lineage: a span written whole has one piece whose slots are its
+ * groups in order (readers need no header); a revised span's newest header maps each group to a piece and slot.
+ */
+export class SpanLayout {
+  constructor(
+    readonly lattice: GroupLattice,
+    readonly packs: PackInfo[],
+    /** (pack << 16 | slot) per group; null: one piece, slot = group */
+    private readonly map: Uint32Array | null,
+  ) {}
+
+  /** A span stored in one piece, from its index entry alone. */
+  static whole(lattice: GroupLattice, root: string): SpanLayout {
+    return new SpanLayout(lattice, [{ root, slots: lattice.count, recordsAt: seriesHeaderBytes(1, lattice.count), tier: 0 }], null);
+  }
+
+  /** The piece (lineage index) and slot of a group's record, with its byte range and Merkle depth in that piece. */
+  locate(group: number): { pack: number; slot: number; offset: number; size: number; depth: number } {
+    const word = this.map ? this.map[group] : group;
+    const pack = this.map ? word >>> 16 : 0;
+    const slot = this.map ? word & 0xffff : word;
+    const info = this.packs[pack];
+    const depth = merkleDepth(info.slots);
+    const size = groupRecordBytes(depth);
+    return { pack, slot, offset: info.recordsAt + slot * size, size, depth };
+  }
+
 }
 
 /**
@@ -146,61 +197,20 @@ export function groupRecordOffset(lattice: GroupLattice, i: number): number {
 export const ChunkOrder = { Cells: 0, Days: 1 } as const;
 export type ChunkOrder = (typeof ChunkOrder)[keyof typeof ChunkOrder];
 
-export interface ChunkEntry {
-  codec: BlockCodec;
-  order: ChunkOrder;
-  offset: number;
-  length: number;
-  sha256: string;
-}
-
-/** Checks a group directory's entries (its record's bytes after the path) as read: their size and every codec. */
-export function checkGroupEntries(bytes: Uint8Array): void {
+/** Checks a group directory's entries (its record's bytes after the path) as read: their size, codecs, orders and packs. */
+export function checkGroupEntries(bytes: Uint8Array, packCount: number): void {
   if (bytes.byteLength !== GROUP_POSITIONS * ENTRY_BYTES) throw new Error(`a group directory is ${GROUP_POSITIONS * ENTRY_BYTES} bytes, not ${bytes.byteLength}`);
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let at = 0; at < bytes.byteLength; at += ENTRY_BYTES) {
-    const word = view.getUint32(at, true);
-    if ((word & 0xff) > BlockCodec.Float32 || word >>> 8 > ChunkOrder.Days) throw new Error(`a group directory names an unknown codec ${word}`);
-  }
+  checkEntries(bytes, 0, GROUP_POSITIONS, packCount, ChunkOrder.Days);
 }
 
-/**
- * One entry of a checked group directory: a reader decodes only the entry it uses (a point read uses one of the
- * 64, and decoding all of them was most of what a varied point series allocated).
- */
-export function groupEntry(bytes: Uint8Array, position: number): ChunkEntry {
-  const at = position * ENTRY_BYTES;
-  const view = new DataView(bytes.buffer, bytes.byteOffset + at, ENTRY_BYTES);
-  const word = view.getUint32(0, true);
-  return {
-    codec: (word & 0xff) as BlockCodec,
-    order: (word >>> 8) as ChunkOrder,
-    length: view.getUint32(4, true),
-    offset: view.getUint32(8, true) + view.getUint32(12, true) * 2 ** 32,
-    sha256: bytesToHex(bytes.subarray(at + 16, at + 48)),
-  };
+/** One entry of a checked group directory: a reader decodes only the entry it uses. */
+export function groupEntry(bytes: Uint8Array, position: number): StoredEntry {
+  return readEntry(bytes, position * ENTRY_BYTES);
 }
 
-export function encodeGroupEntries(entries: ChunkEntry[]): Uint8Array {
+export function encodeGroupEntries(entries: StoredEntry[]): Uint8Array {
   const out = new Uint8Array(GROUP_POSITIONS * ENTRY_BYTES);
-  const view = new DataView(out.buffer);
-  entries.forEach((e, i) => {
-    const at = i * ENTRY_BYTES;
-    view.setUint32(at, e.codec | (e.order << 8), true);
-    view.setUint32(at + 4, e.length, true);
-    view.setUint32(at + 8, e.offset % 2 ** 32, true);
-    view.setUint32(at + 12, Math.floor(e.offset / 2 ** 32), true);
-    out.set(hexToBytes(e.sha256), at + 16);
-  });
-  return out;
-}
-
-const NIBBLE = new Int8Array(128).fill(-1);
-for (let i = 0; i < 16; i++) NIBBLE["0123456789abcdef".charCodeAt(i)] = i;
-
-function hexToBytes(hex: string): Uint8Array {
-  const out = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = (NIBBLE[hex.charCodeAt(2 * i)] << 4) | NIBBLE[hex.charCodeAt(2 * i + 1)];
+  entries.forEach((e, i) => writeEntry(out, i * ENTRY_BYTES, e));
   return out;
 }
 
@@ -250,21 +260,63 @@ export async function buildMerkle(leaves: Uint8Array[], depth: number, sha256: S
   return { root: bytesToHex(levels[depth][0]), paths };
 }
 
-export function encodeSeriesHeader(lattice: GroupLattice, firstDay: number, days: number, root: string): Uint8Array {
-  const out = new Uint8Array(HEADER_FIXED);
+export interface SeriesHeader {
+  window: Window;
+  firstDay: number;
+  days: number;
+  chunkSide: number;
+  groupCount: number;
+  packs: PackInfo[];
+  /** (pack << 16 | slot) per group, when the lineage has more than one piece */
+  map: Uint32Array | null;
+}
+
+export function encodeSeriesHeader(header: SeriesHeader): Uint8Array {
+  const { packs, map } = header;
+  const out = new Uint8Array(seriesHeaderBytes(packs.length, header.groupCount));
   const view = new DataView(out.buffer);
   for (let i = 0; i < 8; i++) out[i] = SERIES_MAGIC.charCodeAt(i);
-  [...lattice.window, firstDay, days, lattice.chunkSide, lattice.count, lattice.depth].forEach((n, i) => view.setInt32(8 + 4 * i, n, true));
-  out.set(hexToBytes(root), 8 + 9 * 4);
+  [...header.window, header.firstDay, header.days, header.chunkSide, header.groupCount, packs.length].forEach((n, i) => view.setInt32(8 + 4 * i, n, true));
+  packs.forEach((p, i) => {
+    const at = HEADER_FIXED + PACK_BYTES * i;
+    out.set(hexToBytes(p.root), at);
+    view.setUint32(at + 32, p.slots, true);
+    view.setUint32(at + 36, p.recordsAt, true);
+    view.setUint32(at + 40, p.tier, true);
+  });
+  if (packs.length > 1) map!.forEach((word, g) => view.setUint32(HEADER_FIXED + PACK_BYTES * packs.length + MAP_BYTES * g, word, true));
   return out;
 }
 
-/** The header's fields; throws when the bytes are not a series header. */
-export function decodeSeriesHeader(bytes: Uint8Array): { window: Window; firstDay: number; days: number; chunkSide: number; groupCount: number; depth: number; root: string } {
+/** The header's fields; throws when the bytes are not a whole series header. */
+export function decodeSeriesHeader(bytes: Uint8Array): SeriesHeader {
   let magic = "";
   for (let i = 0; i < 8 && i < bytes.length; i++) magic += String.fromCharCode(bytes[i]);
   if (magic !== SERIES_MAGIC || bytes.length < HEADER_FIXED) throw new Error("not a series piece header");
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const n = Array.from({ length: 9 }, (_, i) => view.getInt32(8 + 4 * i, true));
-  return { window: [n[0], n[1], n[2], n[3]], firstDay: n[4], days: n[5], chunkSide: n[6], groupCount: n[7], depth: n[8], root: bytesToHex(bytes.subarray(8 + 36, HEADER_FIXED)) };
+  const [groupCount, packCount] = [n[7], n[8]];
+  if (packCount < 1 || bytes.length < seriesHeaderBytes(packCount, groupCount)) throw new Error(`a series header of ${packCount} pieces is longer than ${bytes.length} bytes`);
+  const packs = Array.from({ length: packCount }, (_, i) => {
+    const at = HEADER_FIXED + PACK_BYTES * i;
+    return { root: bytesToHex(bytes.subarray(at, at + 32)), slots: view.getUint32(at + 32, true), recordsAt: view.getUint32(at + 36, true), tier: view.getUint32(at + 40, true) };
+  });
+  const mapAt = HEADER_FIXED + PACK_BYTES * packCount;
+  const map = packCount > 1 ? Uint32Array.from({ length: groupCount }, (_, g) => view.getUint32(mapAt + MAP_BYTES * g, true)) : null;
+  return { window: [n[0], n[1], n[2], n[3]], firstDay: n[4], days: n[5], chunkSide: n[6], groupCount, packs, map };
+}
+
+/**
+ * The layout a verified header gives for `lattice`; throws when the map names a piece or slot its lineage does not
+ * hold (a group record is then proved against that piece's root when read).
+ */
+export function headerToLayout(header: SeriesHeader, lattice: GroupLattice): SpanLayout {
+  if (header.groupCount !== lattice.count) throw new Error(`the series header lists ${header.groupCount} groups, the span ${lattice.count}`);
+  if (header.map) {
+    for (let g = 0; g < header.map.length; g++) {
+      const pack = header.map[g] >>> 16;
+      if (pack >= header.packs.length || (header.map[g] & 0xffff) >= header.packs[pack].slots) throw new Error(`the series header maps group ${g} to a slot its pieces do not hold`);
+    }
+  }
+  return new SpanLayout(lattice, header.packs, header.map);
 }

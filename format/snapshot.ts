@@ -19,8 +19,8 @@ export class Snapshot {
 
   /** The catalog record of `id` (with status and published_at), or null. */
   async findRecord(id: string): Promise<Dataset | null> {
-    const candidate = this.pointer.candidates.find((c) => c.id === id && c.record);
-    if (candidate) return candidate.record!;
+    const candidate = this.pointer.candidates.find((c) => c.id === id);
+    if (candidate) return candidate.record;
     const root = await this.root();
     const at = findLeaf(root, id);
     if (at < 0) return null;

@@ -19,6 +19,8 @@ export interface DayEntry {
   /** the day piece, and the byte length and sha256 of its header (block directory) */
   piece: Ref;
   header: Ref;
+  /** a revised day: the older pieces its unchanged blocks lie in, oldest first (format/entries.ts) */
+  packs?: Ref[];
   /** the source files this date was published from */
   sources: SourceEntry[];
 }
@@ -57,8 +59,8 @@ export interface RasterIndex {
   tiles: number;
   coverage: Coverage;
   years: IndexNode[];
-  /** the series tier over the same days, in date order (absent in versions published before it) */
-  series?: SeriesSpan[];
+  /** the series tier over the same days, in date order */
+  series: SeriesSpan[];
 }
 
 export interface ObservationIndex {

@@ -45,7 +45,7 @@ async function runPublish(sources: string | undefined, dist: string, flags: Publ
     ...s.added.map((d) => `  + ${d.id}  ${d.period_start}..${d.period_end}  ${d.access_level}  ${d.title}`),
     ...s.unchanged.map((d) => `  = ${d.id}  (already published)`),
     `  days ${s.days} (decoded ${s.decoded}, reused ${s.reused})  source files read ${s.filesRead}  tiles ${s.tiles}  observations ${s.observations}`,
-    `  series spans built ${s.series.built} (${formatBytes(s.series.bytesWritten)}), reused ${s.series.reused}`,
+    `  series spans built ${s.series.built}, revised ${s.series.revised} (${formatBytes(s.series.bytesWritten)}), reused ${s.series.reused}`,
     `  objects written ${s.objectsWritten} (${formatBytes(s.bytesWritten)}: day pieces ${formatBytes(s.dayBytesWritten)}, series ${formatBytes(s.series.bytesWritten)}, index and catalog ${formatBytes(s.bytesWritten - s.dayBytesWritten - s.series.bytesWritten)})`,
   ];
   console.log(lines.join("\n"));

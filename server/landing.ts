@@ -100,7 +100,7 @@ ${SEND_SCRIPT}`;
 
 /** The landing page of the server at `baseUrl` (its scheme and host as the request named them). */
 export function landingPage(snapshot: Snapshot | null, baseUrl: string): string {
-  const generated = snapshot?.pointer.candidates.some((c) => c.record?.metadata.synthetic === true) ?? false;
+  const generated = snapshot?.pointer.candidates.some((c) => c.record.metadata.synthetic === true) ?? false;
   const banner = generated
     ? `<p id="banner">Generated demo data: synthetic values on the SILO grid, not observations. <code>make demo-day</code> publishes the next generated day.</p>`
     : "";

@@ -269,20 +269,23 @@ appends("series - a cold mirror reads a place's newest 31 days in 10 requests wh
   }
 });
 
-appends("series - a revised day gives a new version with new series pieces; the old version answers as before", async () => {
+appends("series - a revised day gives a new version whose span shares every unchanged chunk with the old; the old version answers as before", async () => {
   const revised = freshDir("revised-sources");
   const copy = freshDir("revised-dist");
   await cp(dist, copy, { recursive: true });
   await cp(sources, revised, { recursive: true });
   await writeDays(revised, ["2003-12-25"], 5);
   const s = await quietly(revised, copy);
-  assert.equal([s.decoded, s.series.built, s.series.reused], [1, 1, 3]); // December's span only
+  assert.equal([s.decoded, s.series.built, s.series.revised, s.series.reused], [1, 0, 1, 3]); // December's span only
   const records = await readRecords(copy);
   const fresh = records.find((r) => r.id !== record.id)!;
   const before = await openRaster(copy, record);
   const after = await openRaster(copy, fresh);
-  assert.is.not(after.index.series![0].piece.sha256, before.index.series![0].piece.sha256);
-  assert.equal(after.index.series!.slice(1), before.index.series!.slice(1));
+  assert.is.not(after.index.series[0].piece.sha256, before.index.series[0].piece.sha256);
+  // the revised span's lineage: the old piece holds every chunk the revision did not change
+  assert.equal(after.index.series[0].packs, [before.index.series[0].piece]);
+  assert.ok(after.index.series[0].piece.size < before.index.series[0].piece.size / 4, `${after.index.series[0].piece.size} of ${before.index.series[0].piece.size}`);
+  assert.equal(after.index.series.slice(1), before.index.series.slice(1));
   const [old] = await before.readSeries(before.index.series![0], [255, 256, 1, 1], 5, 6);
   const [now] = await after.readSeries(after.index.series![0], [255, 256, 1, 1], 5, 6);
   assert.equal([old[0], now[0]], [cellValue(255, 256, "2003-12-25"), cellValue(255, 256, "2003-12-25", 5)]);

@@ -13,7 +13,8 @@ import { Snapshot } from "../format/snapshot.js";
 import { openVersion } from "../format/versions.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
 import { objectPath } from "../format/objects.js";
-import { type ChunkEntry, GroupLattice, type SeriesSpan, groupEntry, groupRecordBytes, groupRecordOffset } from "../format/series.js";
+import type { StoredEntry } from "../format/entries.js";
+import { GroupLattice, type SeriesSpan, SpanLayout, groupEntry } from "../format/series.js";
 import { addToCatalog, updateCandidates, writeCatalog } from "../pipeline/operations/catalog.js";
 import { ObjectStore } from "../pipeline/operations/files.js";
 import { makeDataRequest } from "../api/request.js";
@@ -429,7 +430,7 @@ export interface SeriesChunk {
   /** the piece's path in the dist, and on disk */
   path: string;
   file: string;
-  chunk: ChunkEntry;
+  chunk: StoredEntry;
   group: number;
   position: number;
   /** the group record (Merkle path, then entries): where it starts in the piece, and its entries' first byte */
@@ -440,15 +441,17 @@ export interface SeriesChunk {
 export async function findSeriesChunk(dist: string, record: Dataset, date: string, col: number, row: number): Promise<SeriesChunk> {
   const view = await openVersion(new Archive(new LocalStorage(dist), nodePlatform), record);
   if (view.kind !== "raster") throw new Error(`${record.id} is not a raster`);
-  const span = view.index.series?.find((s) => s.first <= date && date <= s.last);
+  const span = view.index.series.find((s) => s.first <= date && date <= s.last);
   if (!span) throw new Error(`${record.id} has no series span holding ${date}`);
   const lattice = new GroupLattice(span.window, span.chunkSide);
   const { group, position } = lattice.locate(col, row);
   const path = objectPath(span.piece.sha256, "ser");
   const file = join(dist, path);
-  const groupAt = groupRecordOffset(lattice, group);
-  const entriesAt = groupAt + lattice.depth * 32;
+  // a span written whole: its one piece's record of `group` is in slot `group`
+  const at = SpanLayout.whole(lattice, span.root).locate(group);
+  const groupAt = at.offset;
+  const entriesAt = groupAt + at.depth * 32;
   const bytes = await readFile(file);
-  const chunk = groupEntry(bytes.subarray(entriesAt, groupAt + groupRecordBytes(lattice.depth)), position);
+  const chunk = groupEntry(bytes.subarray(entriesAt, groupAt + at.size), position);
   return { span, path, file, chunk, group, position, groupAt, entriesAt };
 }

@@ -178,12 +178,16 @@ start("start - refuses a catalog.json that is not JSON", async () => {
   assert.ok(message.endsWith("republish with `make publish`"), message);
 });
 
-start("start - refuses a catalog.json of another shape (an old format, missing keys, not an object)", async () => {
+start("start - refuses a catalog.json of another shape (an older format names make upgrade; missing keys, not an object)", async () => {
   const dist = await copyDist(fixture);
   const pointer = JSON.parse(await readFile(join(dist, "catalog.json"), "utf8"));
+  for (const old of ["climate-dist-1", "climate-dist-2"]) {
+    await writeFile(join(dist, "catalog.json"), JSON.stringify({ ...pointer, format: old }));
+    assert.is(await startFails(dist), `${dist}/catalog.json: is a ${old} dist; this reader reads climate-dist-3: upgrade it with \`make upgrade DIST=<dir>\` (docs/publishing.md "Upgrading a dist"), or republish`);
+  }
   const { candidates: _candidates, ...withoutCandidates } = pointer;
   const shapes: [string, unknown][] = [
-    ["the climate-dist-1 catalog", { format: "climate-dist-1", datasets: [], manifest: { path: "manifests/x.json" } }],
+    ["an unknown format", { ...pointer, format: "climate-dist-x" }],
     ["a pointer without candidates", withoutCandidates],
     ["a pointer with an extra key", { ...pointer, datasets: [] }],
     ["a ref whose sha256 is not hex", { ...pointer, catalog: { ...pointer.catalog, sha256: "z".repeat(64) } }],
@@ -193,7 +197,7 @@ start("start - refuses a catalog.json of another shape (an old format, missing k
   for (const [what, value] of shapes) {
     await writeFile(join(dist, "catalog.json"), JSON.stringify(value));
     const message = await startFails(dist);
-    assert.ok(message.startsWith(`${dist}/catalog.json: is not a climate-dist-2 catalog (`), `${what}: ${message}`);
+    assert.ok(message.startsWith(`${dist}/catalog.json: is not a climate-dist-3 catalog (`), `${what}: ${message}`);
     assert.ok(message.endsWith("); republish with `make publish`"), `${what}: ${message}`);
   }
 });
@@ -725,9 +729,9 @@ live("live - a garbage, wrongly shaped or missing catalog.json is reported and n
       assert.is((await request(served, `/api/v1/layers/${fixture.c.id}?tile=20040229-r0-c1`)).status, 200);
 
       warnings.length = 0;
-      await writeFileAtomic(catalogFile, JSON.stringify({ format: "climate-dist-1", datasets: [] }));
+      await writeFileAtomic(catalogFile, JSON.stringify({ format: "climate-dist-3", datasets: [] }));
       await waitFor("the wrong shape is reported", () => warnings.length > 0);
-      for (const w of warnings) assert.ok(w.startsWith(`catalog not reloaded: ${catalogFile}: is not a climate-dist-2 catalog (`), w);
+      for (const w of warnings) assert.ok(w.startsWith(`catalog not reloaded: ${catalogFile}: is not a climate-dist-3 catalog (`), w);
       assert.equal(await catalogIds(served), oldIds);
 
       warnings.length = 0;

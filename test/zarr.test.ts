@@ -1,20 +1,14 @@
 // The Zarr v2 view over HTTP (decisions §8): consolidated metadata, chunks that hold exactly the query route's
-// float32 values (NaN for missing), the latest redirect, immutable caching, HEAD and byte ranges, the mirror client,
-// and a version without a series tier read from its day pieces.
+// float32 values (NaN for missing), the latest redirect, immutable caching, HEAD and byte ranges, the mirror client.
 
 import { createHash } from "node:crypto";
 import { inflateSync } from "node:zlib";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { CHUNK_SHAPES, type ZarrVersion } from "../api/zarr.js";
-import { readSeriesChunk } from "../api/zarr-chunks.js";
+import { CHUNK_SHAPES } from "../api/zarr.js";
 import { createMirrorClient } from "../client/index.js";
 import { startMirrorServer } from "../client/mirror-server.js";
-import { Archive } from "../format/archive.js";
 import { dateToDayNumber } from "../format/dates.js";
-import { LocalStorage, nodePlatform } from "../format/local.js";
-import { RasterView, openVersion } from "../format/versions.js";
-import { variableOfRecord } from "../format/variables.js";
 import { DATES_A, type Fixture, type Served, WINDOW_A, buildFixture, post, request, requestFor, valueA, withServer } from "./server-fixture.js";
 
 let fixture: Fixture;
@@ -134,24 +128,6 @@ zarr("zarr - a series chunk is 1,024 days by 4 x 4 cells from the series tier, t
       assert.equal(String(chunk[day * SIDE * SIDE + cell]), String((await queryValues(served, { col: 255, row: 254, width: 1, height: 1 }, date))[0]), date);
     }
   });
-});
-
-zarr("zarr - a series chunk read day by day from the day pieces (a version without a series tier) is the same", async () => {
-  const archive = new Archive(new LocalStorage(fixture.dist), nodePlatform);
-  try {
-    const view = await openVersion(archive, fixture.a);
-    if (view.kind !== "raster") throw new Error("version A is a raster");
-    const { series: _series, ...older } = view.index;
-    const make = (v: RasterView): ZarrVersion => ({ view: v, variable: variableOfRecord(fixture.a)!, firstDay: dateToDayNumber(DATES_A[0]), days: 33 });
-    for (const [r, c] of [[50, 50], [77, 77], [63, 64]]) {
-      const fromSpans = await readSeriesChunk(make(view), CHUNK_SHAPES.series, 0, r, c);
-      const fromDays = await readSeriesChunk(make(new RasterView(archive, fixture.a, older)), CHUNK_SHAPES.series, 0, r, c);
-      assert.ok(fromSpans && fromDays);
-      assert.equal(Buffer.from(fromDays!.buffer), Buffer.from(fromSpans!.buffer));
-    }
-  } finally {
-    archive.storage.close?.();
-  }
 });
 
 zarr("zarr - chunks of no held cell, outside the array, malformed keys, unknown versions and keys are 404", async () => {

@@ -73,10 +73,9 @@ function compareCandidates(a: Candidate, b: Candidate): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-/** The query candidates of a catalog, each with its record (a dist published before they carried them gets them). */
-export async function currentCandidates(previous: Snapshot | null): Promise<Candidate[]> {
-  if (!previous) return [];
-  return Promise.all(previous.pointer.candidates.map(async (c) => (c.record ? c : { ...c, record: (await previous.findRecord(c.id)) ?? undefined })));
+/** The query candidates of a catalog, each with its record. */
+export function currentCandidates(previous: Snapshot | null): Candidate[] {
+  return previous ? [...previous.pointer.candidates] : [];
 }
 
 /**
@@ -89,7 +88,7 @@ export function updateCandidates(current: Candidate[], fresh: { record: Dataset;
     if (isCandidate(record)) all.push({ id: record.id, published_at: record.published_at!, coverage, record });
   }
   all.sort(compareCandidates);
-  const variableOf = (c: Candidate) => (c.record ? Object.keys(c.record.variables)[0] : undefined);
+  const variableOf = (c: Candidate) => Object.keys(c.record.variables)[0];
   const kept: Candidate[] = [];
   for (const c of all) if (!kept.some((k) => variableOf(k) === variableOf(c) && shadows(k.coverage, c.coverage))) kept.push(c);
   return kept;

@@ -13,6 +13,7 @@ import { readFile, readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Archive } from "../../format/archive.js";
 import { type CatalogLeaf, type Manifest } from "../../format/catalog.js";
+import { lineageOf } from "../../format/entries.js";
 import { CATALOG_FILE, type FileEntry, type Ref, objectPath } from "../../format/objects.js";
 import type { Dataset } from "../../format/records.js";
 import type { Snapshot } from "../../format/snapshot.js";
@@ -100,15 +101,16 @@ export async function reachFrom(archive: Archive, records: Dataset[]): Promise<S
       view.index.chunks.forEach(json);
       continue;
     }
-    for (const span of view.index.series ?? []) {
-      reached.add(objectPath(span.piece.sha256, "ser"));
+    // a revised span or day reaches every piece of its lineage: a block or chunk lives while a kept version reaches it
+    for (const span of view.index.series) {
+      for (const piece of lineageOf(span)) reached.add(objectPath(piece.sha256, "ser"));
       if (!Array.isArray(span.sources)) json(span.sources);
     }
     for (const year of view.index.years) {
       if (!json(year.ref)) continue;
       for (const month of (await archive.readJson<YearPage>(year.ref)).months) {
         if (!json(month.ref)) continue;
-        for (const day of (await archive.readJson<MonthPage>(month.ref)).days) reached.add(objectPath(day.piece.sha256, "day"));
+        for (const day of (await archive.readJson<MonthPage>(month.ref)).days) for (const piece of lineageOf(day)) reached.add(objectPath(piece.sha256, "day"));
       }
     }
   }
@@ -173,8 +175,7 @@ async function expire(dist: string, previous: Snapshot, kept: Dataset[]): Promis
   }
   const reached = await reachFromCatalog(previous, kept);
   const listed = (await listManifestFiles(previous.archive, previous.pointer.manifest)).files;
-  // every object the kept versions and catalog.json reach, as the previous chain recorded it (files of older dists
-  // that nothing reaches, such as the explorer/ folder a publish replaced before 2026-11-26, are collected)
+  // every object the kept versions and catalog.json reach, as the previous chain recorded it
   const files: FileEntry[] = [];
   for (const path of reached) {
     const entry = listed.get(path) ?? (await stat(join(dist, path)).then(async (s) => ({ path, size: s.size, sha256: await hashFile(join(dist, path)) }), () => null));

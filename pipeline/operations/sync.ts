@@ -11,13 +11,13 @@ import { Archive, CatalogError } from "../../format/archive.js";
 import type { Manifest } from "../../format/catalog.js";
 import { HttpStorage } from "../../format/http-storage.js";
 import { nodePlatform } from "../../format/local.js";
-import { CATALOG_FILE, type FileEntry, type Ref, isListedFile, objectPath, parseObjectPath } from "../../format/objects.js";
+import { CATALOG_FILE, type FileEntry, type Ref, objectPath, parseObjectPath } from "../../format/objects.js";
 import { IntegrityError, StorageError } from "../../format/storage.js";
 import { toIssues, validatorFor } from "../../schemas/validate.js";
 import { readPublished } from "./catalog.js";
 import { type DownloadConfig, DownloadError, download, runConcurrently } from "./download.js";
 import { PublishError, describeError } from "../errors.js";
-import { hashFile, writeFileAtomic } from "./files.js";
+import { writeFileAtomic } from "./files.js";
 import { type LockOptions, lockDist } from "./lock.js";
 import { type Progress, formatBytes, formatTransfer } from "../progress.js";
 import { PENDING_FILE, type PruneReport, pruneLocked } from "./prune.js";
@@ -145,7 +145,7 @@ function remoteFailure(err: unknown, dist: string): unknown {
 /** A listed path must be a file of a dist (docs/format.md §1): an object under the name of its hash (format/objects.ts). */
 function checkListed(entry: FileEntry, manifestUrl: string): void {
   const object = parseObjectPath(entry.path);
-  if (object ? object.kind === "json.br" || object.sha256 === entry.sha256 : isListedFile(entry.path)) return;
+  if (object && (object.kind === "json.br" || object.sha256 === entry.sha256)) return;
   throw new PublishError(manifestUrl, STAGE, `lists ${JSON.stringify(entry.path)}, which is no file of a dist (docs/format.md §1): nothing of it is written`);
 }
 
@@ -189,8 +189,7 @@ async function readChain(remote: Archive, newest: Ref, localHead: Ref | null, pr
 
 /**
  * The listed files the mirror lacks. An object is held when a file of its size is at its name: objects are named by
- * their hash and only ever placed whole and verified (make verify rehashes them). The explorer files of dists
- * published before 2026-11-26, which publishes then rewrote in place, are compared by their sha256.
+ * their hash and only ever placed whole and verified (make verify rehashes them).
  */
 async function selectMissing(dist: string, files: Iterable<FileEntry>): Promise<{ missing: FileEntry[]; held: number }> {
   const list = [...files];
@@ -198,7 +197,7 @@ async function selectMissing(dist: string, files: Iterable<FileEntry>): Promise<
   await runConcurrently(list, 64, async (entry) => {
     const file = join(dist, entry.path);
     const found = await stat(file).catch(() => null);
-    const held = found?.isFile() && found.size === entry.size && (entry.path.startsWith("objects/") || (await hashFile(file)) === entry.sha256);
+    const held = found?.isFile() && found.size === entry.size;
     if (!held) missing.push(entry);
   });
   missing.sort((a, b) => (a.path < b.path ? -1 : 1));

@@ -5,14 +5,14 @@ import { holdsDate } from "../../format/coverage.js";
 import { dateToDayNumber, listDates } from "../../format/dates.js";
 import { type Window, intersectWindows } from "../../format/grid.js";
 import { sha256Hex } from "../../format/hash.js";
-import { GroupLattice, type SeriesSpan, decodeSeriesHeader, groupRecordBytes, groupRecordOffset, verifyGroupRecord } from "../../format/series.js";
+import { lineageOf } from "../../format/entries.js";
+import { GroupLattice, type SeriesSpan, decodeSeriesHeader, seriesHeaderBytes } from "../../format/series.js";
 import type { RasterView } from "../../format/versions.js";
 import { describeError } from "../errors.js";
 
 /** Problems of a version's series tier; objects already checked for a version above are skipped (`visit`). */
 export async function verifySeries(view: RasterView, visit: (sha: string) => boolean): Promise<string[]> {
   const spans = view.index.series;
-  if (!spans) return []; // a version published before the series tier
   const problems = checkSpansCoverDates(view, spans);
   for (const span of spans) {
     const name = `series ${span.first}..${span.last}`;
@@ -42,18 +42,25 @@ function checkSpansCoverDates(view: RasterView, spans: SeriesSpan[]): string[] {
   return problems;
 }
 
-/** The piece's header and every group directory against the span, then every chunk against the day pieces. */
+/**
+ * The newest piece's header describes the span and its lineage, every group record proves against the root of the
+ * piece it lies in, then every chunk against the day pieces.
+ */
 async function checkPiece(view: RasterView, span: SeriesSpan): Promise<string[]> {
   const problems: string[] = [];
   const bytes = await view.archive.readObject(span.piece, "ser");
   const header = decodeSeriesHeader(bytes);
   const lattice = new GroupLattice(span.window, span.chunkSide);
   const days = dateToDayNumber(span.last) - dateToDayNumber(span.first) + 1;
-  const expected = { window: span.window, firstDay: dateToDayNumber(span.first), days, chunkSide: span.chunkSide, groupCount: lattice.count, depth: lattice.depth, root: span.root };
-  if (JSON.stringify(header) !== JSON.stringify(expected)) problems.push(`its header ${JSON.stringify(header)} does not describe the span`);
+  const lineage = lineageOf(span).length;
+  const described = { window: header.window, firstDay: header.firstDay, days: header.days, chunkSide: header.chunkSide, groupCount: header.groupCount, pieces: header.packs.length, root: header.packs[header.packs.length - 1].root };
+  const expected = { window: span.window, firstDay: dateToDayNumber(span.first), days, chunkSide: span.chunkSide, groupCount: lattice.count, pieces: lineage, root: span.root };
+  if (JSON.stringify(described) !== JSON.stringify(expected)) problems.push(`its header ${JSON.stringify(described)} does not describe the span`);
+  const size = seriesHeaderBytes(header.packs.length, header.groupCount);
+  if (lineage > 1 && (span.header?.size !== size || span.header.sha256 !== sha256Hex(bytes.subarray(0, size)))) problems.push("its header Ref does not match the piece's header");
+  if (problems.length > 0) return problems;
   for (let g = 0; g < lattice.count; g++) {
-    const at = groupRecordOffset(lattice, g);
-    if (!(await verifyGroupRecord(bytes.subarray(at, at + groupRecordBytes(lattice.depth)), g, lattice.depth, span.root, sha256Hex))) problems.push(`group ${g} does not prove against the root`);
+    await view.archive.readGroup(span, g).catch((err) => problems.push(`group ${g}: ${describeError(err)}`));
   }
   if (problems.length > 0) return problems;
   const dates = listDates(span.first, span.last);

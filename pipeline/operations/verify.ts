@@ -78,7 +78,6 @@ export async function verifyDist(dist: string, onProgress: (text: string) => voi
 /** A record catalog.json carries with a candidate is exactly the record of its catalog leaf. */
 async function verifyCandidateRecords(tree: Snapshot, pointer: CatalogPointer, report: VerifyReport): Promise<void> {
   for (const c of pointer.candidates) {
-    if (!c.record) continue;
     try {
       const record = await tree.findRecord(c.id);
       if (JSON.stringify(record) !== JSON.stringify(c.record)) report.problems.push(`${CATALOG_FILE}: the record of candidate ${c.id} differs from its catalog leaf's`);
@@ -108,7 +107,7 @@ async function verifyManifests(archive: Archive, dist: string, newest: Ref, chec
     }
     report.manifests++;
     for (const f of manifest.files) {
-      // newest first: a path a later publish listed again (the explorer's files) is checked as last written
+      // newest first: a path a later publish listed again is checked once
       if (listed.has(f.path)) continue;
       listed.add(f.path);
       const sha = await hashFile(join(dist, f.path)).catch(() => null);

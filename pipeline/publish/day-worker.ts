@@ -10,13 +10,12 @@ import { parentPort } from "node:worker_threads";
 import { sha256Hex } from "../../format/hash.js";
 import type { Window } from "../../format/grid.js";
 import { float32ToJson } from "../../format/number-text.js";
-import type { Ref } from "../../format/objects.js";
 import { type Variable, findVariable } from "../../format/variables.js";
 import type { Prefer } from "./day-sources.js";
 import { PublishError, describeError } from "../errors.js";
 import { decodeSiloTiff } from "../ingest/geotiff.js";
 import { type NetcdfYear, openAnnualFile } from "../ingest/netcdf.js";
-import { encodeDayPiece, hashCells } from "./pieces.js";
+import { type EncodedDay, encodeDayBlocks, hashCells } from "./pieces.js";
 import type { SiloDay } from "../ingest/silo-values.js";
 
 export type SourceTask =
@@ -42,15 +41,6 @@ export interface InspectTask {
   variable: string;
 }
 
-export interface DecodedDay {
-  window: Window;
-  cells: string;
-  missing: number;
-  bytes: Uint8Array;
-  piece: Ref;
-  header: Ref;
-}
-
 type Failure = { ok: false; file: string; stage: string; reason: string };
 
 export type DayResult =
@@ -61,7 +51,7 @@ export type DayResult =
       /** the sources the day records: all, or the winner of two forms that differ */
       kept: number[];
       /** null: the base version's piece holds these cells (same files, or same cells) */
-      decoded: DecodedDay | null;
+      decoded: EncodedDay | null;
       /** when one form won over the other: what was set aside, for the publish log */
       overruled?: string;
     }
@@ -123,9 +113,8 @@ async function runDay(task: DayTask): Promise<{ result: DayResult; transfer: Arr
   if (task.baseCells && task.baseCells.cells === cells && task.baseCells.window.join() === day.window.join()) {
     return { result: { ok: true, sha256, kept, decoded: null, overruled }, transfer: [] };
   }
-  const piece = encodeDayPiece(day.window, day.values, { cells, missing });
-  const decoded: DecodedDay = { window: day.window, cells, missing, bytes: piece.bytes, piece: piece.piece, header: piece.header };
-  return { result: { ok: true, sha256, kept, decoded, overruled }, transfer: [piece.bytes.buffer as ArrayBuffer] };
+  const decoded = encodeDayBlocks(day.window, day.values, { cells, missing });
+  return { result: { ok: true, sha256, kept, decoded, overruled }, transfer: [decoded.data.buffer as ArrayBuffer] };
 }
 
 function isSameSet(a: string[], b: string[]): boolean {

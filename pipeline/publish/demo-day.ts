@@ -13,7 +13,7 @@ import { type PublishSummary, publish } from "./publish.js";
 async function findNextDemoDay(dist: string): Promise<string> {
   const published = await readPublished(dist);
   try {
-    const ends = (published?.pointer.candidates ?? []).flatMap((c) => (c.record?.metadata.synthetic === true ? [c.coverage.last] : []));
+    const ends = (published?.pointer.candidates ?? []).flatMap((c) => (c.record.metadata.synthetic === true ? [c.coverage.last] : []));
     if (ends.length === 0) throw new PublishError(dist, "demo", "holds no generated demo version to add a day to; run make demo (or make publish) first");
     return dayNumberToDate(dateToDayNumber(ends.sort().pop()!) + 1);
   } finally {

@@ -1,25 +1,35 @@
 // A decoded day grid -> its day piece (docs/format.md §5): canonical cells hash, then each block encoded with its
-// codec, DEFLATEd and hashed, assembled by format/day-piece.ts.
+// codec, DEFLATEd and hashed (on a decoding thread); then, on the writer's thread, the piece assembled by
+// format/day-piece.ts, sharing every unchanged block with the piece of the same date it revises.
 
 import { deflateRawSync } from "node:zlib";
 import { listBlocks } from "../../format/blocks.js";
-import { canonicalizeMissing, encodeBlockCells } from "../../format/cells.js";
-import { assembleDayPiece } from "../../format/day-piece.js";
+import { type BlockCodec, canonicalizeMissing, encodeBlockCells } from "../../format/cells.js";
+import { type DayHeader, type PieceBlock, assembleDayPiece } from "../../format/day-piece.js";
+import { lineageOf } from "../../format/entries.js";
 import type { Window } from "../../format/grid.js";
 import { sha256Hex } from "../../format/hash.js";
 import type { Ref } from "../../format/objects.js";
+import type { DayEntry } from "../../format/version-index.js";
 
-export interface DayPiece {
+/** A day's cells encoded block by block: what a decoding thread hands the writer (one buffer, moved, not copied). */
+export interface EncodedDay {
+  window: Window;
   /** sha256 of the canonical cells (float32 LE over the window, one NaN pattern) */
   cells: string;
   missing: number;
-  bytes: Uint8Array;
-  piece: Ref;
-  header: Ref;
+  /** each block of listBlocks(window), its stored bytes being `length` bytes of `data` in turn */
+  blocks: { codec: BlockCodec; sha256: string; length: number }[];
+  data: Uint8Array;
 }
 
 // Level 6 is zlib's default: within 3% of level 9 on SILO-like grids at a third of the time.
 const DEFLATE_LEVEL = 6;
+/**
+ * A revised day's unchanged blocks stay in the pieces they lie in, at most this many of them; past it the day is
+ * stored whole again, so no day is ever gathered from many pieces (a rain day SILO revises night after night).
+ */
+export const MAX_DAY_PACKS = 4;
 
 /** The sha256 of a day's canonical cells (missing made one NaN pattern, in place) and its missing count. */
 export function hashCells(values: Float32Array): { cells: string; missing: number } {
@@ -27,11 +37,10 @@ export function hashCells(values: Float32Array): { cells: string; missing: numbe
   return { cells: sha256Hex(new Uint8Array(values.buffer, values.byteOffset, values.byteLength)), missing };
 }
 
-/** Deterministic: the same cells give the same bytes on the same zlib; ids never depend on these bytes. */
-export function encodeDayPiece(window: Window, values: Float32Array, hashed = hashCells(values)): DayPiece {
-  const { cells, missing } = hashed;
+/** Deterministic: the same cells give the same block bytes on the same zlib; ids never depend on these bytes. */
+export function encodeDayBlocks(window: Window, values: Float32Array, hashed = hashCells(values)): EncodedDay {
   const [wc, wr, ww] = window;
-  const blocks = listBlocks(window).map((part) => {
+  const parts = listBlocks(window).map((part) => {
     const [c, r, w, h] = part.window;
     const block = new Float32Array(w * h);
     for (let y = 0; y < h; y++) {
@@ -42,12 +51,44 @@ export function encodeDayPiece(window: Window, values: Float32Array, hashed = ha
     const bytes = raw ? new Uint8Array(deflateRawSync(raw, { level: DEFLATE_LEVEL })) : new Uint8Array(0);
     return { codec, bytes, sha256: sha256Hex(bytes) };
   });
-  const { bytes, header } = assembleDayPiece(window, blocks);
+  const data = new Uint8Array(parts.reduce((n, p) => n + p.bytes.byteLength, 0));
+  let at = 0;
+  for (const p of parts) {
+    data.set(p.bytes, at);
+    at += p.bytes.byteLength;
+  }
+  return { window, ...hashed, blocks: parts.map((p) => ({ codec: p.codec, sha256: p.sha256, length: p.bytes.byteLength })), data };
+}
+
+/** The day's piece: whole, or, revising `base` (the same date's entry in the base version), only its changed blocks. */
+export function assembleDay(day: EncodedDay, base: { entry: DayEntry; header: DayHeader } | null): { bytes: Uint8Array; header: Uint8Array; packs: Ref[] } {
+  const own: PieceBlock[] = [];
+  let at = 0;
+  for (const b of day.blocks) {
+    own.push({ codec: b.codec, sha256: b.sha256, bytes: day.data.subarray(at, at + b.length) });
+    at += b.length;
+  }
+  const shared = base && base.entry.window.join() === day.window.join() ? shareBlocks(own, base) : null;
+  if (!shared) return { ...assembleDayPiece(day.window, own, 0), packs: [] };
+  return { ...assembleDayPiece(day.window, shared.blocks, shared.packs.length), packs: shared.packs };
+}
+
+/** Blocks equal to the base's point where the base's bytes lie; null when none is shared or too many pieces would be. */
+function shareBlocks(own: PieceBlock[], base: { entry: DayEntry; header: DayHeader }): { blocks: PieceBlock[]; packs: Ref[] } | null {
+  const lineage = lineageOf(base.entry);
+  const used = new Map<number, number>(); // base lineage index -> new lineage index
+  const blocks = own.map((block, i): PieceBlock => {
+    const was = base.header.block(i);
+    if (!("bytes" in block) || block.bytes.byteLength === 0 || was.sha256 !== block.sha256 || was.codec !== block.codec) return block;
+    if (!used.has(was.pack)) used.set(was.pack, used.size);
+    return { codec: was.codec, sha256: was.sha256, length: was.length, pack: was.pack, offset: was.offset };
+  });
+  if (used.size === 0 || used.size > MAX_DAY_PACKS) return null;
+  // the lineage keeps the base's order, oldest first
+  const order = [...used.keys()].sort((a, b) => a - b);
+  const renumber = new Map(order.map((old, i) => [old, i]));
   return {
-    cells,
-    missing,
-    bytes,
-    piece: { sha256: sha256Hex(bytes), size: bytes.byteLength },
-    header: { sha256: sha256Hex(header), size: header.byteLength },
+    blocks: blocks.map((b) => ("pack" in b ? { ...b, pack: renumber.get(b.pack)! } : b)),
+    packs: order.map((old) => lineage[old]),
   };
 }

@@ -74,8 +74,8 @@ export interface PublishSummary {
   bytesWritten: number;
   /** bytes of the day pieces among them (the rest is series, index, catalog and manifest) */
   dayBytesWritten: number;
-  /** series spans built and reused, and the bytes the built ones took (pieces and source lists) */
-  series: { built: number; reused: number; bytesWritten: number };
+  /** series spans built whole, revised and reused, and the bytes the written ones took (pieces and source lists) */
+  series: { built: number; revised: number; reused: number; bytesWritten: number };
   ms: number;
 }
 
@@ -179,7 +179,7 @@ async function publishLocked(options: PublishOptions, progress: Progress, starte
 async function publishInto(store: ObjectStore, previous: Snapshot | null, options: PublishOptions, progress: Progress, started: number): Promise<PublishSummary> {
   const summary: PublishSummary = {
     added: [], unchanged: [], days: 0, decoded: 0, reused: 0, tiles: 0, filesRead: 0, observations: 0, objectsWritten: 0, bytesWritten: 0, dayBytesWritten: 0, ms: 0,
-    series: { built: 0, reused: 0, bytesWritten: 0 },
+    series: { built: 0, revised: 0, reused: 0, bytesWritten: 0 },
   };
   const fresh: { record: Dataset; coverage: Coverage | null }[] = [];
   const isPublished = async (id: string) => (await previous?.findRecord(id)) ?? null;
@@ -262,6 +262,7 @@ function addRasterSummary(summary: PublishSummary, raster: RasterSummary): void 
   summary.reused += raster.reused;
   summary.tiles += raster.tiles;
   summary.series.built += raster.series.built;
+  summary.series.revised += raster.series.revised;
   summary.series.reused += raster.series.reused;
   summary.series.bytesWritten += raster.series.bytesWritten;
 }
@@ -275,7 +276,7 @@ async function publishRecords(store: ObjectStore, previous: Snapshot | null, fre
   store.stage = "catalog";
   const root = await addToCatalog(store, previous, records);
   const candidates = updateCandidates(
-    await currentCandidates(previous),
+    currentCandidates(previous),
     records.flatMap((record, i) => (fresh[i].coverage ? [{ record, coverage: fresh[i].coverage! }] : [])),
   );
   await writeCatalog(store, options.dist, previous?.pointer.manifest ?? null, { catalog: root, candidates, explorer });

@@ -37,6 +37,7 @@ import { WorkerPool } from "../pool.js";
 import { type Progress, formatBytes, formatEta } from "../progress.js";
 import { type Provenance, type RasterLabels, describeRaster } from "../ingest/provenance.js";
 import { type SeriesSummary, buildSeries } from "./series.js";
+import { assembleDay } from "./pieces.js";
 
 export const RASTER_TRANSFORM_VERSION = "silo-cells-v2";
 /**
@@ -87,7 +88,7 @@ export async function publishRaster(input: RasterInput, store: ObjectStore, prog
   const { pool } = input;
   const plan = planDays(days, base, extend, input.isUnchanged);
   const items = decodeAhead(plan, (item) => startDecoding(item, pool, input, progress), pool.size * TASKS_AHEAD_PER_WORKER);
-  const written = await writeDays(items, store, input.labels, new DayProgress(progress, days.length, store));
+  const written = await writeDays(items, store, input.labels, base?.archive ?? null, new DayProgress(progress, days.length, store));
   await pool.close(); // before the series: its reads want the descriptors the threads hold
   const { tree } = written;
   // few descriptors: a publish may run under an open-file limit of 256, its decoding threads holding some
@@ -95,7 +96,7 @@ export async function publishRaster(input: RasterInput, store: ObjectStore, prog
   let series: SeriesSummary;
   let notes: VersionNotes;
   try {
-    series = await buildSeries(tree, base?.index.series ?? [], archive, store, (text) => progress.status(text));
+    series = await buildSeries(tree, base, archive, store, (text) => progress.status(text));
     notes = await describeChanges(base, archive, tree);
   } finally {
     // at once, failure or not: a descriptor kept open would hold the space of a file a rollback deletes
@@ -196,8 +197,11 @@ interface WrittenDays {
   reused: number;
 }
 
-/** Writes each new day's piece and the index tree's month and year pages as the days arrive, in date order. */
-async function writeDays(items: AsyncIterable<DecodingItem>, store: ObjectStore, labels: RasterLabels, progress: DayProgress): Promise<WrittenDays> {
+/**
+ * Writes each new day's piece and the index tree's month and year pages as the days arrive, in date order; a revised
+ * day's piece shares its unchanged blocks with the base's (read through `baseArchive`).
+ */
+async function writeDays(items: AsyncIterable<DecodingItem>, store: ObjectStore, labels: RasterLabels, baseArchive: Archive | null, progress: DayProgress): Promise<WrittenDays> {
   const tree = new IndexTreeWriter(store);
   let decoded = 0;
   let reused = 0;
@@ -207,7 +211,7 @@ async function writeDays(items: AsyncIterable<DecodingItem>, store: ObjectStore,
     else {
       const result = await task;
       if (!result.ok) throw new PublishError(result.file, result.stage, result.reason);
-      const day = await toDayEntry(item, result, store, labels);
+      const day = await toDayEntry(item, result, store, labels, baseArchive);
       if (result.decoded) decoded++;
       else reused++;
       await tree.addDay(day);
@@ -218,11 +222,14 @@ async function writeDays(items: AsyncIterable<DecodingItem>, store: ObjectStore,
 }
 
 /** The day entry of a decoded (or recognised) day: its piece written, its sources recorded. */
-async function toDayEntry(day: PlannedDay, result: Extract<DayResult, { ok: true }>, store: ObjectStore, labels: RasterLabels): Promise<DayEntry> {
+async function toDayEntry(day: PlannedDay, result: Extract<DayResult, { ok: true }>, store: ObjectStore, labels: RasterLabels, baseArchive: Archive | null): Promise<DayEntry> {
   const sources = result.kept.map((i) => labels.sourceEntry({ ...day.input!.sources[i], sha256: result.sha256[i] }));
   if (!result.decoded) return { ...day.base!, sources };
-  const { window, cells, missing, bytes, header } = result.decoded;
-  return { date: day.date, window, cells, missing, piece: await store.put(bytes, "day"), header, sources };
+  const { window, cells, missing } = result.decoded;
+  const base = day.base && baseArchive ? { entry: day.base, header: await baseArchive.readHeader(day.base) } : null;
+  const { bytes, header, packs } = assembleDay(result.decoded, base);
+  const entry: DayEntry = { date: day.date, window, cells, missing, piece: await store.put(bytes, "day"), header: { sha256: sha256Hex(header), size: header.byteLength }, sources };
+  return packs.length > 0 ? { ...entry, packs } : entry;
 }
 
 /** Progress of the days of a publish: counts, bytes written, rate and time left. */

@@ -4,10 +4,11 @@
 
 import { deflateRawSync } from "node:zlib";
 import type { Archive } from "../../format/archive.js";
-import { BlockCodec, TENTHS_MISSING_CODE, encodeBlockCells } from "../../format/cells.js";
+import { BlockCodec, TENTHS_MISSING_CODE, encodeBlockCells, valuesToTenths } from "../../format/cells.js";
+import type { StoredEntry } from "../../format/entries.js";
 import type { Window } from "../../format/grid.js";
 import { sha256Hex } from "../../format/hash.js";
-import { type ChunkEntry, ChunkOrder, EMPTY_SHA256, GroupLattice } from "../../format/series.js";
+import { ChunkOrder, EMPTY_SHA256, GroupLattice } from "../../format/series.js";
 import type { DayEntry } from "../../format/version-index.js";
 
 // Same level as the day pieces: within a few percent of the best at a fraction of the time.
@@ -15,10 +16,10 @@ const DEFLATE_LEVEL = 6;
 /** Days whose strip cells are read at once. */
 const LOAD_BATCH = 32;
 
-/** What a strip gives: each of its groups' 64 entries (offsets from the strip's first chunk) and its chunks. */
+/** What a strip gives: each of its groups' 64 entries (offsets from the strip's first chunk, pack 0) and its chunks. */
 export interface StripResult {
   groups: number[];
-  entries: ChunkEntry[][];
+  entries: StoredEntry[][];
   chunks: Uint8Array;
 }
 
@@ -29,11 +30,11 @@ export async function encodeStrip(days: DayEntry[], lattice: GroupLattice, strip
   const parts: Uint8Array[] = [];
   let offset = 0;
   const entries = groups.map((group) =>
-    Array.from({ length: 64 }, (_, position): ChunkEntry => {
+    Array.from({ length: 64 }, (_, position): StoredEntry => {
       const chunk = cells.encodeChunk(lattice.chunkWindow(group, position));
-      if (!chunk) return { codec: BlockCodec.Empty, order: ChunkOrder.Cells, length: 0, sha256: EMPTY_SHA256, offset };
+      if (!chunk) return { ...EMPTY_ENTRY, offset };
       parts.push(chunk.bytes);
-      const entry = { codec: chunk.codec, order: chunk.order, length: chunk.length, sha256: chunk.sha256, offset };
+      const entry = { codec: chunk.codec, order: chunk.order, pack: 0, length: chunk.length, sha256: chunk.sha256, offset };
       offset += chunk.length;
       return entry;
     }),
@@ -64,7 +65,10 @@ function scratch(which: 0 | 1, length: number): Int16Array {
   return buffers[which].subarray(0, length);
 }
 
-type EncodedChunk = Omit<ChunkEntry, "offset"> & { bytes: Uint8Array };
+/** A chunk with no value held: no bytes. */
+export const EMPTY_ENTRY: StoredEntry = { codec: BlockCodec.Empty, order: ChunkOrder.Cells, pack: 0, length: 0, sha256: EMPTY_SHA256, offset: 0 };
+
+export type EncodedChunk = Omit<StoredEntry, "offset" | "pack"> & { bytes: Uint8Array };
 
 /**
  * A chunk is at most a few kB: a window just large enough and a small hash table give the same bytes' worth of
@@ -104,12 +108,7 @@ class Strip {
     return out;
   }
 
-  /**
-   * A chunk's stored bytes: its cells with all the span's days, coded like a block in one of two chunk orders (rows of
-   * cells over days, or rows of days over cells, so the differences run along time or along space), whichever
-   * differs less. Null: nothing held. One pass gathers the cells and both orders' spreads; only the chosen
-   * order is then written, into a buffer reused from chunk to chunk.
-   */
+  /** A chunk's stored bytes: its cells with all the span's days (encodeCodes); null: nothing held. */
   encodeChunk(chunk: Window): EncodedChunk | null {
     if (chunk[2] === 0 || chunk[3] === 0) return null;
     const cells = this.cellsOf(chunk);
@@ -119,43 +118,62 @@ class Strip {
     const size = this.window[2] * this.window[3];
     const codes = this.codes;
     const byCell = scratch(0, n * days);
-    let present = false;
-    let alongTime = 0;
-    let alongSpace = 0;
-    for (let i = 0; i < n; i++) {
-      let previous = 0;
-      for (let d = 0, at = cells[i]; d < days; d++, at += size) {
-        const v = codes[at];
-        byCell[i * days + d] = v;
-        present ||= v !== TENTHS_MISSING_CODE;
-        alongTime += Math.abs((v - previous) << 16 >> 16);
-        previous = v;
-        alongSpace += Math.abs(i === 0 ? v : (v - byCell[(i - 1) * days + d]) << 16 >> 16);
-      }
-    }
-    if (!present) return null;
-    const useDays = alongSpace < alongTime;
-    const raw = scratch(1, n * days);
-    if (useDays) {
-      for (let d = 0; d < days; d++) {
-        raw[d * n] = byCell[d];
-        for (let i = 1; i < n; i++) raw[d * n + i] = (byCell[i * days + d] - byCell[(i - 1) * days + d]) << 16 >> 16;
-      }
-    } else {
-      for (let i = 0; i < n * days; i++) raw[i] = i % days === 0 ? byCell[i] : (byCell[i] - byCell[i - 1]) << 16 >> 16;
-    }
-    const bytes = deflate(raw);
-    return { codec: BlockCodec.Tenths, order: useDays ? ChunkOrder.Days : ChunkOrder.Cells, bytes, length: bytes.byteLength, sha256: sha256Hex(bytes) };
+    for (let i = 0; i < n; i++) for (let d = 0, at = cells[i]; d < days; d++, at += size) byCell[i * days + d] = codes[at];
+    return encodeCodes(byCell, n, days);
   }
 
   /** A chunk of a strip that holds values tenths cannot: each cell's days as float32 (or tenths if they fit). */
   private encodeFloats(cells: number[]): EncodedChunk | null {
     const values = new Float32Array(cells.length * this.days);
     cells.forEach((cell, i) => this.floats!.forEach((day, k) => (values[i * this.days + k] = day[cell])));
-    const { codec, raw } = encodeBlockCells(values, this.days);
-    if (!raw) return null;
-    const bytes = deflate(raw);
-    return { codec, order: ChunkOrder.Cells, bytes, length: bytes.byteLength, sha256: sha256Hex(bytes) };
+    return encodeFloatChunk(values, this.days);
   }
+}
+
+function encodeFloatChunk(values: Float32Array, days: number): EncodedChunk | null {
+  const { codec, raw } = encodeBlockCells(values, days);
+  if (!raw) return null;
+  const bytes = deflate(raw);
+  return { codec, order: ChunkOrder.Cells, bytes, length: bytes.byteLength, sha256: sha256Hex(bytes) };
+}
+
+/**
+ * A chunk's stored bytes from its tenths codes, cells-major (`n` cells, each its `days` codes, missing -32768): coded
+ * like a block in one of two chunk orders (rows of cells over days, or rows of days over cells, so the differences run
+ * along time or along space), whichever differs less; null when nothing is held.
+ */
+function encodeCodes(byCell: Int16Array, n: number, days: number): EncodedChunk | null {
+  let present = false;
+  let alongTime = 0;
+  let alongSpace = 0;
+  for (let i = 0; i < n; i++) {
+    let previous = 0;
+    for (let d = 0; d < days; d++) {
+      const v = byCell[i * days + d];
+      present ||= v !== TENTHS_MISSING_CODE;
+      alongTime += Math.abs((v - previous) << 16 >> 16);
+      previous = v;
+      alongSpace += Math.abs(i === 0 ? v : (v - byCell[(i - 1) * days + d]) << 16 >> 16);
+    }
+  }
+  if (!present) return null;
+  const useDays = alongSpace < alongTime;
+  const raw = scratch(1, n * days);
+  if (useDays) {
+    for (let d = 0; d < days; d++) {
+      raw[d * n] = byCell[d];
+      for (let i = 1; i < n; i++) raw[d * n + i] = (byCell[i * days + d] - byCell[(i - 1) * days + d]) << 16 >> 16;
+    }
+  } else {
+    for (let i = 0; i < n * days; i++) raw[i] = i % days === 0 ? byCell[i] : (byCell[i] - byCell[i - 1]) << 16 >> 16;
+  }
+  const bytes = deflate(raw);
+  return { codec: BlockCodec.Tenths, order: useDays ? ChunkOrder.Days : ChunkOrder.Cells, bytes, length: bytes.byteLength, sha256: sha256Hex(bytes) };
+}
+
+/** A chunk from its values, cells-major (each of its cells' `days` values, NaN missing): tenths when every value is, else float32. */
+export function encodeChunkValues(values: Float32Array, cells: number, days: number): EncodedChunk | null {
+  const codes = scratch(0, cells * days);
+  return valuesToTenths(values, codes) ? encodeCodes(codes, cells, days) : encodeFloatChunk(values, days);
 }
 

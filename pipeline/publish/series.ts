@@ -13,16 +13,17 @@ import type { Archive } from "../../format/archive.js";
 import { dateToDayNumber, dayNumberToDate } from "../../format/dates.js";
 import { type Window, intersectWindows } from "../../format/grid.js";
 import { sha256Hex } from "../../format/hash.js";
-import type { Ref } from "../../format/objects.js";
-import { GroupLattice, INLINE_SOURCES_DAYS, type SeriesSpan, buildMerkle, chooseChunkSide, encodeGroupEntries, encodeSeriesHeader, groupRecordBytes, seriesHeaderBytes } from "../../format/series.js";
+import { GroupLattice, INLINE_SOURCES_DAYS, type SeriesSpan, chooseChunkSide } from "../../format/series.js";
 import type { SourceEntry } from "../../format/records.js";
 import type { DayEntry, IndexNode, MonthPage, YearPage } from "../../format/version-index.js";
-import { assertValid } from "../../schemas/validate.js";
+import type { RasterView } from "../../format/versions.js";
 import type { ObjectStore } from "../operations/files.js";
 import type { IndexTree } from "./index-tree.js";
 import { WorkerPool } from "../pool.js";
 import type { StripTask } from "./series-worker.js";
 import { type StripResult, encodeStrip } from "./series-strip.js";
+import { type PieceGroup, toSpan, writeSeriesPiece } from "./series-piece.js";
+import { reviseSpan } from "./series-revise.js";
 
 /** Encodes one strip of a span: here, or on a worker thread. */
 type StripEncoder = (days: DayEntry[], lattice: GroupLattice, strip: Window) => Promise<StripResult>;
@@ -149,13 +150,15 @@ function splitSpans(days: DayEntry[]): DayEntry[][] {
 
 export interface SeriesSummary {
   spans: SeriesSpan[];
+  /** spans written whole, revised (their changed chunks written), taken as they were */
   built: number;
+  revised: number;
   reused: number;
   bytesWritten: number;
 }
 
 /** The version's series spans: reused from the base version where their basis is unchanged, else built. */
-export async function buildSeries(tree: IndexTree, base: SeriesSpan[], archive: Archive, store: ObjectStore, onSpan: (text: string) => void): Promise<SeriesSummary> {
+export async function buildSeries(tree: IndexTree, base: RasterView | null, archive: Archive, store: ObjectStore, onSpan: (text: string) => void): Promise<SeriesSummary> {
   const encoders = new StripEncoders(archive, store.root);
   let summary: SeriesSummary;
   try {
@@ -185,10 +188,14 @@ async function placeSources(spans: SeriesSpan[], last: string, archive: Archive,
   );
 }
 
-async function buildSpans(tree: IndexTree, base: SeriesSpan[], archive: Archive, store: ObjectStore, encoders: StripEncoders, onSpan: (text: string) => void): Promise<SeriesSummary> {
+async function buildSpans(tree: IndexTree, base: RasterView | null, archive: Archive, store: ObjectStore, encoders: StripEncoders, onSpan: (text: string) => void): Promise<SeriesSummary> {
   const known = new Map<string, SeriesSpan[]>();
-  for (const span of base) known.set(span.basis, [...(known.get(span.basis) ?? []), span]);
-  const summary: SeriesSummary = { spans: [], built: 0, reused: 0, bytesWritten: 0 };
+  const sameDates = new Map<string, SeriesSpan>();
+  for (const span of base?.index.series ?? []) {
+    known.set(span.basis, [...(known.get(span.basis) ?? []), span]);
+    sameDates.set(`${span.first} ${span.last} ${span.window.join()}`, span);
+  }
+  const summary: SeriesSummary = { spans: [], built: 0, revised: 0, reused: 0, bytesWritten: 0 };
   for (const planned of await planSpans(tree, archive)) {
     const reuse = known.get(planned.basis);
     if (reuse) {
@@ -197,10 +204,16 @@ async function buildSpans(tree: IndexTree, base: SeriesSpan[], archive: Archive,
       continue;
     }
     for (const days of splitSpans(await planned.loadDays())) {
-      onSpan(`series ${days[0].date}..${days[days.length - 1].date} (${days.length} days)`);
       const before = store.bytesWritten;
-      summary.spans.push(await buildSpan(days, planned.basis, encoders.for(days), store));
-      summary.built++;
+      // the same dates in the base, some of them revised: only the changed chunks are written
+      const was = sameDates.get(`${days[0].date} ${days[days.length - 1].date} ${days[0].window.join()}`);
+      const revision = was && chooseChunkSide(days.length) === was.chunkSide ? await reviseSpan(days, was, await Promise.all(days.map((d) => base!.findDay(d.date))), planned.basis, archive, store) : null;
+      if (revision) summary.revised++;
+      else {
+        onSpan(`series ${days[0].date}..${days[days.length - 1].date} (${days.length} days)`);
+        summary.built++;
+      }
+      summary.spans.push(revision ?? (await buildSpan(days, planned.basis, encoders.for(days), store)));
       summary.bytesWritten += store.bytesWritten - before;
     }
   }
@@ -218,42 +231,21 @@ export function listStrips(lattice: GroupLattice): Window[] {
   return strips;
 }
 
-/** One span's piece and sources object, written; its strips encoded here or, when large, on every core. */
+/** One span written whole: its piece, its strips encoded here or, when large, on every core; its sources inline until placed. */
 async function buildSpan(days: DayEntry[], basis: string, encode: StripEncoder, store: ObjectStore): Promise<SeriesSpan> {
   const window = days[0].window;
   const lattice = new GroupLattice(window, chooseChunkSide(days.length));
-  const directories: Uint8Array[] = new Array(lattice.count);
+  const groups: PieceGroup[] = [];
   const chunks: Uint8Array[] = [];
-  let offset = seriesHeaderBytes() + lattice.count * groupRecordBytes(lattice.depth);
-  const strips = listStrips(lattice);
+  let offset = 0;
   // strips are encoded in parallel when the encoder has threads, and placed in order as they come back
-  for (const result of await Promise.all(strips.map((strip) => encode(days, lattice, strip)))) {
-    result.groups.forEach((group, i) => (directories[group] = encodeGroupEntries(result.entries[i].map((e) => ({ ...e, offset: e.offset + offset })))));
+  for (const result of await Promise.all(listStrips(lattice).map((strip) => encode(days, lattice, strip)))) {
+    const at = offset;
+    result.groups.forEach((group, i) => groups.push({ group, entries: result.entries[i].map((e) => ({ ...e, offset: e.offset + at })) }));
     chunks.push(result.chunks);
     offset += result.chunks.byteLength;
   }
-  const piece = await writePiece(lattice, dateToDayNumber(days[0].date), days.length, directories, chunks, store);
-  // inline until placeSources decides
-  const sources = days.map((d) => d.sources);
-  assertValid("dist-series-sources.schema.json", sources, `series sources ${days[0].date}..`);
-  return {
-    first: days[0].date,
-    last: days[days.length - 1].date,
-    window,
-    chunkSide: lattice.chunkSide,
-    piece: piece.ref,
-    root: piece.root,
-    sources,
-    basis,
-  };
-}
-
-/** Header, group records (each with its Merkle path), chunks: assembled and stored as one content-addressed object. */
-async function writePiece(lattice: GroupLattice, firstDay: number, days: number, directories: Uint8Array[], chunks: Uint8Array[], store: ObjectStore): Promise<{ ref: Ref; root: string }> {
-  const leaves = directories.map((d) => Buffer.from(sha256Hex(d), "hex"));
-  const { root, paths } = await buildMerkle(leaves, lattice.depth, sha256Hex);
-  const parts = [encodeSeriesHeader(lattice, firstDay, days, root)];
-  directories.forEach((d, i) => parts.push(paths[i], d));
-  const bytes = Buffer.concat([...parts, ...chunks]);
-  return { ref: await store.put(bytes, "ser"), root };
+  groups.sort((a, b) => a.group - b.group);
+  const piece = await writeSeriesPiece({ lattice, firstDay: dateToDayNumber(days[0].date), days: days.length, older: [], map: null, groups, chunks }, store);
+  return toSpan(days, lattice, piece, basis);
 }

@@ -1,0 +1,149 @@
+// A span some of whose days were revised (SILO rewrites recent days every night): its changed chunks re-encoded
+// and written in a new piece with the group records that list them; every other chunk and record stays in the
+// pieces of its lineage (decisions §9). Reads only the revised days' changed blocks and the changed chunks, so a
+// revision costs what changed, whatever the span's or the archive's length.
+//
+// The lineage's pieces are kept in tiers, as an LSM tree keeps its runs: a revision adds a piece of tier 0; when
+// MERGE_FANOUT pieces of one tier end the lineage, they are merged into one piece of the next tier (live records
+// and chunks copied as stored, superseded ones dropped). So a lineage holds a few pieces per tier, and each revised
+// chunk is copied about log_8(revisions) times.
+
+import type { Archive } from "../../format/archive.js";
+import { BlockOrder } from "../../format/blocks.js";
+import { type StoredEntry, lineageOf } from "../../format/entries.js";
+import { dateToDayNumber } from "../../format/dates.js";
+import type { Window } from "../../format/grid.js";
+import { GroupLattice, type SeriesSpan, type SpanLayout, groupEntry } from "../../format/series.js";
+import type { DayEntry } from "../../format/version-index.js";
+import type { ObjectStore } from "../operations/files.js";
+import { type PieceGroup, toSpan, writeSeriesPiece } from "./series-piece.js";
+import { EMPTY_ENTRY, encodeChunkValues } from "./series-strip.js";
+
+/** Pieces of one tier that are merged into one of the next. */
+export const MERGE_FANOUT = 8;
+/** A lineage longer than this is written whole again (tiers keep it far shorter: about 7 a tier). */
+const MAX_LINEAGE = 64;
+
+/** Where a changed chunk lies: its group and position, and its cells. */
+interface ChangedChunk {
+  group: number;
+  position: number;
+  window: Window;
+}
+
+/**
+ * The revision of `base` (same dates, window and chunk side) holding `days`; null when it is better written whole
+ * (its lineage is too long). `baseDays` are the base version's entries of the same dates.
+ */
+export async function reviseSpan(days: DayEntry[], base: SeriesSpan, baseDays: (DayEntry | null)[], basis: string, archive: Archive, store: ObjectStore): Promise<SeriesSpan | null> {
+  const lattice = new GroupLattice(base.window, base.chunkSide);
+  const revised = days.flatMap((day, d) => (baseDays[d]?.cells === day.cells ? [] : [d]));
+  if (revised.some((d) => baseDays[d]?.window.join() !== days[d].window.join())) return null;
+  const changed = await findChangedChunks(lattice, revised.map((d) => [baseDays[d]!, days[d]]), archive);
+  // no chunk changed (a source replaced by one with the same cells): the span's pieces stand, with the new sources
+  if (changed.length === 0) return { ...base, sources: days.map((d) => d.sources), basis };
+  const layout = await archive.readSpanLayout(base);
+  const lineage = lineageOf(base);
+  if (lineage.length >= MAX_LINEAGE) return null;
+  const tiers = layout.packs.map((p) => p.tier);
+  // the new piece is of tier 0, unless it takes in the pieces it merges with: those after the first `keep`
+  let tier = 0;
+  let keep = lineage.length;
+  while (keep > 1 && countTail(tiers.slice(0, keep), tier) >= MERGE_FANOUT - 1) {
+    keep -= MERGE_FANOUT - 1;
+    tier++;
+  }
+  const chunks = await encodeChanged(changed, base, days.length, revised, days, archive);
+  const groups = await gatherGroups(lattice, layout, keep, changed, chunks, base, archive);
+  const older = lineage.slice(0, keep).map((ref, i) => ({ ref, info: layout.packs[i] }));
+  const map = Uint32Array.from({ length: lattice.count }, (_, g) => {
+    const at = layout.locate(g);
+    return (at.pack << 16) | at.slot;
+  });
+  const piece = await writeSeriesPiece({ lattice, firstDay: dateToDayNumber(days[0].date), days: days.length, older, map, groups: groups.records, chunks: groups.bytes, tier }, store);
+  return toSpan(days, lattice, piece, basis, older.map((o) => o.ref));
+}
+
+/** How many pieces at the end of the lineage are of `tier`. */
+function countTail(tiers: number[], tier: number): number {
+  let n = 0;
+  for (let i = tiers.length - 1; i >= 1 && tiers[i] === tier; i--) n++;
+  return n;
+}
+
+/** The chunks holding a cell whose value changed on a revised day: blocks whose bytes differ, compared cell by cell. */
+async function findChangedChunks(lattice: GroupLattice, pairs: [DayEntry, DayEntry][], archive: Archive): Promise<ChangedChunk[]> {
+  const found = new Map<string, ChangedChunk>();
+  for (const [was, now] of pairs) {
+    const [before, after] = await Promise.all([archive.readHeader(was), archive.readHeader(now)]);
+    for (const part of new BlockOrder(now.window).parts) {
+      if (before.block(part.index).sha256 === after.block(part.index).sha256) continue;
+      const [old, fresh] = await Promise.all([archive.readCells(was, part.window), archive.readCells(now, part.window)]);
+      const oldBits = new Uint32Array(old.buffer, old.byteOffset, old.length);
+      const freshBits = new Uint32Array(fresh.buffer, fresh.byteOffset, fresh.length);
+      const [c0, r0, w] = part.window;
+      for (let i = 0; i < oldBits.length; i++) {
+        if (oldBits[i] === freshBits[i]) continue;
+        const { group, position } = lattice.locate(c0 + (i % w), r0 + Math.floor(i / w));
+        const key = `${group}:${position}`;
+        if (!found.has(key)) found.set(key, { group, position, window: lattice.chunkWindow(group, position) });
+      }
+    }
+  }
+  return [...found.values()].sort((a, b) => a.group - b.group || a.position - b.position);
+}
+
+/** Each changed chunk's values: the base span's, with the revised days' cells put in; then encoded. */
+async function encodeChanged(changed: ChangedChunk[], base: SeriesSpan, dayCount: number, revised: number[], days: DayEntry[], archive: Archive): Promise<Map<string, ReturnType<typeof encodeChunkValues>>> {
+  const out = new Map<string, ReturnType<typeof encodeChunkValues>>();
+  for (const chunk of changed) {
+    const cells = chunk.window[2] * chunk.window[3];
+    const byDay = await archive.readSeries(base, chunk.window, 0, dayCount);
+    for (const d of revised) byDay[d] = await archive.readCells(days[d], chunk.window);
+    const values = new Float32Array(cells * dayCount);
+    for (let d = 0; d < dayCount; d++) for (let i = 0; i < cells; i++) values[i * dayCount + d] = byDay[d][i];
+    out.set(`${chunk.group}:${chunk.position}`, encodeChunkValues(values, cells, dayCount));
+  }
+  return out;
+}
+
+/**
+ * The group records of the new piece, in group order: every group with a changed chunk, and every group whose record
+ * lies in a piece being merged (`keep` and after); chunks of merged pieces are copied as stored.
+ */
+async function gatherGroups(
+  lattice: GroupLattice,
+  layout: SpanLayout,
+  keep: number,
+  changed: ChangedChunk[],
+  chunks: Map<string, ReturnType<typeof encodeChunkValues>>,
+  base: SeriesSpan,
+  archive: Archive,
+): Promise<{ records: PieceGroup[]; bytes: Uint8Array[] }> {
+  const lineage = lineageOf(base);
+  const groups = new Set(changed.map((c) => c.group));
+  for (let g = 0; g < lattice.count; g++) if (layout.locate(g).pack >= keep) groups.add(g);
+  const records: PieceGroup[] = [];
+  const bytes: Uint8Array[] = [];
+  let offset = 0;
+  const place = (stored: Uint8Array, e: Omit<StoredEntry, "pack" | "offset">): StoredEntry => {
+    bytes.push(stored);
+    offset += stored.byteLength;
+    return { ...e, pack: keep, offset: offset - stored.byteLength };
+  };
+  for (const group of [...groups].sort((a, b) => a - b)) {
+    const directory = await archive.readGroup(base, group);
+    const entries: StoredEntry[] = [];
+    for (let position = 0; position < 64; position++) {
+      const key = `${group}:${position}`;
+      const was = groupEntry(directory, position);
+      if (chunks.has(key)) {
+        const chunk = chunks.get(key);
+        entries.push(chunk ? place(chunk.bytes, chunk) : { ...EMPTY_ENTRY });
+      } else if (was.length > 0 && was.pack >= keep) entries.push(place(await archive.readStored(lineage[was.pack].sha256, "ser", was), was));
+      else entries.push(was.length > 0 ? was : { ...EMPTY_ENTRY });
+    }
+    records.push({ group, entries });
+  }
+  return { records, bytes };
+}
