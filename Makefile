@@ -33,7 +33,7 @@ EXPLORER_SOURCES := $(shell find explorer client api format schemas -name '*.ts'
 # CLI, where pipeline/pool.ts looks for them
 ESBUILD_NODE := node_modules/.bin/esbuild --bundle --platform=node --format=esm --target=node20 --log-level=warning
 
-.PHONY: help install demo demo-day publish fetch verify prune sync serve mirror test typecheck bench fixtures clean
+.PHONY: help install demo demo-day publish fetch verify upgrade prune sync serve mirror test typecheck bench fixtures clean
 
 help:
 	@grep -E '^[a-z]+:.*## ' Makefile | sed 's/:.*## /\t/' | expand -t 12
@@ -89,6 +89,9 @@ sync: install ## make or update the mirror DIST from the dist served at FROM (or
 
 verify: install ## check every file of DIST and every version's tree down to each block
 	@node $(PIPELINE_JS) verify --dist "$(DIST)"
+
+upgrade: install ## rewrite a climate-dist-2 DIST as climate-dist-3 in place (every version kept); make prune deletes the old objects after GRACE_HOURS
+	@node $(PIPELINE_JS) upgrade --dist "$(DIST)" --grace-hours "$(GRACE_HOURS)" $(LOCK_FLAGS)
 
 # The server's heap is sized to its caches: a young generation of 4 MiB (answers are built per request, and a
 # small nursery keeps memory near the caches at no cost in throughput) and an old generation of 64 MiB plus

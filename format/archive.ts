@@ -296,10 +296,10 @@ export class Archive {
     const layout = await this.readSpanLayout(span);
     const at = layout.locate(group);
     const pack = lineageOf(span)[at.pack].sha256;
-    return this.objects.getOrLoad(`group:${pack}:${at.slot}`, at.size, async () => {
+    return this.objects.getOrLoad(`group:${pack}:${at.record}`, at.size, async () => {
       const path = objectPath(pack, "ser");
       const record = await this.storage.read(path, at.offset, at.size);
-      const entries = await verifyGroupRecord(record, at.slot, at.depth, layout.packs[at.pack].root, (b) => this.platform.sha256Hex(b));
+      const entries = await verifyGroupRecord(record, at.record, at.depth, layout.packs[at.pack].root, (b) => this.platform.sha256Hex(b));
       if (!entries) {
         this.storage.forget?.(path);
         throw new IntegrityError(this.storage.describe(path), `group ${group} does not prove against its root ${layout.packs[at.pack].root}`);

@@ -7,12 +7,13 @@
 //   "CDSSER02"                                   8 bytes magic
 //   col, row, width, height, firstDay, days,     u32 LE each (firstDay: days since 1970-01-01, as i32)
 //   chunkSide, groupCount, packCount
-//   packCount x { root 32 bytes, slots u32, recordsAt u32, tier u32 }   the lineage: older pieces first, this one last
-//   groupCount x { pack u16, slot u16 }          only when packCount > 1: where each group's record lies
-//   slots x { depth x 32-byte path, 64 stored entries }       this piece's group records (format/entries.ts)
+//   packCount x { root 32 bytes, records u32, recordsAt u32, tier u32 }   the lineage: older pieces first, this one last
+//   groupCount x { pack u16, record u16 }        only when packCount > 1: which piece holds each group's record, and
+//                                                which of its records it is
+//   records x { depth x 32-byte path, 64 stored entries }    this piece's group records (format/entries.ts)
 //   chunks
 //
-// A span written whole is one piece whose slots are its groups, so its index entry alone (root) locates any group.
+// A span written whole is one piece whose records are its groups, so its index entry alone (root) locates any group.
 // A revision writes a piece holding only the groups whose chunks changed and those chunks; every other group
 // record and chunk stays in the older pieces of its lineage (decisions §9).
 
@@ -144,8 +145,8 @@ export function merkleDepth(leaves: number): number {
 export interface PackInfo {
   /** Merkle root over the group records this piece holds */
   root: string;
-  /** group records it holds (its slots), in slot order */
-  slots: number;
+  /** how many group records it holds */
+  records: number;
   /** where its first group record starts */
   recordsAt: number;
   /**
@@ -161,31 +162,31 @@ export function seriesHeaderBytes(packCount: number, groupCount: number): number
 }
 
 /**
- * Where each group's record lies in a span's lineage: a span written whole has one piece whose slots are its
- * groups in order (readers need no header); a revised span's newest header maps each group to a piece and slot.
+ * Where each group's record lies in a span's lineage: a span written whole has one piece whose records are its
+ * groups in order (readers need no header); a revised span's newest header maps each group to a piece and record.
  */
 export class SpanLayout {
   constructor(
     readonly lattice: GroupLattice,
     readonly packs: PackInfo[],
-    /** (pack << 16 | slot) per group; null: one piece, slot = group */
+    /** (pack << 16 | record) per group; null: one piece, record = group */
     private readonly map: Uint32Array | null,
   ) {}
 
   /** A span stored in one piece, from its index entry alone. */
   static whole(lattice: GroupLattice, root: string): SpanLayout {
-    return new SpanLayout(lattice, [{ root, slots: lattice.count, recordsAt: seriesHeaderBytes(1, lattice.count), tier: 0 }], null);
+    return new SpanLayout(lattice, [{ root, records: lattice.count, recordsAt: seriesHeaderBytes(1, lattice.count), tier: 0 }], null);
   }
 
-  /** The piece (lineage index) and slot of a group's record, with its byte range and Merkle depth in that piece. */
-  locate(group: number): { pack: number; slot: number; offset: number; size: number; depth: number } {
+  /** The piece (lineage index) holding a group's record, which of its records it is, its byte range and Merkle depth there. */
+  locate(group: number): { pack: number; record: number; offset: number; size: number; depth: number } {
     const word = this.map ? this.map[group] : group;
     const pack = this.map ? word >>> 16 : 0;
-    const slot = this.map ? word & 0xffff : word;
+    const record = this.map ? word & 0xffff : word;
     const info = this.packs[pack];
-    const depth = merkleDepth(info.slots);
+    const depth = merkleDepth(info.records);
     const size = groupRecordBytes(depth);
-    return { pack, slot, offset: info.recordsAt + slot * size, size, depth };
+    return { pack, record, offset: info.recordsAt + record * size, size, depth };
   }
 
 }
@@ -267,7 +268,7 @@ export interface SeriesHeader {
   chunkSide: number;
   groupCount: number;
   packs: PackInfo[];
-  /** (pack << 16 | slot) per group, when the lineage has more than one piece */
+  /** (pack << 16 | record) per group, when the lineage has more than one piece */
   map: Uint32Array | null;
 }
 
@@ -280,7 +281,7 @@ export function encodeSeriesHeader(header: SeriesHeader): Uint8Array {
   packs.forEach((p, i) => {
     const at = HEADER_FIXED + PACK_BYTES * i;
     out.set(hexToBytes(p.root), at);
-    view.setUint32(at + 32, p.slots, true);
+    view.setUint32(at + 32, p.records, true);
     view.setUint32(at + 36, p.recordsAt, true);
     view.setUint32(at + 40, p.tier, true);
   });
@@ -299,7 +300,7 @@ export function decodeSeriesHeader(bytes: Uint8Array): SeriesHeader {
   if (packCount < 1 || bytes.length < seriesHeaderBytes(packCount, groupCount)) throw new Error(`a series header of ${packCount} pieces is longer than ${bytes.length} bytes`);
   const packs = Array.from({ length: packCount }, (_, i) => {
     const at = HEADER_FIXED + PACK_BYTES * i;
-    return { root: bytesToHex(bytes.subarray(at, at + 32)), slots: view.getUint32(at + 32, true), recordsAt: view.getUint32(at + 36, true), tier: view.getUint32(at + 40, true) };
+    return { root: bytesToHex(bytes.subarray(at, at + 32)), records: view.getUint32(at + 32, true), recordsAt: view.getUint32(at + 36, true), tier: view.getUint32(at + 40, true) };
   });
   const mapAt = HEADER_FIXED + PACK_BYTES * packCount;
   const map = packCount > 1 ? Uint32Array.from({ length: groupCount }, (_, g) => view.getUint32(mapAt + MAP_BYTES * g, true)) : null;
@@ -307,7 +308,7 @@ export function decodeSeriesHeader(bytes: Uint8Array): SeriesHeader {
 }
 
 /**
- * The layout a verified header gives for `lattice`; throws when the map names a piece or slot its lineage does not
+ * The layout a verified header gives for `lattice`; throws when the map names a piece or record its lineage does not
  * hold (a group record is then proved against that piece's root when read).
  */
 export function headerToLayout(header: SeriesHeader, lattice: GroupLattice): SpanLayout {
@@ -315,7 +316,7 @@ export function headerToLayout(header: SeriesHeader, lattice: GroupLattice): Spa
   if (header.map) {
     for (let g = 0; g < header.map.length; g++) {
       const pack = header.map[g] >>> 16;
-      if (pack >= header.packs.length || (header.map[g] & 0xffff) >= header.packs[pack].slots) throw new Error(`the series header maps group ${g} to a slot its pieces do not hold`);
+      if (pack >= header.packs.length || (header.map[g] & 0xffff) >= header.packs[pack].records) throw new Error(`the series header maps group ${g} to a record its pieces do not hold`);
     }
   }
   return new SpanLayout(lattice, header.packs, header.map);

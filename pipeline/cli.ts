@@ -12,6 +12,7 @@ import { publishNextDemoDay } from "./publish/demo-day.js";
 import { publish, type PublishOptions } from "./publish/publish.js";
 import { sync } from "./operations/sync.js";
 import { verifyDist } from "./operations/verify.js";
+import { upgrade } from "./publish/upgrade.js";
 
 export const DEMO_SOURCES = ".cache/demo";
 
@@ -21,11 +22,12 @@ const USAGE = `usage:
   tsx pipeline/cli.ts fetch --from YYYY-MM-DD --to YYYY-MM-DD [--variables V,..] [--sources DIR]      daily GeoTIFFs
   tsx pipeline/cli.ts fetch --years YYYY[-YYYY][,YYYY...] [--variables V,..] [--sources DIR]          annual NetCDF files
   tsx pipeline/cli.ts verify [--dist DIR]
+  tsx pipeline/cli.ts upgrade [--dist DIR]                        a climate-dist-2 dist rewritten as climate-dist-3, in place
   tsx pipeline/cli.ts prune [--dist DIR] [--keep-days N] [--keep-file FILE] [--grace-hours H] [--drop-versions 0|1] [--dry-run]
   tsx pipeline/cli.ts sync --from URL [--dist DIR] [--prune 0|1] [--grace-hours H] [--concurrency N]
   tsx pipeline/cli.ts demo [--sources DIR]
   tsx pipeline/cli.ts demo-day [--sources DIR] [--dist DIR]     the next generated day of every demo variable, published
-  publish, demo-day, prune and sync also take [--lock-wait SECONDS] (default ${DEFAULT_LOCK_WAIT_SEC}) [--local-lock]`;
+  publish, demo-day, prune, sync and upgrade also take [--lock-wait SECONDS] (default ${DEFAULT_LOCK_WAIT_SEC}) [--local-lock]`;
 
 type PublishFlags = Pick<PublishOptions, "extend" | "allowGaps" | "prefer" | "rehash" | "lock">;
 
@@ -49,6 +51,17 @@ async function runPublish(sources: string | undefined, dist: string, flags: Publ
     `  objects written ${s.objectsWritten} (${formatBytes(s.bytesWritten)}: day pieces ${formatBytes(s.dayBytesWritten)}, series ${formatBytes(s.series.bytesWritten)}, index and catalog ${formatBytes(s.bytesWritten - s.dayBytesWritten - s.series.bytesWritten)})`,
   ];
   console.log(lines.join("\n"));
+}
+
+async function runUpgrade(dist: string, lock: LockOptions, graceHours: number): Promise<number> {
+  const r = await upgrade(dist, createProgress(), { lock, graceMs: graceHours * 3_600_000 });
+  if (r.from === "climate-dist-3") {
+    console.log(`${dist} is already climate-dist-3: nothing to upgrade`);
+    return 0;
+  }
+  console.log(`upgraded ${dist} from ${r.from} to climate-dist-3 in ${formatSeconds(r.ms)}: ${r.versions} versions, ${r.objectsWritten} objects written (${formatBytes(r.bytesWritten)})`);
+  if (r.waiting.files > 0) console.log(`  the ${r.waiting.files} old objects (${formatBytes(r.waiting.bytes)}) are no longer reached: make prune DIST=${dist} deletes them after ${r.waiting.firstDueAt}`);
+  return 0;
 }
 
 async function runVerify(dist: string): Promise<number> {
@@ -177,6 +190,8 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case "verify":
       return runVerify(values.dist!);
+    case "upgrade":
+      return runUpgrade(values.dist!, readLockFlags(values), readCount("grace-hours", values["grace-hours"] as string, 0));
     case "prune":
       return runPrune(values.dist!, values);
     case "sync":

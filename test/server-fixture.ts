@@ -447,7 +447,7 @@ export async function findSeriesChunk(dist: string, record: Dataset, date: strin
   const { group, position } = lattice.locate(col, row);
   const path = objectPath(span.piece.sha256, "ser");
   const file = join(dist, path);
-  // a span written whole: its one piece's record of `group` is in slot `group`
+  // a span written whole: its one piece's record of `group` is in record `group`
   const at = SpanLayout.whole(lattice, span.root).locate(group);
   const groupAt = at.offset;
   const entriesAt = groupAt + at.depth * 32;

@@ -29,7 +29,7 @@ export interface LockOptions {
  */
 export async function lockDist(
   dist: string,
-  what: "publish" | "prune" | "sync",
+  what: "publish" | "prune" | "sync" | "upgrade",
   onRecovered: (line: string) => void = () => {},
   options: LockOptions = {},
 ): Promise<() => Promise<void>> {

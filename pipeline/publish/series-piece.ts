@@ -22,7 +22,7 @@ export interface SeriesPieceInput {
   days: number;
   /** the older pieces of the lineage, oldest first, as their headers described them (none for a span written whole) */
   older: { ref: Ref; info: PackInfo }[];
-  /** (pack << 16 | slot) of every group, for the groups this piece does not hold (ignored without older pieces) */
+  /** (pack << 16 | record) of every group, for the groups this piece does not hold (ignored without older pieces) */
   map: Uint32Array | null;
   /** the records this piece holds, in group order; entries of chunks stored here carry the piece's own pack index */
   groups: PieceGroup[];
@@ -50,11 +50,11 @@ export async function writeSeriesPiece(input: SeriesPieceInput, store: ObjectSto
   const own = packCount - 1;
   const directories = groups.map((g) => encodeGroupEntries(g.entries.map((e) => (e.pack === own && e.length > 0 ? { ...e, offset: e.offset + chunkBase } : e))));
   const { root, paths } = await buildMerkle(directories.map((d) => hexToBytes(sha256Hex(d))), depth, sha256Hex);
-  const info: PackInfo = { root, slots: groups.length, recordsAt, tier: input.tier ?? 0 };
+  const info: PackInfo = { root, records: groups.length, recordsAt, tier: input.tier ?? 0 };
   let map: Uint32Array | null = null;
   if (packCount > 1) {
     map = Uint32Array.from(input.map!);
-    groups.forEach((g, slot) => (map![g.group] = (own << 16) | slot));
+    groups.forEach((g, record) => (map![g.group] = (own << 16) | record));
   }
   const header = encodeSeriesHeader({ window: lattice.window, firstDay: input.firstDay, days: input.days, chunkSide: lattice.chunkSide, groupCount: lattice.count, packs: [...older.map((o) => o.info), info], map });
   const parts: Uint8Array[] = [header];

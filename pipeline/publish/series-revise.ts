@@ -58,7 +58,7 @@ export async function reviseSpan(days: DayEntry[], base: SeriesSpan, baseDays: (
   const older = lineage.slice(0, keep).map((ref, i) => ({ ref, info: layout.packs[i] }));
   const map = Uint32Array.from({ length: lattice.count }, (_, g) => {
     const at = layout.locate(g);
-    return (at.pack << 16) | at.slot;
+    return (at.pack << 16) | at.record;
   });
   const piece = await writeSeriesPiece({ lattice, firstDay: dateToDayNumber(days[0].date), days: days.length, older, map, groups: groups.records, chunks: groups.bytes, tier }, store);
   return toSpan(days, lattice, piece, basis, older.map((o) => o.ref));

@@ -65,7 +65,7 @@ const MAX_THREADS = 8;
  * A span as the span rule plans it (a closed year, closed months, an open-month run), before a gap or a change of
  * window splits it: its basis, and how to read its day entries when it must be built.
  */
-interface PlannedSpan {
+export interface PlannedSpan {
   basis: string;
   loadDays: () => Promise<DayEntry[]>;
 }
@@ -99,7 +99,7 @@ function monthEnd(month: string): string {
 const basisOf = (...parts: string[]) => sha256Hex(`${SERIES_VERSION}\n${parts.join("\n")}`);
 
 /** The planned spans of a version's dates (see the file's opening comment), oldest first. */
-async function planSpans(tree: IndexTree, archive: Archive): Promise<PlannedSpan[]> {
+export async function planSpans(tree: IndexTree, archive: Archive): Promise<PlannedSpan[]> {
   const last = tree.coverage.last;
   const readMonth = (node: IndexNode) => archive.readJson<MonthPage>(node.ref).then((p) => p.days);
   const readYear = async (node: IndexNode) => (await Promise.all((await archive.readJson<YearPage>(node.ref)).months.map(readMonth))).flat();
