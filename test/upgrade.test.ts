@@ -12,6 +12,8 @@ import * as assert from "uvu/assert";
 import type { Window } from "../format/grid.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
 import { verifyDist } from "../pipeline/operations/verify.js";
+import { docBlock } from "./doc-blocks.js";
+import { makeCheckout, runBash } from "./doc-run.js";
 import { freshDirs, makeWorkDir, publishSilently } from "./helpers.js";
 import { readRecords, request, withServer } from "./server-fixture.js";
 
@@ -118,6 +120,17 @@ upgrade("upgrade - a publish builds on the upgraded dist: the same files publish
   // each variable: 2003's span and January's days 1-2 taken as the upgrade wrote them, the run of day 3 built
   assert.equal([next.added.length, next.decoded, next.series.reused, next.series.built], [2, 2, 4, 2]);
   assert.equal((await verifyDist(dist)).problems, []);
+});
+
+upgrade("upgrade - docs/publishing.md's upgrade block runs as written in a checkout whose dist is climate-dist-2", async () => {
+  const checkout = makeCheckout(freshDir("checkout"));
+  await cp(FIXTURE, join(checkout, "dist"), { recursive: true });
+  const { stdout } = await runBash(docBlock("docs/publishing.md", "make upgrade DIST=dist"), { cwd: checkout });
+  const lines = stdout.trim().split("\n");
+  assert.match(lines[0], /^upgraded dist from climate-dist-2 to climate-dist-3 in [0-9.]+ s: 4 versions, 47 objects written/);
+  // within the grace period the old objects stay: a reader holding the old catalog.json still finds them
+  assert.match(lines[lines.length - 1], /^ {2}50 unreachable files \([0-9.]+ kB\) wait for the grace period: run make prune again after /);
+  assert.equal((await verifyDist(join(checkout, "dist"))).problems, []);
 });
 
 upgrade.run();
