@@ -352,6 +352,11 @@ export function buildOpenApi(): Json {
     security: [],
     tags: [
       {
+        name: "revisions",
+        description:
+          "Beyond the contract (decisions §9): SILO rewrites recent days every night; each revision is a new version and pins never change. This says which dates of a pinned version were revised since (docs/clients.md \"Revised days\").",
+      },
+      {
         name: "zarr",
         description:
           "Beyond the contract (decisions §8): every raster version as two Zarr v2 groups, `maps` and `series`, with consolidated metadata, read by xarray, GDAL (QGIS, R terra) and zarrita.js with no project code; values are exactly the query route's float32 (NaN for missing). docs/clients.md shows how.",

@@ -8,6 +8,7 @@ import { answerAcquisition, answerQuery, answerResolve, answerValidate, precheck
 import { answerCatalog, answerInspect, answerObservations } from "./datasets.js";
 import type { ErrorKind } from "./errors.js";
 import { answerLayers, answerSample } from "./layers.js";
+import { answerRevisions } from "./revisions.js";
 import { answerCapabilities, answerHealth, answerOpenApi } from "./meta.js";
 import type { Context } from "./context.js";
 import { TILE_PARAM } from "./params.js";
@@ -154,6 +155,22 @@ export const ROUTES: RouteSpec[] = [
     errors: PAGE_ERRORS,
     etag: "immutable",
     handle: answerObservations,
+  },
+  {
+    method: "GET",
+    path: "/api/v1/datasets/:id/revisions",
+    operationId: "getRevisions",
+    cors: READ_CORS,
+    tag: "revisions",
+    computed: true,
+    summary: "Which dates of a version have been revised since: the dates whose cells differ from the newest version of its dataset (or `against`).",
+    description:
+      "SILO rewrites recent days every night as late station reports arrive; each revision is a new version, and a pinned version never changes. This compares a pinned version with the newest of its dataset, or with the version `against` names, as inclusive date ranges: `revised` (both hold the date, with other cells), `added` (only the other holds it), `removed` (only the pinned one does).",
+    query: [{ name: "against", description: "The version to compare with (of the same dataset); default: the newest, the one a request without a pin reads.", schema: { type: "string", pattern: "^[a-zA-Z0-9_-]{1,128}$" } }],
+    answers: ["revisions-response.schema.json"],
+    errors: ["invalid_parameters", "not_found", "response_too_large"],
+    etag: "short",
+    handle: answerRevisions,
   },
   {
     method: "GET",

@@ -19,6 +19,7 @@ import observationsPage from "./observations-page.schema.json" with { type: "jso
 import pixelSample from "./pixel-sample.schema.json" with { type: "json" };
 import queryResult from "./query-result.schema.json" with { type: "json" };
 import resolution from "./resolution.schema.json" with { type: "json" };
+import revisionsResponse from "./revisions-response.schema.json" with { type: "json" };
 import seriesResult from "./series-result.schema.json" with { type: "json" };
 import tileDetail from "./tile-detail.schema.json" with { type: "json" };
 import tileMetadata from "./tile-metadata.schema.json" with { type: "json" };
@@ -38,7 +39,7 @@ import distSeriesSources from "./dist/dist-series-sources.schema.json" with { ty
 export type { ErrorObject, ValidateFunction };
 
 /** The schemas of the interface contract: what the OpenAPI document publishes. */
-export const CONTRACT_SCHEMAS: readonly object[] = [acquisitionRequest, capabilities, catalogResponse, common, dataRequest, datasetResponse, dataset, error, health, layersPage, observation, observationsPage, pixelSample, queryResult, resolution, seriesResult, tileDetail, tileMetadata, tileResponse, validation];
+export const CONTRACT_SCHEMAS: readonly object[] = [acquisitionRequest, capabilities, catalogResponse, common, dataRequest, datasetResponse, dataset, error, health, layersPage, observation, observationsPage, pixelSample, queryResult, resolution, revisionsResponse, seriesResult, tileDetail, tileMetadata, tileResponse, validation];
 /** The dist format's own schemas: checked by the pipeline before writing and by readers of catalog.json. */
 export const DIST_SCHEMAS: readonly object[] = [distCommon, distCatalogPointer, distCatalogRoot, distCatalogLeaf, distManifest, distRasterIndex, distYearPage, distMonthPage, distObservationIndex, distSeriesSources];
 

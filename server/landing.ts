@@ -117,6 +117,10 @@ ${banner}
 a map of one day, a place over decades, or an area for xarray, GDAL, QGIS and R.</p>
 <h2>What is published</h2>
 ${snapshot ? describeVariables(snapshot) : "<p>The catalog cannot be read just now.</p>"}
+<p>Recent days change: SILO re-interpolates them every night as late station reports arrive (rain up to 12 months
+back, the other variables 3 to 6 months), and each night's revisions are a new version. A version never changes:
+pin one with <code>dataset_version</code> for a result that never moves, and ask
+<code>api/v1/datasets/{id}/revisions</code> which of its dates have been revised since.</p>
 <h2>Where to go</h2>
 <ul>
 <li><a href="explorer/">The explorer</a>: a map of any published day of any variable, a cell's whole series, a box as CSV</li>

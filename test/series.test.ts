@@ -43,11 +43,13 @@ function cellValue(col: number, row: number, date: string, shift = 0): number {
   return Math.fround((120 + ((dateToDayNumber(date) * 13) % 200) + ((col * 7 + row * 3) % 40) + shift) / 10);
 }
 
-async function writeDays(dir: string, dates: string[], shift = 0): Promise<void> {
+/** The days' files; 2003-12-25 shifted by `shift` tenths in `patch` (default: everywhere), as SILO revises a day. */
+async function writeDays(dir: string, dates: string[], shift = 0, patch: Window = WINDOW): Promise<void> {
   const [c0, r0, w, h] = WINDOW;
+  const inPatch = (c: number, r: number) => c >= patch[0] && c < patch[0] + patch[2] && r >= patch[1] && r < patch[1] + patch[3];
   for (const date of dates) {
     const values = new Float32Array(w * h);
-    for (let r = 0; r < h; r++) for (let c = 0; c < w; c++) values[r * w + c] = cellValue(c0 + c, r0 + r, date, date === "2003-12-25" ? shift : 0);
+    for (let r = 0; r < h; r++) for (let c = 0; c < w; c++) values[r * w + c] = cellValue(c0 + c, r0 + r, date, date === "2003-12-25" && inPatch(c0 + c, r0 + r) ? shift : 0);
     await writeSiloTiff(join(dir, dateToMemberPath(date, MAX_TEMP)), WINDOW, values);
   }
 }
@@ -269,26 +271,47 @@ appends("series - a cold mirror reads a place's newest 31 days in 10 requests wh
   }
 });
 
-appends("series - a revised day gives a new version whose span shares every unchanged chunk with the old; the old version answers as before", async () => {
+appends("series - a day revised in a patch gives a new version whose span shares every unchanged chunk with the old; the old version answers as before", async () => {
   const revised = freshDir("revised-sources");
   const copy = freshDir("revised-dist");
   await cp(dist, copy, { recursive: true });
   await cp(sources, revised, { recursive: true });
-  await writeDays(revised, ["2003-12-25"], 5);
+  // five cells of one 8 x 8 chunk (December's span: c = 8) in one of the window's four groups
+  await writeDays(revised, ["2003-12-25"], 5, [258, 258, 5, 1]);
   const s = await quietly(revised, copy);
   assert.equal([s.decoded, s.series.built, s.series.revised, s.series.reused], [1, 0, 1, 3]); // December's span only
   const records = await readRecords(copy);
   const fresh = records.find((r) => r.id !== record.id)!;
   const before = await openRaster(copy, record);
   const after = await openRaster(copy, fresh);
-  assert.is.not(after.index.series[0].piece.sha256, before.index.series[0].piece.sha256);
+  const [was, now] = [before.index.series[0], after.index.series[0]];
   // the revised span's lineage: the old piece holds every chunk the revision did not change
-  assert.equal(after.index.series[0].packs, [before.index.series[0].piece]);
-  assert.ok(after.index.series[0].piece.size < before.index.series[0].piece.size / 4, `${after.index.series[0].piece.size} of ${before.index.series[0].piece.size}`);
+  assert.equal([now.packs, now.header?.size], [[was.piece], 44 + 2 * 44 + 4 * 4]);
+  const layout = await after.archive.readSpanLayout(now);
+  assert.equal([0, 1, 2, 3].map((g) => layout.locate(g).pack), [0, 0, 0, 1]);
+  assert.ok(now.piece.size < was.piece.size / 2, `${now.piece.size} of ${was.piece.size}`);
   assert.equal(after.index.series.slice(1), before.index.series.slice(1));
-  const [old] = await before.readSeries(before.index.series![0], [255, 256, 1, 1], 5, 6);
-  const [now] = await after.readSeries(after.index.series![0], [255, 256, 1, 1], 5, 6);
-  assert.equal([old[0], now[0]], [cellValue(255, 256, "2003-12-25"), cellValue(255, 256, "2003-12-25", 5)]);
+  for (const [col, row, shifted] of [[259, 258, true], [257, 258, false], [259, 259, false]] as const) {
+    const [old] = await before.readSeries(was, [col, row, 1, 1], 5, 6); // the span starts on 2003-12-20
+    const [fresh] = await after.readSeries(now, [col, row, 1, 1], 5, 6);
+    assert.equal([old[0], fresh[0]], [cellValue(col, row, "2003-12-25"), cellValue(col, row, "2003-12-25", shifted ? 5 : 0)], `${col},${row}`);
+  }
+  assert.equal((await verifyDist(copy)).problems, []);
+});
+
+appends("series - a day revised everywhere writes its span whole again, with no lineage", async () => {
+  const revised = freshDir("revised-sources");
+  const copy = freshDir("revised-dist");
+  await cp(dist, copy, { recursive: true });
+  await cp(sources, revised, { recursive: true });
+  await writeDays(revised, ["2003-12-25"], 5);
+  const s = await quietly(revised, copy);
+  assert.equal([s.decoded, s.series.built, s.series.revised, s.series.reused], [1, 1, 0, 3]);
+  const fresh = (await readRecords(copy)).find((r) => r.id !== record.id)!;
+  const after = await openRaster(copy, fresh);
+  assert.equal([after.index.series[0].packs, after.index.series[0].header], [undefined, undefined]);
+  const [now] = await after.readSeries(after.index.series[0], [255, 256, 1, 1], 5, 6);
+  assert.is(now[0], cellValue(255, 256, "2003-12-25", 5));
 });
 
 appends.run();

@@ -6,6 +6,11 @@ import type { SiloFile, YearFile } from "../ingest/discover.js";
 import { PublishError } from "../errors.js";
 import type { KnownFile, SourceCache } from "./source-cache.js";
 
+/** What a day's cells are, in one string: its window and the sha256 of its canonical cells. */
+export function cellsKey(day: { window: number[]; cells: string }): string {
+  return `${day.window.join(",")} ${day.cells}`;
+}
+
 /** One source of a day: a daily file, or a time index of an annual file; its sha256 once known. */
 export interface DaySource {
   file: SiloFile;
@@ -13,6 +18,8 @@ export interface DaySource {
   index: number | null;
   /** the file's sha256: known for annual files, and for daily files whose size and times are remembered */
   sha256: string | null;
+  /** a daily file's cells as a publish decoded them, when remembered: its window and cells sha256 (cellsKey) */
+  cells?: string;
 }
 
 /** A date and its sources: one, or two when the folder holds it in both forms (the annual file's first). */
@@ -53,6 +60,10 @@ export async function collectDays(files: SiloFile[], cache: SourceCache, inspect
       add(date, { file, index, sha256: known[i].sha256 });
     });
   });
-  for (const file of files) if (file.kind === "daily") add(file.date, { file, index: null, sha256: cache.known(file)?.sha256 ?? null });
+  for (const file of files) {
+    if (file.kind !== "daily") continue;
+    const known = cache.known(file);
+    add(file.date, { file, index: null, sha256: known?.sha256 ?? null, ...(known?.cells ? { cells: known.cells } : {}) });
+  }
   return [...byDate.keys()].sort().map((date) => ({ date, sources: byDate.get(date)! }));
 }

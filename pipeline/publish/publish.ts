@@ -324,9 +324,9 @@ async function publishFolder(files: SiloFile[], labels: RasterLabels, base: Rast
         extend: options.extend ?? false,
         allowGaps: options.allowGaps ?? false,
         isUnchanged: (key, node) => cache.isUnchanged(scope, key, planned.get(key), node),
-        onRead: (source, sha256) => {
+        onRead: (source, sha256, cells) => {
           source.sha256 = sha256;
-          if (source.file.kind === "daily") cache.remember(source.file, { sha256 });
+          if (source.file.kind === "daily") cache.remember(source.file, { sha256, ...(cells ? { cells } : {}) });
           else cache.read.add(source.file.memberPath);
         },
       },

@@ -22,7 +22,7 @@ import { type DayEntry, type RasterIndex, rasterContentText } from "../../format
 import type { RasterView } from "../../format/versions.js";
 import { assertValid } from "../../schemas/validate.js";
 import { SILO } from "../../sources/silo.js";
-import type { DaySource, DayInput, Prefer } from "./day-sources.js";
+import { type DaySource, type DayInput, type Prefer, cellsKey } from "./day-sources.js";
 import type { SiloFile, YearFile } from "../ingest/discover.js";
 import type { KnownFile } from "./source-cache.js";
 import { type VersionNotes, describeChanges } from "./changes.js";
@@ -59,8 +59,8 @@ export interface RasterInput {
   prefer: Prefer | null;
   /** the base's years and months whose files did not change since they were published: taken whole */
   isUnchanged?: IsUnchanged;
-  /** told each source's sha256 when a decoding thread has read it */
-  onRead?: (source: DaySource, sha256: string) => void;
+  /** told each source's sha256 when a decoding thread has read it, and a daily file's cells (cellsKey) */
+  onRead?: (source: DaySource, sha256: string, cells?: string) => void;
   /** the decoding threads (startDayPool), closed once the days are written (the caller closes them on a failure) */
   pool: DayPool;
 }
@@ -156,12 +156,15 @@ function startDecoding(item: PlanItem, pool: DayPool, input: RasterInput, progre
   if (item.kind !== "day" || !item.input) return null;
   const sources = item.input.sources;
   const known = sources.map((s) => s.sha256);
-  if (item.base && !known.includes(null) && isSameSet(known as string[], item.base.sources.map((s) => s.sha256))) {
-    return Promise.resolve({ ok: true, sha256: known as string[], kept: sources.map((_, i) => i), decoded: null });
-  }
+  const unchanged = { ok: true as const, sha256: known as string[], kept: sources.map((_, i) => i), decoded: null };
+  if (item.base && !known.includes(null) && isSameSet(known as string[], item.base.sources.map((s) => s.sha256))) return Promise.resolve(unchanged);
+  // files a publish decoded before to the base's very cells (SILO rewrote them with the same cells): not again
+  const baseCells = item.base ? cellsKey(item.base) : null;
+  if (baseCells && !known.includes(null) && sources.every((s) => s.cells === baseCells)) return Promise.resolve(unchanged);
   return (pool.run(toTask(item, input.prefer)) as Promise<DayResult>).then((result) => {
     if (result.ok) {
-      sources.forEach((s, i) => input.onRead?.(s, result.sha256[i]));
+      const cells = result.decoded ? cellsKey(result.decoded) : (baseCells ?? undefined);
+      sources.forEach((s, i) => input.onRead?.(s, result.sha256[i], s.file.kind === "daily" && result.kept.includes(i) ? cells : undefined));
       if (result.overruled) progress.line(result.overruled);
     }
     return result;

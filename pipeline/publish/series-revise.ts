@@ -33,7 +33,8 @@ interface ChangedChunk {
 
 /**
  * The revision of `base` (same dates, window and chunk side) holding `days`; null when it is better written whole
- * (its lineage is too long). `baseDays` are the base version's entries of the same dates.
+ * (it touches more than half the span's groups, or its lineage is too long). `baseDays` are the base version's
+ * entries of the same dates.
  */
 export async function reviseSpan(days: DayEntry[], base: SeriesSpan, baseDays: (DayEntry | null)[], basis: string, archive: Archive, store: ObjectStore): Promise<SeriesSpan | null> {
   const lattice = new GroupLattice(base.window, base.chunkSide);
@@ -42,6 +43,8 @@ export async function reviseSpan(days: DayEntry[], base: SeriesSpan, baseDays: (
   const changed = await findChangedChunks(lattice, revised.map((d) => [baseDays[d]!, days[d]]), archive);
   // no chunk changed (a source replaced by one with the same cells): the span's pieces stand, with the new sources
   if (changed.length === 0) return { ...base, sources: days.map((d) => d.sources), basis };
+  // a revision touching most of the span shares little: the span is written whole, its lineage starts again
+  if (new Set(changed.map((c) => c.group)).size * 2 > lattice.count) return null;
   const layout = await archive.readSpanLayout(base);
   const lineage = lineageOf(base);
   if (lineage.length >= MAX_LINEAGE) return null;

@@ -208,7 +208,8 @@ async function buildSpans(tree: IndexTree, base: RasterView | null, archive: Arc
       // the same dates in the base, some of them revised: only the changed chunks are written
       const was = sameDates.get(`${days[0].date} ${days[days.length - 1].date} ${days[0].window.join()}`);
       const revision = was && chooseChunkSide(days.length) === was.chunkSide ? await reviseSpan(days, was, await Promise.all(days.map((d) => base!.findDay(d.date))), planned.basis, archive, store) : null;
-      if (revision) summary.revised++;
+      // a revision that changed no chunk (a file rewritten with the same cells) keeps the span's pieces: reused
+      if (revision) summary[store.bytesWritten > before ? "revised" : "reused"]++;
       else {
         onSpan(`series ${days[0].date}..${days[days.length - 1].date} (${days.length} days)`);
         summary.built++;

@@ -30,17 +30,22 @@ interface Stamp {
   ino: number;
 }
 
-/** What the publish knows of a file's bytes: their sha256, and for an annual file the date of each time index. */
+/**
+ * What the publish knows of a file's bytes: their sha256, for an annual file the date of each time index, and for a
+ * daily file the cells it decoded to (so a file SILO rewrote with the same cells is not decoded night after night).
+ */
 export interface KnownFile {
   sha256: string;
   dates?: string[];
+  cells?: string;
 }
 
 /**
  * One remembered file, as a tuple to keep the file small (50,000 of them are read and written by every publish):
- * size, mtimeMs, ctimeMs, ino, sha256, and for an annual file its dates as ranges of consecutive days [first, count].
+ * size, mtimeMs, ctimeMs, ino, sha256, for an annual file its dates as ranges of consecutive days [first, count],
+ * and for a daily file the cells it decoded to (window and cells sha256).
  */
-type CachedFile = [number, number, number, number, string, ([string, number][] | undefined)?];
+type CachedFile = [number, number, number, number, string, ([string, number][] | null)?, string?];
 
 interface CachedNode {
   /** the sha256 of the folder's source entries for the node (see nodeFingerprints) */
@@ -89,8 +94,8 @@ export class SourceCache {
     const now = this.stamps.get(file.memberPath);
     const cached = this.files[file.memberPath];
     if (!now || !Array.isArray(cached) || !isSameStamp(now, cached)) return null;
-    const [, , , , sha256, dates] = cached;
-    return { sha256, dates: dates && expandRanges(dates) };
+    const [, , , , sha256, dates, cells] = cached;
+    return { sha256, ...(dates ? { dates: expandRanges(dates) } : {}), ...(cells ? { cells } : {}) };
   }
 
   /** Remembers what a read of the file found (unless its times are too fresh to vouch for the bytes). */
@@ -99,7 +104,10 @@ export class SourceCache {
     const stamp = this.stamps.get(file.memberPath);
     if (!stamp || stamp.lookedAtMs - Math.max(stamp.mtimeMs, stamp.ctimeMs) < RACY_MS) return;
     const { size, mtimeMs, ctimeMs, ino } = stamp;
-    this.files[file.memberPath] = known.dates ? [size, mtimeMs, ctimeMs, ino, known.sha256, compressRanges(known.dates)] : [size, mtimeMs, ctimeMs, ino, known.sha256];
+    const cached: CachedFile = [size, mtimeMs, ctimeMs, ino, known.sha256];
+    if (known.dates) cached.push(compressRanges(known.dates));
+    else if (known.cells) cached.push(null, known.cells);
+    this.files[file.memberPath] = cached;
   }
 
   /**
