@@ -108,11 +108,12 @@ interface Written {
 }
 
 /** Writes a file through streamNetcdf, a slab of `slabDays` days at a time, and checks the promised length. */
-async function writeBox(name: string, box: Box, variables: Variable[], { limits = NETCDF_LIMITS, slabDays = 30 }: { limits?: NetcdfLimits; slabDays?: number } = {}): Promise<Written> {
+async function writeBox(name: string, box: Box, variables: Variable[], options: { limits?: NetcdfLimits; slabDays?: number; values?: Float32Array[] } = {}): Promise<Written> {
+  const { limits = NETCDF_LIMITS, slabDays = 30 } = options;
   const described = variables.map(fileVariable);
   const description = describeBox(box, described);
   const layout = layoutNetcdf(description, limits);
-  const values = variables.map((_, k) => boxValues(box, k));
+  const values = options.values ?? variables.map((_, k) => boxValues(box, k));
   const perDay = box.rows * box.cols;
   const read = (v: string, t0: number, t1: number) => values[described.findIndex((d) => d.name === v)].slice(t0 * perDay, t1 * perDay);
   const chunks: Uint8Array[] = [];
@@ -139,7 +140,8 @@ let wide: Written;
 const readers = suite("netcdf-writer readers");
 
 readers.before(async () => {
-  one = await writeBox("one", ONE, [TMAX]);
+  // docs/netcdf.md shows this file: its values are the page's
+  one = await writeBox("one", ONE, [TMAX], { values: [new Float32Array([30.5, ODD_NANS[0], 31.2])] });
   sixteen = await writeBox("sixteen", SIXTEEN, [TMAX], { slabDays: 7 });
   two = await writeBox("two", TWO, [RAIN, VP], { slabDays: 40 });
   // a CDF-2 file without writing 2 GiB: the classic limit lowered, the variable limit left as the format's
@@ -150,6 +152,11 @@ readers("netcdf-writer - ncdump -h of one cell over three days is exactly docs/n
   const header = tool("ncdump", ["-h", one.path]).replace(/^netcdf one \{/, "netcdf series {");
   assert.is(header, docBlock("docs/netcdf.md", "netcdf series {"));
   assert.is(tool("ncdump", ["-k", one.path]).trim(), "classic");
+});
+
+readers("netcdf-writer - cdo outputtab of one cell over three days is exactly docs/netcdf.md's table", () => {
+  const trimmed = (text: string) => text.split("\n").map((line) => line.trimEnd()).join("\n");
+  assert.is(trimmed(tool("cdo", ["-s", "outputtab,date,lon,lat,value", one.path])), trimmed(docBlock("docs/netcdf.md", "2024-02-29    112    -10      nan")));
 });
 
 readers("netcdf-writer - ncdump -v prints the coordinates and every value as written, _ where missing", () => {
@@ -251,23 +258,30 @@ readers("netcdf-writer - gdallocationinfo reads every cell's every day as the fl
   }
 });
 
-/** What xarray decodes, printed as JSON by Debian's xarray and netCDF4 with no code of ours. */
+/** What xarray decodes of each [engine, file, variables...] asked, as JSON lines, by Debian's xarray with no code of ours. */
 const XARRAY = `
 import hashlib, json, sys
 import numpy as np, xarray as xr
-ds = xr.open_dataset(sys.argv[1])
-out = {"time": [str(t)[:10] for t in ds.time.values], "lat": ds.lat.values.tolist(), "lon": ds.lon.values.tolist(), "attrs": {k: str(v) for k, v in ds.attrs.items()}, "vars": {}}
-for name in sys.argv[2:]:
-    a = ds[name].values
-    out["vars"][name] = {"dtype": str(a.dtype), "dims": list(ds[name].dims), "nan": int(np.isnan(a).sum()), "sha256": hashlib.sha256(np.ascontiguousarray(a, dtype="<f4").tobytes()).hexdigest(), "units": ds[name].attrs.get("units"), "fill": str(ds[name].encoding.get("_FillValue"))}
-out["crs"] = ds["crs"].attrs.get("grid_mapping_name")
-print(json.dumps(out))
+def read(engine, path, *names):
+    ds = xr.open_dataset(path, engine=engine)
+    out = {"time": [str(t)[:10] for t in ds.time.values], "lat": ds.lat.values.tolist(), "lon": ds.lon.values.tolist(), "attrs": {k: str(v) for k, v in ds.attrs.items()}, "vars": {}}
+    for name in names:
+        a = ds[name].values
+        out["vars"][name] = {"dtype": str(a.dtype), "dims": list(ds[name].dims), "nan": int(np.isnan(a).sum()), "sha256": hashlib.sha256(np.ascontiguousarray(a, dtype="<f4").tobytes()).hexdigest(), "units": ds[name].attrs.get("units"), "fill": str(ds[name].encoding.get("_FillValue"))}
+    out["crs"] = ds["crs"].attrs.get("grid_mapping_name")
+    return out
+for ask in json.loads(sys.argv[1]):
+    print(json.dumps(read(*ask)))
 `;
 
-readers("netcdf-writer - xarray decodes dates, NaN for missing and float32 values equal bit for bit", () => {
-  for (const w of [one, sixteen, two, wide]) {
+readers("netcdf-writer - xarray decodes dates, NaN for missing and float32 values equal bit for bit (netCDF4 and scipy)", () => {
+  // two readers of the format: netcdf-c (through netCDF4) and scipy's own pure-Python one, in one Python process
+  const asks = [one, sixteen, two, wide].flatMap((w) => [[w, "netcdf4"], [w, "scipy"]] as const);
+  const lines = tool(PYTHON, ["-c", XARRAY, JSON.stringify(asks.map(([w, engine]) => [engine, w.path, ...w.description.variables.map((v) => v.name)]))]).trim().split("\n");
+  assert.is(lines.length, asks.length);
+  asks.forEach(([w, engine], i) => {
+    const got = JSON.parse(lines[i]);
     const names = w.description.variables.map((v) => v.name);
-    const got = JSON.parse(tool(PYTHON, ["-c", XARRAY, w.path, ...names]));
     assert.equal(got.time, Array.from(w.description.days, dayNumberToDate));
     assert.equal(got.lat, Array.from(w.description.lat));
     assert.equal(got.lon, Array.from(w.description.lon));
@@ -276,10 +290,10 @@ readers("netcdf-writer - xarray decodes dates, NaN for missing and float32 value
     assert.is(got.crs, "latitude_longitude");
     names.forEach((name, k) => {
       const missing = w.values[k].filter(Number.isNaN).length;
-      assert.equal(got.vars[name], { dtype: "float32", dims: ["time", "lat", "lon"], nan: missing, sha256: littleEndianSha256(w.values[k]), units: w.description.variables[k].units, fill: "nan" }, `${w.path} ${name}`);
+      assert.ok(missing > 0, "the variable has missing values to compare");
+      assert.equal(got.vars[name], { dtype: "float32", dims: ["time", "lat", "lon"], nan: missing, sha256: littleEndianSha256(w.values[k]), units: w.description.variables[k].units, fill: "nan" }, `${w.path} ${name} (${engine})`);
     });
-    assert.ok(w.values.every((v) => v.some(Number.isNaN)), "every variable has missing values to compare");
-  }
+  });
 });
 
 readers.run();
@@ -298,6 +312,11 @@ layout("netcdf-writer - the bytes are the header's promise: CDF-1 magic, big-end
   assert.is(data.length, bits.length * 4);
   for (let i = 0; i < bits.length; i++) if (view.getUint32(i * 4, false) !== bits[i]) assert.unreachable(`value ${i}: ${view.getUint32(i * 4, false).toString(16)} is not ${bits[i].toString(16)}`);
   assert.is(sixteen.layout.variables[0].begin + data.length, file.length, "the one variable ends the file");
+  // netcdf-c and scipy both ignore vsize (it is redundant), so only the bytes can tell it is right: the last
+  // variable's entry ends the header with its vsize and a 32-bit begin
+  const headerEnd = sixteen.layout.variables[0].begin - (400 * 8 + 4 * 8 + 4 * 8 + 4);
+  const header = new DataView(file.buffer, file.byteOffset, headerEnd);
+  assert.equal([header.getUint32(headerEnd - 8, false), header.getUint32(headerEnd - 4, false)], [400 * 16 * 4, sixteen.layout.variables[0].begin]);
 });
 
 layout("netcdf-writer - the second variable begins where the first ends; CDF-2 begins are 64 bits", () => {
