@@ -3,7 +3,9 @@
 
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { closeSync, openSync, readFileSync, truncateSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, createWriteStream, openSync, readFileSync, truncateSync, writeFileSync, writeSync } from "node:fs";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -345,6 +347,21 @@ layout("netcdf-writer - the bytes do not depend on the slab size, and always tot
     hashes.add(createHash("sha256").update(Buffer.concat(chunks)).digest("hex"));
   }
   assert.equal([...hashes], [createHash("sha256").update(readFileSync(sixteen.path)).digest("hex")]);
+});
+
+layout("netcdf-writer - a slab is read only when the consumer asks for it; Readable.from streams the same bytes to a file", async () => {
+  const perDay = SIXTEEN.rows * SIXTEEN.cols;
+  const asked: number[] = [];
+  const read = (_: string, t0: number, t1: number) => (asked.push(t0), sixteen.values[0].slice(t0 * perDay, t1 * perDay));
+  const chunks = streamNetcdf(sixteen.layout, read, 100);
+  assert.is((await chunks.next()).value?.length, sixteen.layout.prelude.length);
+  assert.equal(asked, [], "the prelude needs no values");
+  await chunks.next();
+  assert.equal(asked, [0], "one slab read for one slab given");
+  await chunks.return(undefined);
+  const path = join(work, "piped.nc");
+  await pipeline(Readable.from(streamNetcdf(sixteen.layout, read, 100)), createWriteStream(path));
+  assert.ok(readFileSync(path).equals(readFileSync(sixteen.path)));
 });
 
 /** The full SILO grid over years: only the layout is computed (the header and coordinates, a few hundred KB). */

@@ -1,4 +1,4 @@
-// The series route's NetCDF answer: a CF-1.8 classic or 64-bit offset file, its whole header computed first, its data written a slab of days at a time.
+// The series route's NetCDF answer: a CF-1.8 classic or 64-bit offset file, header first, then data a slab of days at a time.
 //
 // The rules (docs/netcdf.md; decisions §8 "Boxes on the series route"):
 // - Kind: CDF-1 (classic) when the whole file is at most `classicMaxBytes` (2^31 - 1), so every `begin` offset fits
