@@ -453,7 +453,7 @@ refusals("netcdf-writer - slabs out of order, of the wrong size or of another va
   refused(() => writer.writeSlab("air_temperature_max", 0, 1, days(1)), "after every variable was written");
 });
 
-refusals("netcdf-writer - a slab before start(), a second start() and a stream whose reader gives too few values throw", async () => {
+refusals("netcdf-writer - a slab before start(), a second start(), a stream whose reader gives too few values, slabs of no whole days throw", async () => {
   const writer = new NetcdfWriter(one.layout);
   refused(() => writer.writeSlab("air_temperature_max", 0, 1, new Float32Array(1)), "before start()");
   writer.start();
@@ -467,6 +467,16 @@ refusals("netcdf-writer - a slab before start(), a second start() and a stream w
     assert.match((err as Error).message, "has 1 values, not 2 x 1 x 1 = 2");
   }
   assert.is(chunks.length, 1, "the prelude went out, no slab after it");
+  for (const days of [0, 1.5, -1]) {
+    const stream = streamNetcdf(one.layout, () => new Float32Array(1), days);
+    try {
+      await stream.next();
+      assert.unreachable(`a slab of ${days} days`);
+    } catch (err) {
+      assert.instance(err, NetcdfWriteError);
+      assert.match((err as Error).message, `not ${days}`);
+    }
+  }
 });
 
 refusals("netcdf-writer - descriptions the format or CF cannot hold are refused before any byte", () => {

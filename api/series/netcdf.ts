@@ -480,6 +480,7 @@ export function daysPerSlab(layout: NetcdfLayout, slabBytes = 2 ** 20): number {
  * answer; the last step checks the total against `layout.byteLength`.
  */
 export async function* streamNetcdf(layout: NetcdfLayout, read: ReadDays, days = daysPerSlab(layout)): AsyncGenerator<Uint8Array> {
+  if (!Number.isInteger(days) || days < 1) throw new NetcdfWriteError(`a slab is a whole number of days, at least 1, not ${days}`);
   const writer = new NetcdfWriter(layout);
   yield writer.start();
   for (const { name } of layout.variables) {
