@@ -7,6 +7,7 @@ import { closeSync, createWriteStream, openSync, readFileSync, truncateSync, wri
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { join } from "node:path";
+import { build } from "esbuild";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import {
@@ -362,6 +363,11 @@ layout("netcdf-writer - a slab is read only when the consumer asks for it; Reada
   const path = join(work, "piped.nc");
   await pipeline(Readable.from(streamNetcdf(sixteen.layout, read, 100)), createWriteStream(path));
   assert.ok(readFileSync(path).equals(readFileSync(sixteen.path)));
+});
+
+layout("netcdf-writer - the module bundles for a browser from its own and format/ files alone, no node: module", async () => {
+  const result = await build({ absWorkingDir: join(import.meta.dirname, ".."), entryPoints: ["api/series/netcdf.ts"], bundle: true, platform: "browser", format: "esm", write: false, metafile: true, logLevel: "silent" });
+  assert.equal(Object.keys(result.metafile.inputs).sort(), ["api/series/netcdf.ts", "format/grid.ts"]);
 });
 
 /** The full SILO grid over years: only the layout is computed (the header and coordinates, a few hundred KB). */
