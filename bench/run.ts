@@ -46,6 +46,7 @@ import { makeFullGridVariableDays, makeSmallVariableDays } from "./variable-sour
 import { benchVariablesAlone } from "./variables-alone.js";
 import { type VariablesContext, benchVariableSeason, benchVariableYear } from "./variables-bench.js";
 import { benchZarr } from "./zarr.js";
+import { type RevisionContext, benchRevisionLength, benchRevisionSeason } from "./revisions.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const YEAR = listDays("2003-01-01", 365);
@@ -78,6 +79,7 @@ if (ONLY === "variables" || ONLY.startsWith("variables-")) process.exit((await b
 const work = await mkdtemp(join(tmpdir(), "bench-"));
 const procs: Proc[] = [];
 const figures: Record<string, number> = {};
+if (ONLY === "revisions") process.exit((await benchRevisionsAlone()) > 0 ? 1 : 0);
 const fail = (why: string) => {
   failures++;
   say(`  !! ${why}: a goal is not met`);
@@ -282,6 +284,9 @@ try {
   log("make sync: a 365-day full-grid mirror, then one more day");
   await benchSync(work, yearCache, YEAR, NEXT_DAY, say, figures);
 
+  // (2d) A revision season, and a revision night at 365 and 20,000 days ----------------------------------
+  failures += await benchRevisions({ work, yearCache, longCache: join(BENCH_CACHE, "long64"), say, log, figures });
+
   // (3) A long small-window archive -------------------------------------------------------------------
   const longCache = join(BENCH_CACHE, "long");
   await makeSmallDays(longCache, LONG, [400, 300, 8, 8], log);
@@ -368,3 +373,21 @@ const rounded = Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, M
 if (failures > 0) say(`FAILED: ${failures} (goals not met or error answers, each marked !! above)`);
 console.log(JSON.stringify({ ...rounded, failures }));
 process.exit(failures > 0 ? 1 : 0);
+
+/** The revision rows (bench/revisions.ts): the season, then a night onto a short and a long archive. */
+async function benchRevisions(ctx: RevisionContext): Promise<number> {
+  log("a revision season: a full-grid year, then nights of make update against nginx as the bucket");
+  return (await benchRevisionSeason(ctx)) + (await benchRevisionLength(ctx));
+}
+
+/** BENCH_ONLY=revisions: the revision rows alone, with their own temporary folder and last line of figures. */
+async function benchRevisionsAlone(): Promise<number> {
+  try {
+    say(`bench revisions on ${new Date().toISOString().slice(0, 16)}Z, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, node ${process.version}`);
+    const failed = await benchRevisions({ work, yearCache: join(BENCH_CACHE, "year"), longCache: join(BENCH_CACHE, "long64"), say, log, figures });
+    console.log(JSON.stringify({ ...figures, failures: failed }));
+    return failed;
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
