@@ -5,7 +5,7 @@
 import { MAX_TEMP } from "../format/variables.js";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, truncate, utimes, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import os from "node:os";
@@ -15,6 +15,7 @@ import * as assert from "uvu/assert";
 import { PublishError } from "../pipeline/errors.js";
 import { DEFAULT_SILO_ANNUAL_BASE_URL, DEFAULT_SILO_BASE_URL, fetchSilo, parseVariables, parseYears, SOURCES_LOCK_FILE, type FetchOptions, type FetchReport } from "../pipeline/ingest/fetch.js";
 import { LOCK_FILE, type LockEntry } from "../pipeline/ingest/silo-lock.js";
+import { startNginx } from "./nginx.js";
 
 const PREFIX = "/silo/daily";
 const ANNUAL_PREFIX = "/silo/annual";
@@ -513,6 +514,111 @@ failures("fetch - rejects invalid date arguments before any request", async () =
 });
 
 failures.run();
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const revalidation = suite("fetch - files SILO rewrites in place");
+
+revalidation("fetch - a daily file the bucket rewrote at the same size is revised: downloaded, recorded with its new sha256 and validators; the rest cost a 304", async () => {
+  await runWithSilo(async (silo, folder) => {
+    const dates = ["2003-03-01", "2003-03-02", "2003-03-03"];
+    const options = makeOptions(silo, folder, { from: dates[0], to: dates[2] });
+    await fetchSilo(options);
+    silo.dailyVersion.set(dateToPath("2003-03-02"), 2);
+    assert.is(makeTiff("2003-03-02", 2).length, makeTiff("2003-03-02").length);
+    const lines: string[] = [];
+    const report = await fetchSilo({ ...options, log: (line) => lines.push(line) });
+    assert.equal(report, { added: [], revised: [dateToPath("2003-03-02")], unchanged: [dateToPath("2003-03-01"), dateToPath("2003-03-03")], downloads: 1, bytes: measureTiff("2003-03-02") });
+    assert.equal(dates.map((date) => silo.statuses.get(dateToPath(date))), [[200, 304], [200, 200], [200, 304]]);
+    assert.equal(dates.map((date) => silo.conditional.get(dateToPath(date))), [1, 1, 1]);
+    assert.ok((await readFile(path.join(folder, dateToPath("2003-03-02")))).equals(makeTiff("2003-03-02", 2)));
+    assert.equal(await readLock(folder), { files: [expectEntry(silo, "2003-03-01"), expectEntry(silo, "2003-03-02", 2), expectEntry(silo, "2003-03-03")] });
+    assert.ok(lines.includes(`revised ${dateToPath("2003-03-02")} ${(measureTiff("2003-03-02") / 1000).toFixed(1)} kB (the bucket rewrote it)`), lines.join("\n"));
+    // asked again: nothing changed, nothing downloaded
+    const third = await fetchSilo(options);
+    assert.equal([third.unchanged.length, third.downloads], [3, 0]);
+    assert.equal(dates.map((date) => silo.statuses.get(dateToPath(date))!.at(-1)), [304, 304, 304]);
+  });
+});
+
+revalidation("fetch - a bucket giving only Last-Modified is asked with If-Modified-Since: a 304 while unchanged, a download once rewritten", async () => {
+  await runWithSilo(async (silo, folder) => {
+    silo.validators = "last-modified";
+    const options = makeOptions(silo, folder, { from: "2003-03-01", to: "2003-03-02" });
+    await fetchSilo(options);
+    assert.equal(await readLock(folder), { files: [expectEntry(silo, "2003-03-01"), expectEntry(silo, "2003-03-02")] });
+    assert.is(expectEntry(silo, "2003-03-01").etag, undefined);
+    assert.equal((await fetchSilo(options)).unchanged, [dateToPath("2003-03-01"), dateToPath("2003-03-02")]);
+    silo.dailyVersion.set(dateToPath("2003-03-01"), 2);
+    const report = await fetchSilo(options);
+    assert.equal([report.revised, report.unchanged, report.downloads], [[dateToPath("2003-03-01")], [dateToPath("2003-03-02")], 1]);
+    assert.equal(silo.statuses.get(dateToPath("2003-03-01")), [200, 304, 200]);
+    assert.equal(silo.conditional.get(dateToPath("2003-03-01")), 2);
+    assert.equal(await readLock(folder), { files: [expectEntry(silo, "2003-03-01", 2), expectEntry(silo, "2003-03-02")] });
+  });
+});
+
+revalidation("fetch - a lock file written before validators were recorded: each file is downloaded once, unchanged by its sha256, and its validators recorded; then a 304", async () => {
+  await runWithSilo(async (silo, folder) => {
+    const dates = ["2003-03-01", "2003-03-02"];
+    const options = makeOptions(silo, folder, { from: dates[0], to: dates[1] });
+    await fetchSilo(options);
+    const old = { files: dates.map((date) => ({ ...expectEntry(silo, date), etag: undefined, last_modified: undefined })) };
+    await writeFile(path.join(folder, LOCK_FILE), JSON.stringify(old));
+    const lines: string[] = [];
+    const report = await fetchSilo({ ...options, log: (line) => lines.push(line) });
+    assert.equal(report, { added: [], revised: [], unchanged: dates.map(dateToPath), downloads: 2, bytes: addUp(dates.map(measureTiff)) });
+    assert.equal(dates.map((date) => silo.conditional.get(dateToPath(date)) ?? 0), [0, 0]);
+    assert.equal(lines.sort(), dates.map((date) => `unchanged ${dateToPath(date)} (downloaded again: the same sha256; its validators are recorded)`));
+    assert.equal(await readLock(folder), { files: dates.map((date) => expectEntry(silo, date)) });
+    await fetchSilo(options);
+    assert.equal(dates.map((date) => silo.statuses.get(dateToPath(date))), [[200, 200, 304], [200, 200, 304]]);
+  });
+});
+
+revalidation("fetch - a bucket giving no validators at all: a held file is downloaded each time, and unchanged while its sha256 is", async () => {
+  await runWithSilo(async (silo, folder) => {
+    silo.validators = "none";
+    const options = makeOptions(silo, folder, {});
+    await fetchSilo(options);
+    const again = await fetchSilo(options);
+    assert.equal(again, { added: [], revised: [], unchanged: [dateToPath("2003-01-01")], downloads: 1, bytes: measureTiff("2003-01-01") });
+    assert.equal(silo.statuses.get(dateToPath("2003-01-01")), [200, 200]);
+    assert.equal(await readLock(folder), { files: [expectEntry(silo, "2003-01-01")] });
+  });
+});
+
+revalidation("fetch - from nginx (ETag and Last-Modified of its own): a file rewritten in place at the same size is revised, the others cost a 304", async () => {
+  const root = await mkdtemp(path.join(os.tmpdir(), "silo-nginx-"));
+  const folder = await mkdtemp(path.join(os.tmpdir(), "silo-fetch-"));
+  const dates = ["2003-03-01", "2003-03-02", "2003-03-03"];
+  const served = (date: string) => path.join(root, "max_temp", dateToPath(date));
+  for (const date of dates) {
+    await mkdir(path.dirname(served(date)), { recursive: true });
+    await writeFile(served(date), makeTiff(date));
+  }
+  const nginx = await startNginx(root);
+  try {
+    const options: FetchOptions = { from: dates[0], to: dates[2], variables: [MAX_TEMP], folder, baseUrl: nginx.url, backoffMs: 5 };
+    await fetchSilo(options);
+    const lock = (await readLock(folder)) as { files: LockEntry[] };
+    assert.ok(lock.files.every((f) => /^"[0-9a-f]+-[0-9a-f]+"$/.test(f.etag ?? "") && Number.isFinite(Date.parse(f.last_modified ?? ""))), JSON.stringify(lock));
+    // nginx's ETag is the modification time and size: a rewrite at the same size a second later changes it
+    await writeFile(served("2003-03-02"), makeTiff("2003-03-02", 2));
+    await utimes(served("2003-03-02"), new Date(Date.UTC(2025, 0, 2)), new Date(Date.UTC(2025, 0, 2)));
+    const report = await fetchSilo(options);
+    assert.equal([report.revised, report.unchanged, report.downloads], [[dateToPath("2003-03-02")], [dateToPath("2003-03-01"), dateToPath("2003-03-03")], 1]);
+    assert.ok((await readFile(path.join(folder, dateToPath("2003-03-02")))).equals(makeTiff("2003-03-02", 2)));
+    const statuses = (await nginx.requests()).map((line) => line.split(" ").slice(1, 3).join(" "));
+    assert.equal(statuses.slice(3).sort(), dates.map((date) => `/max_temp/${dateToPath(date)} ${date === "2003-03-02" ? 200 : 304}`));
+  } finally {
+    await nginx.stop();
+    await rm(root, { recursive: true, force: true });
+    await rm(folder, { recursive: true, force: true });
+  }
+});
+
+revalidation.run();
 
 // ---------------------------------------------------------------------------------------------------------------
 
