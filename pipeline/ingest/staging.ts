@@ -32,6 +32,11 @@ export function stagedPath(folder: string, variable: Variable, memberPath: strin
   return join(stagingFolder(folder, variable), ...memberPath.split("/"));
 }
 
+/** Removes the staging folder once every variable's night is committed or dropped (it is empty then). */
+export async function removeStaging(folder: string): Promise<void> {
+  await rm(join(folder, STAGING_DIR), { recursive: true, force: true });
+}
+
 /** Drops a variable's downloads of this night: its fetch did not complete, and nothing of it may reach the folder. */
 export async function discardStaged(folder: string, variable: Variable): Promise<void> {
   await rm(stagingFolder(folder, variable), { recursive: true, force: true });

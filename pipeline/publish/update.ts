@@ -13,7 +13,7 @@ import {
   annualBaseUrl, dailyBaseUrl, describeFailures, type FetchFailure, type FetchItem, type FetchTuning, type Fetched, fetchFiles, lockSources, parseDate, toDayItem, toFetchTuning, toYearItem,
 } from "../ingest/fetch.js";
 import { LOCK_FILE, readLock } from "../ingest/silo-lock.js";
-import { type Commit, commitStaged, discardStaged, finishStaged, stagedPath } from "../ingest/staging.js";
+import { type Commit, commitStaged, discardStaged, finishStaged, removeStaging, stagedPath } from "../ingest/staging.js";
 import type { LockOptions } from "../operations/lock.js";
 import { createProgress, formatBytes, formatSeconds, type Progress } from "../progress.js";
 import { publish, type PublishOptions, type PublishSummary } from "./publish.js";
@@ -216,14 +216,22 @@ async function fetchNights(config: UpdateConfig): Promise<VariableNight[]> {
     else await commitNight(config, plan.variable, mine);
     nights.push(toNight(plan, config, mine, failed));
   }
+  await removeStaging(sources);
   return nights;
 }
 
-/** A completed variable's lock entries and staged files into the sources folder (staging.ts: a kill mid-way is finished later). */
+/**
+ * A completed variable's lock entries and staged files into the sources folder (staging.ts: a kill mid-way is finished
+ * by the next run). The lock file goes first, then the new days, newest first, then the rewritten files: a folder left
+ * between two moves has a gap before the new days it holds, or a file that differs from the lock file, and a publish
+ * refuses it rather than publish the variable half updated.
+ */
 async function commitNight(config: UpdateConfig, variable: Variable, fetched: Fetched[]): Promise<void> {
+  const landed = fetched.filter((f) => f.landed !== null);
+  const added = landed.filter((f) => f.outcome === "added").map((f) => f.item.relPath).sort().reverse();
   const commit: Commit = {
     entries: fetched.flatMap((f) => (f.entry ? [f.entry] : [])),
-    moves: fetched.flatMap((f) => (f.landed ? [f.item.relPath] : [])).sort(),
+    moves: [...added, ...landed.filter((f) => f.outcome !== "added").map((f) => f.item.relPath).sort()],
   };
   if (commit.entries.length === 0 && commit.moves.length === 0) return discardStaged(config.sources, variable);
   await commitStaged(config.sources, variable, commit, (memberPath) => config.options.onMove?.(variable, memberPath));
@@ -244,7 +252,7 @@ function toNight(plan: NightPlan, config: UpdateConfig, fetched: Fetched[], fail
     failures,
     downloads: downloaded.length,
     bytes: downloaded.reduce((n, f) => n + f.bytes, 0),
-    failed: failures.length > 0 ? `${failures.length} of its ${plan.items.length} files failed to download` : null,
+    failed: failures.length > 0 ? `${failures.length} of its ${count(plan.items.length, "file")} failed to download` : null,
   };
 }
 
@@ -284,7 +292,7 @@ export function describeUpdate(summary: UpdateSummary): { lines: string[]; error
   const width = Math.max(8, ...nights.map((n) => n.variable.silo.length));
   const row = (cells: (string | number)[]) => `  ${String(cells[0]).padEnd(width)}  ${String(cells[1]).padEnd(22)}  ${cells.slice(2, 6).map((c, i) => String(c).padStart([3, 7, 9, 6][i])).join("  ")}${cells[6] ? `  ${cells[6]}` : ""}`;
   const lines = [
-    `update of ${summary.sources} to ${summary.to}: ${downloads} files downloaded (${formatBytes(bytes)})`,
+    `update of ${summary.sources} to ${summary.to}: ${count(downloads, "file")} downloaded (${formatBytes(bytes)})`,
     row(["variable", "dates asked for", "new", "revised", "unchanged", "failed"]),
   ];
   for (const night of nights) {
@@ -307,8 +315,10 @@ function describePublished({ published, publishError, dist }: UpdateSummary): st
   if (!published) return `nothing published: no variable completed its night`;
   if (published.added.length === 0) return `nothing new to publish: ${dist} already holds ${published.unchanged.map((d) => d.id).join(", ")}`;
   const ids = published.added.map((d) => d.id).join(", ");
-  return `published ${published.added.length} versions into ${dist} (${formatBytes(published.bytesWritten)} written): ${ids}`;
+  return `published ${count(published.added.length, "version")} into ${dist} (${formatBytes(published.bytesWritten)} written): ${ids}`;
 }
+
+const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
 
 /** What to run for the days before a revision period, for a variable the folder held none of. */
 function describeBackfill(night: VariableNight, sources: string): string {
