@@ -23,7 +23,7 @@ const USAGE = `usage:
       (no --sources: generate and publish the bundled demo)
   tsx pipeline/cli.ts fetch --from YYYY-MM-DD --to YYYY-MM-DD [--variables V,..] [--sources DIR]      daily GeoTIFFs
   tsx pipeline/cli.ts fetch --years YYYY[-YYYY][,YYYY...] [--variables V,..] [--sources DIR]          annual NetCDF files
-  tsx pipeline/cli.ts update --to YYYY-MM-DD [--variables V,..] [--sources DIR] [--dist DIR] [--revision-days N] [--extend]
+  tsx pipeline/cli.ts update --to YYYY-MM-DD [--variables V,..] [--sources DIR] [--dist DIR] [--revision-days N] [--extend] [--prefer daily|annual]
       the nightly routine: new days and each variable's revision period fetched, the completed variables published
   tsx pipeline/cli.ts verify [--dist DIR]
   tsx pipeline/cli.ts prune [--dist DIR] [--keep-days N] [--keep-file FILE] [--grace-hours H] [--drop-versions 0|1] [--dry-run]
@@ -157,6 +157,7 @@ async function runUpdate(flags: Record<string, string | boolean | undefined>): P
     dist: flags.dist as string,
     revisionDays: days ? readCount("revision-days", days, 0) : undefined,
     extend: flags.extend === true,
+    prefer: parsePrefer(flags.prefer as string | undefined),
     lock: readLockFlags(flags),
   });
   const { lines, errors } = describeUpdate(summary);

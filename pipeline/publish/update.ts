@@ -42,6 +42,8 @@ export interface UpdateOptions {
   revisionDays?: number;
   /** publish onto the newest version of each variable (a folder keeping only recent files) */
   extend?: boolean;
+  /** the form that wins a date held both as a daily file and in an annual file with different cells */
+  prefer?: PublishOptions["prefer"];
   baseUrl?: string;
   annualBaseUrl?: string;
   tuning?: Partial<FetchTuning>;
@@ -264,7 +266,8 @@ async function publishCompleted(config: UpdateConfig, nights: VariableNight[]): 
   let variables = nights.filter((n) => n.failed === null).map((n) => n.variable);
   while (variables.length > 0) {
     try {
-      const options = { ...config.options.publish, sources: config.sources, dist: config.dist, variables, extend: config.options.extend, lock: config.options.lock, progress: config.progress };
+      const { extend, prefer, lock } = config.options;
+      const options = { ...config.options.publish, sources: config.sources, dist: config.dist, variables, extend, prefer, lock, progress: config.progress };
       return { published: await publish(options), publishError: null };
     } catch (err) {
       const refused = err instanceof PublishError ? findVariableOfFile(err.file, variables) : null;
@@ -315,7 +318,7 @@ function describePublished({ published, publishError, dist }: UpdateSummary): st
   if (!published) return `nothing published: no variable completed its night`;
   if (published.added.length === 0) return `nothing new to publish: ${dist} already holds ${published.unchanged.map((d) => d.id).join(", ")}`;
   const ids = published.added.map((d) => d.id).join(", ");
-  return `published ${count(published.added.length, "version")} into ${dist} (${formatBytes(published.bytesWritten)} written): ${ids}`;
+  return `published ${count(published.added.length, "version")} into ${dist} (${count(published.decoded, "day")} decoded, ${formatBytes(published.bytesWritten)} written): ${ids}`;
 }
 
 const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
