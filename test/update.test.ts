@@ -1,10 +1,11 @@
-// make update over eight nights against a stand-in for SILO's bucket that rewrites its files in place (test/silo-bucket.ts),
+// make update over ten nights against a stand-in for SILO's bucket that rewrites its files in place (test/silo-bucket.ts),
 // run as a maintainer's cron runs it (make, in a checkout of its own): after every night the newest version's cells,
 // read through the server's series route over HTTP, equal GDAL's reading of the bucket's files; only new and rewritten
 // files are downloaded, the rest cost a 304; a file rewritten with the same cells makes no version; a night killed with
 // SIGKILL while it fetches, or between two moves into the sources folder, leaves the dist verifying and serving and
 // nothing half published, and the next night catches up; a night whose bucket fails part of one variable's period
-// publishes the others, names it, exits non-zero, and the next night catches up.
+// publishes the others, names it, exits non-zero, and the next night catches up; so does one whose rewritten file the
+// publish refuses. Then make publish VARIABLES=, and (in process, with a short stall watch) a file that never comes.
 
 import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
@@ -17,7 +18,7 @@ import { dateToDayNumber, dayNumberToDate, listDates } from "../format/dates.js"
 import type { Window } from "../format/grid.js";
 import { sha256Hex } from "../format/hash.js";
 import { findVariable, MAX_TEMP, type Variable } from "../format/variables.js";
-import { revisionDays } from "../pipeline/publish/update.js";
+import { describeUpdate, revisionDays, update } from "../pipeline/publish/update.js";
 import { REPO } from "./doc-blocks.js";
 import { makeCheckout, READER_ENV } from "./doc-run.js";
 import { freshDirs, makeWorkDir } from "./helpers.js";
@@ -367,4 +368,67 @@ nights("update - night 8, the bucket well again: rain catches up (its two change
   assert.is(verified.code, 0, verified.stderr);
 });
 
+nights("update - nights 9 and 10: a rewritten rain file the publish refuses (a value past the plausible range) stops rain alone, named with its file and cell; SILO's next rewrite is taken", async () => {
+  const D6 = addDays(D5, 1);
+  bucket.lastDate = D6;
+  const bad = addDays(D6, -12);
+  await bucket.revise("daily_rain", bad, [{ col: COL0, row: ROW0, width: 1, height: 1, delta: 1600 }]);
+  const rainBefore = newestVersions().rain;
+  const night = await runNight(D6);
+  assert.is(night.code, 2);
+  assert.match(night.stderr, /^daily_rain: the publish refused one of its files; publishing the other variables without it$/m);
+  const file = `${D6.slice(0, 4)}/${bad.replaceAll("-", "")}.daily_rain.tif`;
+  assert.match(night.stderr, new RegExp(`^error: ${SOURCES}: daily_rain not published tonight: the publish refused its files: ${SOURCES}/${file}: value 16\\d\\d(\\.\\d+)? at cell \\(col ${COL0}, row ${ROW0}; lon [\\d.]+, lat -[\\d.]+\\) is outside the plausible range 0\\.\\.1500; check the source file and the variable it holds \\[decode\\]; the dist keeps its last version, and the next make update catches up \\[update\\]$`, "m"));
+  assert.match(night.stdout, /^ {2}published 1 version into .*: silo-tmax-\d+-20261125-\w+$/m);
+  assert.is(newestVersions().rain, rainBefore);
+  // SILO corrects its file the next night: rain is revised again, and published
+  await bucket.revise("daily_rain", bad, [{ col: COL0, row: ROW0, width: 1, height: 1, delta: -1600 }]);
+  const from = bucket.answers.length;
+  const next = await runNight(D6);
+  assert.is(next.code, 0, next.stderr);
+  assert.equal(answersSince(from).filter((a) => a.startsWith("200 ")), [`200 ${bucket.dailyPath("daily_rain", bad)}`]);
+  assert.match(next.stdout, /^ {2}published 1 version into .*: silo-rain-20251120-20261125-\w+$/m);
+  await assertServedIsBucket(new Map([[DAILY_RAIN, [bad, D6]]]));
+});
+
+nights("update - make publish VARIABLES= publishes only those variables of the folder, and refuses one it holds none of; make update passes EXTEND and PREFER on", async () => {
+  const dist = fresh("dist-rain");
+  const rain = await runMake(["publish", `SOURCES=${SOURCES}`, `DIST=${dist}`, "VARIABLES=daily_rain"]);
+  assert.is(rain.code, 0, rain.stderr);
+  const keys = JSON.parse(readFileSync(join(dist, "catalog.json"), "utf8")).candidates.map((c: { record: { dataset_key: string } }) => c.record.dataset_key).sort();
+  assert.equal(keys, ["silo-rain"]);
+  const vp = await runMake(["publish", `SOURCES=${SOURCES}`, `DIST=${dist}`, "VARIABLES=vp,max_temp"]);
+  assert.is(vp.code, 2);
+  assert.match(vp.stderr, `error: ${SOURCES}: holds no files of vp (it holds max_temp, daily_rain); fetch them first, or leave them out of VARIABLES [discover]`);
+  const dry = await runMake(["-n", "update", "TO=2026-11-25", "EXTEND=1", "PREFER=daily", "REVISION_DAYS=30"]);
+  assert.is(dry.stdout.replace(/\\\n\s*/g, " ").replace(/\s+/g, " ").trim(), 'node build/cli.js update --to "2026-11-25" --dist "dist" --revision-days "30" --extend --prefer "daily" --lock-wait "600"');
+});
+
 nights.run();
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const stalls = suite("update - a bucket that stalls");
+
+stalls("update - a file whose answer never comes fails its variable once the stall watch gives up; the other variable is published", async () => {
+  const own = await startSiloBucket(fresh("stalling-bucket"), WINDOW);
+  try {
+    own.lastDate = "2026-03-10";
+    own.failures.set(own.dailyPath("max_temp", "2026-03-09"), { kind: "stall" });
+    const sources = fresh("stalling-silo");
+    const summary = await update({
+      to: "2026-03-10", variables: BOTH, sources, dist: fresh("stalling-dist"), revisionDays: 3, baseUrl: own.dailyBaseUrl,
+      tuning: { stallMs: 300, retries: 1, backoffMs: 5 }, progress: { line: () => {}, status: () => {}, done: () => {} }, publish: { observations: false, explorer: false },
+    });
+    const [tmax, rain] = summary.nights;
+    assert.equal([tmax.failures.map((f) => [f.item.key, f.reason]), tmax.added.length, tmax.failed], [[["max_temp 2026-03-09", "stalled: no response for 0.3 s after 2 attempts"]], 2, "1 of its 3 files failed to download"]);
+    assert.equal([rain.failed, rain.added.length], [null, 3]);
+    assert.equal(summary.published!.added.map((d) => d.id.split("-").slice(0, 4).join("-")), ["silo-rain-20260308-20260310"]);
+    assert.equal(readdirRecursive(sources).filter((f) => f.endsWith(".tif")), ["2026/20260308.daily_rain.tif", "2026/20260309.daily_rain.tif", "2026/20260310.daily_rain.tif"]);
+    assert.equal(describeUpdate(summary).errors, [`${sources}: max_temp not published tonight: 1 of its 3 files failed to download; the dist keeps its last version, and the next make update catches up [update]`]);
+  } finally {
+    await own.close();
+  }
+});
+
+stalls.run();
