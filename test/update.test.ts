@@ -432,3 +432,43 @@ stalls("update - a file whose answer never comes fails its variable once the sta
 });
 
 stalls.run();
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const settings = suite("update - settings");
+
+settings("update - TO, REVISION_DAYS and VARIABLES are checked before anything is asked; REVISION_DAYS=0 of an empty folder fetches and publishes nothing, and says how to backfill", async () => {
+  const own = await startSiloBucket(fresh("quiet-bucket"), WINDOW);
+  try {
+    const quiet = { line: () => {}, status: () => {}, done: () => {} };
+    const base = { sources: fresh("quiet-silo"), dist: fresh("quiet-dist"), baseUrl: own.dailyBaseUrl, progress: quiet };
+    const refusals: [Partial<Parameters<typeof update>[0]>, string][] = [
+      [{ to: "2026-02-30" }, `TO: "2026-02-30" is not a calendar date; give YYYY-MM-DD [update]`],
+      [{ to: "2026-03-01", revisionDays: -1 }, "REVISION_DAYS: -1 is not a whole number of days >= 0; leave it out for SILO's own revision periods [update]"],
+      [{ to: "2026-03-01", variables: [] }, "VARIABLES: none given; give some of max_temp, min_temp, daily_rain, radiation, vp, or leave it out for all of them [update]"],
+    ];
+    for (const [given, message] of refusals) {
+      const err = await update({ ...base, to: "", ...given }).then(() => null, (e: Error) => e);
+      assert.is(err?.message, message);
+    }
+    const summary = await update({ ...base, to: "2026-03-01", variables: [DAILY_RAIN], revisionDays: 0 });
+    assert.equal([own.requests, summary.nights[0].first, summary.published, summary.publishError], [[], null, null, null]);
+    const { lines, errors } = describeUpdate(summary);
+    assert.equal(errors, []);
+    assert.equal(lines.slice(2, 4).map((l) => l.trim()), [
+      "daily_rain  none                      0        0          0       0",
+      `the folder held no daily_rain file, so only its revision period from 2026-03-02 was fetched; backfill the days before it with make fetch YEARS=1889-2025 VARIABLES=daily_rain SOURCES=${base.sources} and make fetch FROM=2026-01-01 TO=2026-03-01 VARIABLES=daily_rain SOURCES=${base.sources}; the next make update publishes them`,
+    ]);
+    assert.is(lines[4], "  nothing to publish: the folder holds no file of daily_rain");
+  } finally {
+    await own.close();
+  }
+});
+
+settings("update - SILO's revision periods: 366 days for daily_rain, 190 for the four others (docs/publishing.md's table)", () => {
+  assert.equal(["max_temp", "min_temp", "daily_rain", "radiation", "vp"].map((v) => revisionDays(findVariable(v)!)), [190, 190, 366, 190, 190]);
+  const table = readFileSync(join(REPO, "docs", "publishing.md"), "utf8");
+  assert.ok(table.includes("| `daily_rain` | 366 days") && table.includes("| `max_temp`, `min_temp`, `radiation`, `vp` | 190 days"));
+});
+
+settings.run();

@@ -392,9 +392,9 @@ export function parseYears(spec: string): number[] {
 }
 
 // A calendar date checked by arithmetic, so 2003-02-29 fails instead of rolling into March.
-export function parseDate(name: string, value: unknown): string {
+export function parseDate(name: string, value: unknown, stage = STAGE): string {
   if (typeof value === "string" && isCalendarDate(value)) return value;
-  throw new PublishError(name, STAGE, `${JSON.stringify(value)} is not a calendar date; give YYYY-MM-DD`);
+  throw new PublishError(name, stage, `${JSON.stringify(value)} is not a calendar date; give YYYY-MM-DD`);
 }
 
 function isHttpUrl(value: string): boolean {

@@ -123,7 +123,7 @@ export async function update(options: UpdateOptions): Promise<UpdateSummary> {
 }
 
 function toUpdateConfig(options: UpdateOptions): UpdateConfig {
-  const to = parseDate("TO", options.to);
+  const to = parseDate("TO", options.to, STAGE);
   for (const [name, value] of [["SOURCES", options.sources], ["DIST", options.dist]]) {
     if (typeof value !== "string" || value === "") throw new PublishError(name!, STAGE, "missing; give the folder (make update SOURCES=... DIST=...)");
   }
@@ -263,7 +263,9 @@ function toNight(plan: NightPlan, config: UpdateConfig, fetched: Fetched[], fail
  * stops its variable alone: it is named, and the others are published without it.
  */
 async function publishCompleted(config: UpdateConfig, nights: VariableNight[]): Promise<{ published: PublishSummary | null; publishError: string | null }> {
-  let variables = nights.filter((n) => n.failed === null).map((n) => n.variable);
+  // a variable the folder holds no file of (none held, none fetched: REVISION_DAYS=0) has nothing to publish
+  const held = await listHeld(config.sources);
+  let variables = nights.filter((n) => n.failed === null && held.has(n.variable.silo)).map((n) => n.variable);
   while (variables.length > 0) {
     try {
       const { extend, prefer, lock } = config.options;
@@ -313,9 +315,10 @@ export function describeUpdate(summary: UpdateSummary): { lines: string[]; error
   return { lines, errors };
 }
 
-function describePublished({ published, publishError, dist }: UpdateSummary): string {
+function describePublished({ published, publishError, dist, nights }: UpdateSummary): string {
   if (publishError) return `nothing published: the publish failed (below)`;
-  if (!published) return `nothing published: no variable completed its night`;
+  if (!published && nights.every((n) => n.failed)) return `nothing published: no variable completed its night`;
+  if (!published) return `nothing to publish: the folder holds no file of ${nights.filter((n) => !n.failed).map((n) => n.variable.silo).join(", ")}`;
   if (published.added.length === 0) return `nothing new to publish: ${dist} already holds ${published.unchanged.map((d) => d.id).join(", ")}`;
   const ids = published.added.map((d) => d.id).join(", ");
   return `published ${count(published.added.length, "version")} into ${dist} (${count(published.decoded, "day")} decoded, ${formatBytes(published.bytesWritten)} written): ${ids}`;
