@@ -12,7 +12,7 @@ EXTEND ?=
 ALLOW_GAPS ?=
 PREFER ?=
 REHASH ?=
-# make update's revision period of every variable, in days; empty: SILO's own per variable (pipeline/publish/update.ts)
+# make update's revision window of every variable, in days; empty: SILO's own per variable (pipeline/publish/update.ts)
 REVISION_DAYS ?=
 CACHE_MB ?= 32
 # publish, prune and sync are the dist's writers, one at a time (docs/operating.md): a second waits up to LOCK_WAIT
@@ -73,7 +73,7 @@ demo-day: install ## the daily routine on the demo: generate the next day of eve
 fetch: install ## download SILO daily files FROM..TO, or annual files YEARS=1889-2025, of VARIABLES (default all five) into SOURCES (default .cache/silo); files held are asked for again and downloaded only when SILO rewrote them
 	@node $(PIPELINE_JS) fetch $(if $(YEARS),--years "$(YEARS)",--from "$(FROM)" --to "$(TO)") $(if $(VARIABLES),--variables "$(VARIABLES)") $(if $(SOURCES),--sources "$(SOURCES)") $(LOCK_FLAGS)
 
-update: install ## the nightly routine (cron): fetch each of VARIABLES' new days up to TO and re-validate its revision period (REVISION_DAYS, default SILO's own), then publish SOURCES into DIST for the variables that completed (EXTEND=1, PREFER= as make publish); exits non-zero naming any variable not published
+update: install ## the nightly routine (cron): fetch each of VARIABLES' new days up to TO and re-validate its revision window (REVISION_DAYS, default SILO's own), then publish SOURCES into DIST for the variables that completed (EXTEND=1, PREFER= as make publish); exits non-zero naming any variable not published
 	@node $(PIPELINE_JS) update --to "$(TO)" $(if $(VARIABLES),--variables "$(VARIABLES)") $(if $(SOURCES),--sources "$(SOURCES)") --dist "$(DIST)" \
 		$(if $(REVISION_DAYS),--revision-days "$(REVISION_DAYS)") $(if $(EXTEND),--extend) $(if $(PREFER),--prefer "$(PREFER)") $(LOCK_FLAGS)
 

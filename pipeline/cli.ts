@@ -24,7 +24,7 @@ const USAGE = `usage:
   tsx pipeline/cli.ts fetch --from YYYY-MM-DD --to YYYY-MM-DD [--variables V,..] [--sources DIR]      daily GeoTIFFs
   tsx pipeline/cli.ts fetch --years YYYY[-YYYY][,YYYY...] [--variables V,..] [--sources DIR]          annual NetCDF files
   tsx pipeline/cli.ts update --to YYYY-MM-DD [--variables V,..] [--sources DIR] [--dist DIR] [--revision-days N] [--extend] [--prefer daily|annual]
-      the nightly routine: new days and each variable's revision period fetched, the completed variables published
+      the nightly routine: new days and each variable's revision window fetched, the completed variables published
   tsx pipeline/cli.ts verify [--dist DIR]
   tsx pipeline/cli.ts prune [--dist DIR] [--keep-days N] [--keep-file FILE] [--grace-hours H] [--drop-versions 0|1] [--dry-run]
   tsx pipeline/cli.ts sync --from URL [--dist DIR] [--prune 0|1] [--grace-hours H] [--concurrency N]

@@ -72,10 +72,10 @@ operating.after(async () => {
   await origin.stop();
 });
 
-/** yesterday, `days` days back (the first day of a revision period of that many days ending yesterday), as YYYYMMDD */
+/** yesterday, `days` days back (the first day of a revision window of that many days ending yesterday), as YYYYMMDD */
 const daysBack = (days: number) => dayNumberToDate(dateToDayNumber(yesterday) - days).replaceAll("-", "");
 
-operating("operating.md - the cron table's jobs run as cron runs them: make update of an empty folder fetches and publishes each revision period up to yesterday, then prune", async () => {
+operating("operating.md - the cron table's jobs run as cron runs them: make update of an empty folder fetches and publishes each revision window up to yesterday, then prune", async () => {
   const { env, jobs } = readCronTable(docBlock("docs/operating.md", "# /etc/cron.d/climate"));
   assert.equal(jobs.map((j) => [j.schedule.join(" "), j.user]), [["15 7 * * *", "climate"], ["45 7 * * 0", "climate"]]);
   // cron's environment: the table's variables, HOME, LOGNAME and SHELL; the bucket's address is the test's
@@ -83,7 +83,7 @@ operating("operating.md - the cron table's jobs run as cron runs them: make upda
   const runJob = (command: string) => run("/bin/sh", ["-c", localize(command, SRV, { every: false })], { env: cronEnv, timeout: 120_000 });
   const update = await runJob(jobs[0].command);
   await runJob(jobs[1].command);
-  // SILO's revision periods: 366 days of rain, 190 of the others, ending yesterday
+  // SILO's revision windows: 366 days of rain, 190 of the others, ending yesterday
   const end = yesterday.replaceAll("-", "");
   assert.equal(catalogIds(SRV["/srv/dist"]).filter((id) => id.startsWith("silo-")).map((id) => id.split("-").slice(0, -1).join("-")),
     ["radiation", "rain", "tmax", "tmin", "vp"].map((v) => `silo-${v}-${v === "rain" ? daysBack(365) : daysBack(189)}-${end}`));

@@ -53,7 +53,7 @@ publishing("publishing.md - the backfill from annual files (its last year), the 
   assert.equal(withoutNoaa(newestCoverage(join(checkout, "dist"))), fiveVariables("2025-01-01..2026-11-22"));
   const nightly = await runBash(docBlock("docs/publishing.md", "make update TO=2026-11-23"), { cwd: checkout, env });
   assert.equal(withoutNoaa(newestCoverage(join(checkout, "dist"))), fiveVariables("2025-01-01..2026-11-23"));
-  // the new day, and each revision period asked for again: 304s for the daily files held (and rain's annual file of
+  // the new day, and each revision window asked for again: 304s for the daily files held (and rain's annual file of
   // 2025), rain's days of 2025 inside its period fetched as daily files beside the annual file (the same cells)
   const rows = nightly.stdout.split("\n").filter((l) => /^ {2}[a-z_]+ +\d{4}-/.test(l)).map((l) => l.trim().split(/\s+/).slice(0, 6).join(" "));
   assert.equal(rows, [

@@ -63,7 +63,7 @@ async function runMake(args: string[]): Promise<Ran> {
   }
 }
 
-/** The night's make update of both variables, SILO's own revision periods. */
+/** The night's make update of both variables, SILO's own revision windows. */
 const runNight = (to: string, ...more: string[]) => runMake(["update", `TO=${to}`, "VARIABLES=max_temp,daily_rain", `SOURCES=${SOURCES}`, `DIST=${DIST}`, ...more]);
 
 /** A variable's row of the night's summary: the dates asked for, and new, revised, unchanged and failed files. */
@@ -166,14 +166,14 @@ nights.before(async () => {
 });
 nights.after(() => bucket.close());
 
-nights("update - night 1, an empty folder: each variable's revision period (190 days, rain 366) fetched and published, and how to backfill said", async () => {
+nights("update - night 1, an empty folder: each variable's revision window (190 days, rain 366) fetched and published, and how to backfill said", async () => {
   bucket.lastDate = D1;
   const from = bucket.answers.length;
   const night = await runNight(D1);
   assert.is(night.code, 0, night.stderr);
   assert.equal(readRow(night.stdout, MAX_TEMP), [`${addDays(D1, -189)}..${D1}`, 190, 0, 0, 0]);
   assert.equal(readRow(night.stdout, DAILY_RAIN), [`${addDays(D1, -365)}..${D1}`, 366, 0, 0, 0]);
-  assert.match(night.stdout, `the folder held no max_temp file, so only its revision period from ${addDays(D1, -189)} was fetched; backfill the days before it with make fetch YEARS=1889-2025 VARIABLES=max_temp SOURCES=${SOURCES} and make fetch FROM=2026-01-01 TO=${addDays(D1, -190)} VARIABLES=max_temp SOURCES=${SOURCES}`);
+  assert.match(night.stdout, `the folder held no max_temp file, so only its revision window from ${addDays(D1, -189)} was fetched; backfill the days before it with make fetch YEARS=1889-2025 VARIABLES=max_temp SOURCES=${SOURCES} and make fetch FROM=2026-01-01 TO=${addDays(D1, -190)} VARIABLES=max_temp SOURCES=${SOURCES}`);
   assert.match(night.stdout, /^update of .* to 2026-11-20: 556 files downloaded \(/m);
   assert.match(night.stdout, /^ {2}published 3 versions into .*: silo-tmax-20260515-20261120-\w+, silo-rain-20251120-20261120-\w+, noaa-weather-/m);
   assert.equal(answersSince(from), expectAnswers(D1, expectAnswers(D1, []).map((answer) => answer.replace(/^304 /, ""))));
@@ -444,7 +444,7 @@ settings("update - TO, REVISION_DAYS and VARIABLES are checked before anything i
     const base = { sources: fresh("quiet-silo"), dist: fresh("quiet-dist"), baseUrl: own.dailyBaseUrl, progress: quiet };
     const refusals: [Partial<Parameters<typeof update>[0]>, string][] = [
       [{ to: "2026-02-30" }, `TO: "2026-02-30" is not a calendar date; give YYYY-MM-DD [update]`],
-      [{ to: "2026-03-01", revisionDays: -1 }, "REVISION_DAYS: -1 is not a whole number of days >= 0; leave it out for SILO's own revision periods [update]"],
+      [{ to: "2026-03-01", revisionDays: -1 }, "REVISION_DAYS: -1 is not a whole number of days >= 0; leave it out for SILO's own revision windows [update]"],
       [{ to: "2026-03-01", variables: [] }, "VARIABLES: none given; give some of max_temp, min_temp, daily_rain, radiation, vp, or leave it out for all of them [update]"],
     ];
     for (const [given, message] of refusals) {
@@ -457,7 +457,7 @@ settings("update - TO, REVISION_DAYS and VARIABLES are checked before anything i
     assert.equal(errors, []);
     assert.equal(lines.slice(2, 4).map((l) => l.trim()), [
       "daily_rain  none                      0        0          0       0",
-      `the folder held no daily_rain file, so only its revision period from 2026-03-02 was fetched; backfill the days before it with make fetch YEARS=1889-2025 VARIABLES=daily_rain SOURCES=${base.sources} and make fetch FROM=2026-01-01 TO=2026-03-01 VARIABLES=daily_rain SOURCES=${base.sources}; the next make update publishes them`,
+      `the folder held no daily_rain file, so only its revision window from 2026-03-02 was fetched; backfill the days before it with make fetch YEARS=1889-2025 VARIABLES=daily_rain SOURCES=${base.sources} and make fetch FROM=2026-01-01 TO=2026-03-01 VARIABLES=daily_rain SOURCES=${base.sources}; the next make update publishes them`,
     ]);
     assert.is(lines[4], "  nothing to publish: the folder holds no file of daily_rain");
   } finally {
@@ -465,7 +465,7 @@ settings("update - TO, REVISION_DAYS and VARIABLES are checked before anything i
   }
 });
 
-settings("update - SILO's revision periods: 366 days for daily_rain, 190 for the four others (docs/publishing.md's table)", () => {
+settings("update - SILO's revision windows: 366 days for daily_rain, 190 for the four others (docs/publishing.md's table)", () => {
   assert.equal(["max_temp", "min_temp", "daily_rain", "radiation", "vp"].map((v) => revisionDays(findVariable(v)!)), [190, 190, 366, 190, 190]);
   const table = readFileSync(join(REPO, "docs", "publishing.md"), "utf8");
   assert.ok(table.includes("| `daily_rain` | 366 days") && table.includes("| `max_temp`, `min_temp`, `radiation`, `vp` | 190 days"));

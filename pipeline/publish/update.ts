@@ -1,4 +1,4 @@
-// make update, the nightly routine for cron: for each variable, the new days up to TO and its revision period (the
+// make update, the nightly routine for cron: for each variable, the new days up to TO and its revision window (the
 // recent days SILO may still rewrite, asked for again with conditional requests) fetched into a staging folder and
 // moved into the sources folder only whole; then one publish of the variables whose fetch completed. A variable that
 // did not complete is named, left exactly as it was, and caught up by the next night (decisions §9; docs/publishing.md).
@@ -27,18 +27,18 @@ export function revisionDays(variable: Variable): number {
   return variable.silo === "daily_rain" ? 366 : 190;
 }
 
-/** The first day of SILO's archive: no revision period reaches before it. */
+/** The first day of SILO's archive: no revision window reaches before it. */
 const FIRST_DATE = "1889-01-01";
 const STAGE = "update";
 
 export interface UpdateOptions {
-  /** the last date of the night (YYYY-MM-DD): new days are fetched up to it, and each revision period ends on it */
+  /** the last date of the night (YYYY-MM-DD): new days are fetched up to it, and each revision window ends on it */
   to: string;
   /** default: every variable of format/variables.ts */
   variables?: Variable[];
   sources: string;
   dist: string;
-  /** the revision period of every variable, in days (default: revisionDays of each) */
+  /** the revision window of every variable, in days (default: revisionDays of each) */
   revisionDays?: number;
   /** publish onto the newest version of each variable (a folder keeping only recent files) */
   extend?: boolean;
@@ -59,12 +59,12 @@ export interface UpdateOptions {
 /** One variable's night. */
 export interface VariableNight {
   variable: Variable;
-  /** the dates asked for: the new days and the revision period; null when there were none */
+  /** the dates asked for: the new days and the revision window; null when there were none */
   first: string | null;
   last: string;
-  /** the first day of its revision period */
-  periodFirst: string;
-  /** the folder held no file of it: only the revision period was fetched */
+  /** the first day of its revision window */
+  revisionFirst: string;
+  /** the folder held no file of it: only the revision window was fetched */
   heldNone: boolean;
   /** member paths: files the folder did not hold, and held files the bucket had rewritten */
   added: string[];
@@ -129,7 +129,7 @@ function toUpdateConfig(options: UpdateOptions): UpdateConfig {
   }
   const days = options.revisionDays;
   if (days !== undefined && !(Number.isInteger(days) && days >= 0)) {
-    throw new PublishError("REVISION_DAYS", STAGE, `${days} is not a whole number of days >= 0; leave it out for SILO's own revision periods`);
+    throw new PublishError("REVISION_DAYS", STAGE, `${days} is not a whole number of days >= 0; leave it out for SILO's own revision windows`);
   }
   if (options.variables !== undefined && options.variables.length === 0) {
     throw new PublishError("VARIABLES", STAGE, `none given; give some of ${VARIABLES.map((v) => v.silo).join(", ")}, or leave it out for all of them`);
@@ -151,7 +151,7 @@ interface Held {
 /**
  * The folder's SILO files by variable, as publish finds them (flat or in YYYY/ folders). An annual file counts as its
  * whole year: new days are fetched from the year after it (a year still open is fetched as daily files anyway, over
- * the revision period, and the annual file is asked for again).
+ * the revision window, and the annual file is asked for again).
  */
 async function listHeld(folder: string): Promise<Map<string, Held>> {
   const held = new Map<string, Held>();
@@ -178,26 +178,26 @@ interface NightPlan {
   variable: Variable;
   items: FetchItem[];
   first: string | null;
-  periodFirst: string;
+  revisionFirst: string;
   heldNone: boolean;
 }
 
 /**
  * A variable's files for the night: every day from the first new one (the day after the newest held; with none held,
- * none) or the first of its revision period, whichever is earlier, to TO; and the annual files it holds of years its
- * revision period touches (SILO rewrites those too).
+ * none) or the first of its revision window, whichever is earlier, to TO; and the annual files it holds of years its
+ * revision window touches (SILO rewrites those too).
  */
 function planNight(variable: Variable, held: Held | undefined, config: UpdateConfig): NightPlan {
   const days = config.revisionDays ?? revisionDays(variable);
-  let periodFirst = addDays(config.to, 1 - days);
-  if (periodFirst < FIRST_DATE) periodFirst = FIRST_DATE;
-  const afterNewest = held ? addDays(held.newest, 1) : periodFirst;
-  const first = afterNewest < periodFirst ? afterNewest : periodFirst;
+  let revisionFirst = addDays(config.to, 1 - days);
+  if (revisionFirst < FIRST_DATE) revisionFirst = FIRST_DATE;
+  const afterNewest = held ? addDays(held.newest, 1) : revisionFirst;
+  const first = afterNewest < revisionFirst ? afterNewest : revisionFirst;
   const dates = first <= config.to ? listDates(first, config.to) : [];
   const items = dates.map((date) => toDayItem(variable, date, config.dailyBaseUrl));
-  const years = [...(held?.years ?? [])].filter((y) => days > 0 && y >= Number(periodFirst.slice(0, 4)) && y <= Number(config.to.slice(0, 4))).sort();
+  const years = [...(held?.years ?? [])].filter((y) => days > 0 && y >= Number(revisionFirst.slice(0, 4)) && y <= Number(config.to.slice(0, 4))).sort();
   if (years.length > 0) items.push(...years.map((y) => toYearItem(variable, y, config.annualBaseUrl())));
-  return { variable, items, first: dates.length > 0 ? first : null, periodFirst, heldNone: held === undefined };
+  return { variable, items, first: dates.length > 0 ? first : null, revisionFirst, heldNone: held === undefined };
 }
 
 /** Every variable's files fetched at once into its staging folder; each variable's night then moved in whole, or dropped. */
@@ -246,7 +246,7 @@ function toNight(plan: NightPlan, config: UpdateConfig, fetched: Fetched[], fail
     variable: plan.variable,
     first: plan.first,
     last: config.to,
-    periodFirst: plan.periodFirst,
+    revisionFirst: plan.revisionFirst,
     heldNone: plan.heldNone,
     added: paths("added"),
     revised: paths("revised"),
@@ -326,13 +326,13 @@ function describePublished({ published, publishError, dist, nights }: UpdateSumm
 
 const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
 
-/** What to run for the days before a revision period, for a variable the folder held none of. */
+/** What to run for the days before a revision window, for a variable the folder held none of. */
 function describeBackfill(night: VariableNight, sources: string): string {
-  const year = Number(night.periodFirst.slice(0, 4));
+  const year = Number(night.revisionFirst.slice(0, 4));
   const commands = [
     ...(year > Number(FIRST_DATE.slice(0, 4)) ? [`make fetch YEARS=${FIRST_DATE.slice(0, 4)}-${year - 1} VARIABLES=${night.variable.silo} SOURCES=${sources}`] : []),
-    ...(night.periodFirst > `${year}-01-01` ? [`make fetch FROM=${year}-01-01 TO=${addDays(night.periodFirst, -1)} VARIABLES=${night.variable.silo} SOURCES=${sources}`] : []),
+    ...(night.revisionFirst > `${year}-01-01` ? [`make fetch FROM=${year}-01-01 TO=${addDays(night.revisionFirst, -1)} VARIABLES=${night.variable.silo} SOURCES=${sources}`] : []),
   ];
-  const what = `the folder held no ${night.variable.silo} file, so only its revision period from ${night.periodFirst} was fetched`;
+  const what = `the folder held no ${night.variable.silo} file, so only its revision window from ${night.revisionFirst} was fetched`;
   return commands.length === 0 ? what : `${what}; backfill the days before it with ${commands.join(" and ")}; the next make update publishes them`;
 }
