@@ -12,10 +12,12 @@ EXTEND ?=
 ALLOW_GAPS ?=
 PREFER ?=
 REHASH ?=
+# make update's revision window of every variable, in days; empty: SILO's own per variable (pipeline/publish/update.ts)
+REVISION_DAYS ?=
 CACHE_MB ?= 32
 # publish, prune and sync are the dist's writers, one at a time (docs/operating.md): a second waits up to LOCK_WAIT
-# seconds, then refuses naming the holder. LOCAL_LOCK=1 takes a lock that holds on this host only (a shared folder
-# whose locks stay local, written from this host alone).
+# seconds, then refuses naming the holder; fetch and update of one SOURCES folder take turns the same way. LOCAL_LOCK=1
+# takes a lock that holds on this host only (a shared folder whose locks stay local, written from this host alone).
 LOCK_WAIT ?= 600
 LOCAL_LOCK ?=
 LOCK_FLAGS = --lock-wait "$(LOCK_WAIT)" $(if $(LOCAL_LOCK),--local-lock)
@@ -33,10 +35,10 @@ EXPLORER_SOURCES := $(shell find explorer client api format schemas -name '*.ts'
 # CLI, where pipeline/pool.ts looks for them
 ESBUILD_NODE := node_modules/.bin/esbuild --bundle --platform=node --format=esm --target=node20 --log-level=warning
 
-.PHONY: help install demo demo-day publish fetch verify upgrade prune sync serve mirror test typecheck bench fixtures clean
+.PHONY: help install demo demo-day publish fetch update verify upgrade prune sync serve mirror test typecheck bench fixtures clean
 
 help:
-	@grep -E '^[a-z]+:.*## ' Makefile | sed 's/:.*## /\t/' | expand -t 12
+	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | expand -t 12
 
 install: node_modules/.package-lock.json $(SERVER_JS) $(PIPELINE_JS) $(EXPLORER_HTML) ## install npm packages (exact versions from package-lock.json) and build the server, the pipeline and the explorer
 
@@ -61,15 +63,19 @@ $(SERVER_JS): node_modules/.package-lock.json $(SERVER_SOURCES)
 demo: publish ## build the demo dist and serve it (the first command on a fresh machine)
 	@$(MAKE) --no-print-directory serve DIST="$(DIST)" PORT="$(PORT)" HOST="$(HOST)"
 
-publish: install ## publish SOURCES (default: the demo) into DIST; EXTEND=1 adds to the newest version; PREFER=daily|annual; REHASH=1 reads every file again; waits LOCK_WAIT=600 s for another writer
-	@node $(PIPELINE_JS) publish --dist "$(DIST)" $(if $(SOURCES),--sources "$(SOURCES)") $(if $(EXTEND),--extend) $(if $(ALLOW_GAPS),--allow-gaps) \
+publish: install ## publish SOURCES (default: the demo) into DIST, VARIABLES (default: every one it holds); EXTEND=1 adds to the newest version; PREFER=daily|annual; REHASH=1 reads every file again; waits LOCK_WAIT=600 s for another writer
+	@node $(PIPELINE_JS) publish --dist "$(DIST)" $(if $(SOURCES),--sources "$(SOURCES)") $(if $(VARIABLES),--variables "$(VARIABLES)") $(if $(EXTEND),--extend) $(if $(ALLOW_GAPS),--allow-gaps) \
 		$(if $(PREFER),--prefer "$(PREFER)") $(if $(REHASH),--rehash) $(LOCK_FLAGS)
 
 demo-day: install ## the daily routine on the demo: generate the next day of every demo variable and publish it onto DIST (a running server serves it within a second)
 	@node $(PIPELINE_JS) demo-day --dist "$(DIST)" $(LOCK_FLAGS)
 
-fetch: install ## download SILO daily files FROM..TO, or annual files YEARS=1889-2025, of VARIABLES (default all five) into SOURCES (default .cache/silo)
-	@node $(PIPELINE_JS) fetch $(if $(YEARS),--years "$(YEARS)",--from "$(FROM)" --to "$(TO)") $(if $(VARIABLES),--variables "$(VARIABLES)") $(if $(SOURCES),--sources "$(SOURCES)")
+fetch: install ## download SILO daily files FROM..TO, or annual files YEARS=1889-2025, of VARIABLES (default all five) into SOURCES (default .cache/silo); files held are asked for again and downloaded only when SILO rewrote them
+	@node $(PIPELINE_JS) fetch $(if $(YEARS),--years "$(YEARS)",--from "$(FROM)" --to "$(TO)") $(if $(VARIABLES),--variables "$(VARIABLES)") $(if $(SOURCES),--sources "$(SOURCES)") $(LOCK_FLAGS)
+
+update: install ## the nightly routine (cron): fetch each of VARIABLES' new days up to TO and re-validate its revision window (REVISION_DAYS, default SILO's own), then publish SOURCES into DIST for the variables that completed (EXTEND=1, PREFER= as make publish); exits non-zero naming any variable not published
+	@node $(PIPELINE_JS) update --to "$(TO)" $(if $(VARIABLES),--variables "$(VARIABLES)") $(if $(SOURCES),--sources "$(SOURCES)") --dist "$(DIST)" \
+		$(if $(REVISION_DAYS),--revision-days "$(REVISION_DAYS)") $(if $(EXTEND),--extend) $(if $(PREFER),--prefer "$(PREFER)") $(LOCK_FLAGS)
 
 KEEP_DAYS ?= 30
 KEEP_FILE ?=

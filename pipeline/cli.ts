@@ -1,10 +1,11 @@
-// Entry point of the pipeline commands (publish, fetch, verify, prune, sync, demo): parses flags, prints, exits non-zero on error.
+// Entry point of the pipeline commands (publish, fetch, update, verify, prune, sync, demo): parses flags, prints, exits non-zero on error.
 
 import { readFile } from "node:fs/promises";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { writeDemo } from "./ingest/demo.js";
 import { PublishError } from "./errors.js";
 import { fetchSilo, parseVariables } from "./ingest/fetch.js";
+import { describeUpdate, update } from "./publish/update.js";
 import { createProgress, formatBytes, formatSeconds } from "./progress.js";
 import { DEFAULT_LOCK_WAIT_SEC, type LockOptions } from "./operations/lock.js";
 import { prune } from "./operations/prune.js";
@@ -15,21 +16,25 @@ import { verifyDist } from "./operations/verify.js";
 import { upgrade } from "./publish/upgrade.js";
 
 export const DEMO_SOURCES = ".cache/demo";
+/** Where make fetch and make update keep SILO's files unless SOURCES says otherwise. */
+const SILO_SOURCES = ".cache/silo";
 
 const USAGE = `usage:
-  tsx pipeline/cli.ts publish [--sources DIR] [--dist DIR] [--extend] [--allow-gaps] [--prefer daily|annual] [--rehash]
+  tsx pipeline/cli.ts publish [--sources DIR] [--dist DIR] [--variables V,..] [--extend] [--allow-gaps] [--prefer daily|annual] [--rehash]
       (no --sources: generate and publish the bundled demo)
   tsx pipeline/cli.ts fetch --from YYYY-MM-DD --to YYYY-MM-DD [--variables V,..] [--sources DIR]      daily GeoTIFFs
   tsx pipeline/cli.ts fetch --years YYYY[-YYYY][,YYYY...] [--variables V,..] [--sources DIR]          annual NetCDF files
+  tsx pipeline/cli.ts update --to YYYY-MM-DD [--variables V,..] [--sources DIR] [--dist DIR] [--revision-days N] [--extend] [--prefer daily|annual]
+      the nightly routine: new days and each variable's revision window fetched, the completed variables published
   tsx pipeline/cli.ts verify [--dist DIR]
   tsx pipeline/cli.ts upgrade [--dist DIR]                        a climate-dist-2 dist rewritten as climate-dist-3, in place
   tsx pipeline/cli.ts prune [--dist DIR] [--keep-days N] [--keep-file FILE] [--grace-hours H] [--drop-versions 0|1] [--dry-run]
   tsx pipeline/cli.ts sync --from URL [--dist DIR] [--prune 0|1] [--grace-hours H] [--concurrency N]
   tsx pipeline/cli.ts demo [--sources DIR]
   tsx pipeline/cli.ts demo-day [--sources DIR] [--dist DIR]     the next generated day of every demo variable, published
-  publish, demo-day, prune, sync and upgrade also take [--lock-wait SECONDS] (default ${DEFAULT_LOCK_WAIT_SEC}) [--local-lock]`;
+  publish, fetch, update, demo-day, prune, sync and upgrade also take [--lock-wait SECONDS] (default ${DEFAULT_LOCK_WAIT_SEC}) [--local-lock]`;
 
-type PublishFlags = Pick<PublishOptions, "extend" | "allowGaps" | "prefer" | "rehash" | "lock">;
+type PublishFlags = Pick<PublishOptions, "extend" | "allowGaps" | "prefer" | "rehash" | "lock" | "variables">;
 
 async function runPublish(sources: string | undefined, dist: string, flags: PublishFlags): Promise<void> {
   const progress = createProgress();
@@ -144,12 +149,34 @@ async function runFetch(flags: Record<string, string | boolean | undefined>): Pr
   if (!years && (!from || !to)) {
     throw new PublishError("make fetch", "arguments", "FROM=YYYY-MM-DD and TO=YYYY-MM-DD (daily files), or YEARS=YYYY-YYYY (annual files), are required");
   }
-  const folder = sources || ".cache/silo";
+  const folder = sources || SILO_SOURCES;
   const range = years ? { years } : { from, to };
   const variables = flags.variables ? parseVariables(flags.variables as string) : undefined;
-  const report = await fetchSilo({ ...range, variables, folder, log: (l) => console.log(l) });
-  console.log(`fetched ${report.downloaded.length}, skipped ${report.skipped.length} (${formatBytes(report.bytes)}) into ${folder}; publish with: make publish SOURCES=${folder}`);
+  const lock = { ...readLockFlags(flags), log: (line: string) => console.error(line) };
+  const r = await fetchSilo({ ...range, variables, folder, lock, log: (l) => console.log(l) });
+  console.log(`fetched into ${folder}: ${r.added.length} new, ${r.revised.length} revised, ${r.unchanged.length} unchanged (${r.downloads} files downloaded, ${formatBytes(r.bytes)}); publish with: make publish SOURCES=${folder}`);
   return 0;
+}
+
+/** make update: the night's summary on stdout; each variable not published, or a failed publish, on stderr and in the exit code. */
+async function runUpdate(flags: Record<string, string | boolean | undefined>): Promise<number> {
+  const to = flags.to as string | undefined;
+  if (!to) throw new PublishError("make update", "arguments", "TO=YYYY-MM-DD is required: the last date of the night (from cron: TO=$(date -d yesterday +%F))");
+  const days = flags["revision-days"] as string | undefined;
+  const summary = await update({
+    to,
+    variables: flags.variables ? parseVariables(flags.variables as string) : undefined,
+    sources: (flags.sources as string | undefined) || SILO_SOURCES,
+    dist: flags.dist as string,
+    revisionDays: days ? readCount("revision-days", days, 0) : undefined,
+    extend: flags.extend === true,
+    prefer: parsePrefer(flags.prefer as string | undefined),
+    lock: readLockFlags(flags),
+  });
+  const { lines, errors } = describeUpdate(summary);
+  console.log(lines.join("\n"));
+  for (const error of errors) console.error(`error: ${error}`);
+  return errors.length > 0 ? 1 : 0;
 }
 
 /** Every flag of every command (parseArgs options). */
@@ -173,6 +200,7 @@ const FLAGS = {
   concurrency: { type: "string", default: "8" },
   "lock-wait": { type: "string", default: String(DEFAULT_LOCK_WAIT_SEC) },
   "local-lock": { type: "boolean", default: false },
+  "revision-days": { type: "string" },
 } satisfies ParseArgsConfig["options"];
 
 async function main(argv: string[]): Promise<number> {
@@ -186,6 +214,7 @@ async function main(argv: string[]): Promise<number> {
         prefer: parsePrefer(values.prefer),
         rehash: values.rehash,
         lock: readLockFlags(values),
+        variables: values.variables ? parseVariables(values.variables) : undefined,
       });
       return 0;
     case "verify":
@@ -203,6 +232,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case "fetch":
       return runFetch(values);
+    case "update":
+      return runUpdate(values);
     case "demo-day": {
       const progress = createProgress();
       const { date, summary } = await publishNextDemoDay(values.sources || DEMO_SOURCES, values.dist!, progress, readLockFlags(values));

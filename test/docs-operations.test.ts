@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
 import { lockDist } from "../pipeline/operations/lock.js";
 import { docBlock, localize, REPO } from "./doc-blocks.js";
 import { freePort, makeCheckout, READER_ENV, runBash, startUntilAnswered } from "./doc-run.js";
@@ -71,14 +72,22 @@ operating.after(async () => {
   await origin.stop();
 });
 
-operating("operating.md - the cron table's jobs run as cron runs them: yesterday fetched and published, then pruned", async () => {
+/** yesterday, `days` days back (the first day of a revision window of that many days ending yesterday), as YYYYMMDD */
+const daysBack = (days: number) => dayNumberToDate(dateToDayNumber(yesterday) - days).replaceAll("-", "");
+
+operating("operating.md - the cron table's jobs run as cron runs them: make update of an empty folder fetches and publishes each revision window up to yesterday, then prune", async () => {
   const { env, jobs } = readCronTable(docBlock("docs/operating.md", "# /etc/cron.d/climate"));
   assert.equal(jobs.map((j) => [j.schedule.join(" "), j.user]), [["15 7 * * *", "climate"], ["45 7 * * 0", "climate"]]);
   // cron's environment: the table's variables, HOME, LOGNAME and SHELL; the bucket's address is the test's
   const cronEnv = { ...env, HOME: READER_ENV.HOME, LOGNAME: "climate", SHELL: "/bin/sh", ...siloEnv() };
-  for (const job of jobs) await run("/bin/sh", ["-c", localize(job.command, SRV, { every: false })], { env: cronEnv, timeout: 120_000 });
+  const runJob = (command: string) => run("/bin/sh", ["-c", localize(command, SRV, { every: false })], { env: cronEnv, timeout: 120_000 });
+  const update = await runJob(jobs[0].command);
+  await runJob(jobs[1].command);
+  // SILO's revision windows: 366 days of rain, 190 of the others, ending yesterday
+  const end = yesterday.replaceAll("-", "");
   assert.equal(catalogIds(SRV["/srv/dist"]).filter((id) => id.startsWith("silo-")).map((id) => id.split("-").slice(0, -1).join("-")),
-    ["radiation", "rain", "tmax", "tmin", "vp"].map((v) => `silo-${v}-${yesterday.replaceAll("-", "")}-${yesterday.replaceAll("-", "")}`));
+    ["radiation", "rain", "tmax", "tmin", "vp"].map((v) => `silo-${v}-${v === "rain" ? daysBack(365) : daysBack(189)}-${end}`));
+  assert.match(update.stdout, /^update of \/.* to \d{4}-\d\d-\d\d: 1126 files downloaded/m);
 });
 
 operating("operating.md - the mirror's cron job keeps /srv/mirror in step with the origin (FROM without a closing slash)", async () => {
@@ -98,10 +107,12 @@ operating("operating.md - the publish service and timer verify with systemd-anal
   const settings = readUnit(service).get("Service")!;
   const argv = unitCommand(settings.get("ExecStart")![0]);
   const env = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", HOME: READER_ENV.HOME, ...unitEnvironment(settings.get("Environment")!.map((e) => localize(e, SRV, { every: false }))), ...siloEnv() };
-  // the same day as the cron job's run, into the same folders: fetched already, nothing new to publish
+  // the same day as the cron job's run, into the same folders: every file a 304, nothing new to publish
   const { stdout } = await run(argv[0], argv.slice(1), { cwd: localize(settings.get("WorkingDirectory")![0], SRV, { every: false }), env, timeout: 120_000 });
-  assert.match(stdout, /fetched 0, skipped 5/);
-  assert.match(stdout, /^nothing to publish: .* already holds silo-/m);
+  assert.match(stdout, /: 0 files downloaded \(0 B\)$/m);
+  const rows = stdout.split("\n").filter((l) => /^ {2}[a-z_]+ +\d{4}-/.test(l)).map((l) => l.trim().split(/\s+/).slice(2).join(" "));
+  assert.equal(rows, ["0 0 190 0", "0 0 190 0", "0 0 366 0", "0 0 190 0", "0 0 190 0"], stdout);
+  assert.match(stdout, /^ {2}nothing new to publish: .* already holds silo-/m);
 });
 
 operating("operating.md - the server's unit verifies; its ExecStart serves, and KillSignal stops it with exit 0 within TimeoutStopSec", async () => {

@@ -1,6 +1,6 @@
 // docs/publishing.md's make commands run as written in a checkout of their own: make fetch against a local stand-in for
-// SILO's bucket (SILO_BASE_URL, SILO_ANNUAL_BASE_URL), then make publish, verify and prune; only the backfill's years
-// are fewer.
+// SILO's bucket (SILO_BASE_URL, SILO_ANNUAL_BASE_URL), then make publish, make update, verify and prune; only the
+// backfill's years are fewer.
 
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
@@ -51,9 +51,19 @@ publishing("publishing.md - the backfill from annual files (its last year), the 
   const env = { ...READER_ENV, ...siloEnv() };
   await runBash(localize(docBlock("docs/publishing.md", "make fetch YEARS=1889-2025"), { "YEARS=1889-2025": "YEARS=2025" }), { cwd: checkout, env });
   assert.equal(withoutNoaa(newestCoverage(join(checkout, "dist"))), fiveVariables("2025-01-01..2026-11-22"));
-  const daily = await runBash(docBlock("docs/publishing.md", "make fetch FROM=2026-11-23 TO=2026-11-23"), { cwd: checkout, env });
+  const nightly = await runBash(docBlock("docs/publishing.md", "make update TO=2026-11-23"), { cwd: checkout, env });
   assert.equal(withoutNoaa(newestCoverage(join(checkout, "dist"))), fiveVariables("2025-01-01..2026-11-23"));
-  assert.match(daily.stdout, /\(decoded 5, reused \d+\)/, daily.stdout);
+  // the new day, and each revision window asked for again: 304s for the daily files held (and rain's annual file of
+  // 2025), rain's days of 2025 inside its period fetched as daily files beside the annual file (the same cells)
+  const rows = nightly.stdout.split("\n").filter((l) => /^ {2}[a-z_]+ +\d{4}-/.test(l)).map((l) => l.trim().split(/\s+/).slice(0, 6).join(" "));
+  assert.equal(rows, [
+    "max_temp 2026-05-18..2026-11-23 1 0 189 0",
+    "min_temp 2026-05-18..2026-11-23 1 0 189 0",
+    "daily_rain 2025-11-23..2026-11-23 40 0 327 0",
+    "radiation 2026-05-18..2026-11-23 1 0 189 0",
+    "vp 2026-05-18..2026-11-23 1 0 189 0",
+  ], nightly.stdout);
+  assert.match(nightly.stdout, /^ {2}published 5 versions into dist \(\d+ days decoded, .* written\): silo-tmax-20250101-20261123-/m);
   // keep.txt is the reader's list of versions to keep: here the first backfill's maximum temperature
   const first = (await readRecords(join(checkout, "dist"))).find((d) => d.id.startsWith("silo-tmax-20250101-20261122-"))!.id;
   await writeFile(join(checkout, "keep.txt"), `${first}\n`);

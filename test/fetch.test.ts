@@ -1,10 +1,11 @@
 // Tests fetchSilo against a real local HTTP server scripted per path: success, 404, truncation, 5xx/429 retries, HTML,
-// resume; and annual NetCDF files, asked for again with their ETag and fetched again only when they changed.
+// resume; files held asked for again with their ETag (or Last-Modified) and downloaded again only when the bucket
+// rewrote them, daily GeoTIFFs and annual NetCDF files alike; a lock file without validators; and real nginx.
 
 import { MAX_TEMP } from "../format/variables.js";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, truncate, utimes, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import os from "node:os";
@@ -12,7 +13,9 @@ import path from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { PublishError } from "../pipeline/errors.js";
-import { DEFAULT_SILO_ANNUAL_BASE_URL, DEFAULT_SILO_BASE_URL, fetchSilo, LOCK_FILE, parseVariables, parseYears, type FetchOptions, type FetchReport, type LockEntry } from "../pipeline/ingest/fetch.js";
+import { DEFAULT_SILO_ANNUAL_BASE_URL, DEFAULT_SILO_BASE_URL, fetchSilo, parseVariables, parseYears, SOURCES_LOCK_FILE, type FetchOptions, type FetchReport } from "../pipeline/ingest/fetch.js";
+import { LOCK_FILE, type LockEntry } from "../pipeline/ingest/silo-lock.js";
+import { startNginx } from "./nginx.js";
 
 const PREFIX = "/silo/daily";
 const ANNUAL_PREFIX = "/silo/annual";
@@ -36,8 +39,14 @@ interface SiloServer {
   annualBaseUrl: string;
   /** the bucket's version of each year's file (1 unless set): a new version has new bytes and a new ETag */
   annualVersion: Map<string, number>;
-  /** conditional requests (If-None-Match) received, by path */
+  /** the bucket's version of each daily file (1 unless set): rewritten in place, the same size, other bytes, new validators */
+  dailyVersion: Map<string, number>;
+  /** which validators daily files are served with (default both, as S3 does; nginx gives both too) */
+  validators: "both" | "etag" | "last-modified" | "none";
+  /** conditional requests (If-None-Match or If-Modified-Since) received, by path */
   conditional: Map<string, number>;
+  /** the status of every answer to a daily file, by path */
+  statuses: Map<string, number[]>;
   // path (relative to the base URL) -> behaviours served in order; the last one repeats; unscripted paths are "ok".
   script: Map<string, Behaviour[]>;
   counts: Map<string, number>;
@@ -47,13 +56,29 @@ interface SiloServer {
   close: () => Promise<void>;
 }
 
-// A few KB starting with a little-endian TIFF header, different in length and content for every date.
-function makeTiff(date: string): Buffer {
+// A few KB starting with a little-endian TIFF header, different in length and content for every date; a later version
+// of a date (the bucket rewrote it) has the same length and other bytes, as SILO's rewrites often do.
+function makeTiff(date: string, version = 1): Buffer {
   const seed = Number(date.replaceAll("-", "")) % 251;
   const body = Buffer.alloc(3000 + (seed % 40) * 17);
-  for (let i = 0; i < body.length; i++) body[i] = (i * 7 + seed) & 0xff;
+  for (let i = 0; i < body.length; i++) body[i] = (i * 7 + seed + (version - 1) * 13) & 0xff;
   body.write("II*\0", 0, "latin1");
   return body;
+}
+
+/** The validators of a daily file's version: an ETag naming it, and a Last-Modified a day later for each version. */
+function dailyValidators(silo: SiloServer, relPath: string, version: number): Record<string, string> {
+  const etag = `"${relPath.replace(/\W/g, "")}-v${version}"`;
+  const lastModified = new Date(Date.UTC(2024, 0, 1) + version * 86_400_000).toUTCString();
+  return { ...(silo.validators === "both" || silo.validators === "etag" ? { etag } : {}), ...(silo.validators === "both" || silo.validators === "last-modified" ? { "last-modified": lastModified } : {}) };
+}
+
+/** Whether a GET's conditions hold for the copy the bucket has: If-None-Match first (RFC 9110 §13.2.2), else If-Modified-Since. */
+function isNotModified(req: IncomingMessage, validators: Record<string, string>): boolean {
+  const etag = req.headers["if-none-match"];
+  if (etag !== undefined) return validators.etag !== undefined && etag === validators.etag;
+  const since = req.headers["if-modified-since"];
+  return since !== undefined && validators["last-modified"] !== undefined && Date.parse(since) >= Date.parse(validators["last-modified"]);
 }
 
 // A NetCDF-4 (HDF5) signature and a body that depends on the year and the bucket's version of the file.
@@ -81,7 +106,10 @@ async function startSilo(): Promise<SiloServer> {
     baseUrl: "",
     annualBaseUrl: "",
     annualVersion: new Map(),
+    dailyVersion: new Map(),
+    validators: "both",
     conditional: new Map(),
+    statuses: new Map(),
     script,
     counts,
     delayMs: 0,
@@ -98,6 +126,7 @@ async function startSilo(): Promise<SiloServer> {
     const relPath = url.startsWith(`${PREFIX}/`) ? stripVariable(url.slice(PREFIX.length + 1)) : url;
     const seen = counts.get(relPath) ?? 0;
     counts.set(relPath, seen + 1);
+    res.on("finish", () => silo.statuses.set(relPath, [...(silo.statuses.get(relPath) ?? []), res.statusCode]));
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
     res.on("close", () => inFlight--);
@@ -109,10 +138,17 @@ async function startSilo(): Promise<SiloServer> {
       res.writeHead(404, { "content-type": "application/xml" }).end("<Error><Code>NoSuchKey</Code></Error>");
       return;
     }
-    const body = makeTiff(`${match[1]}-${match[2]}-${match[3]}`);
+    const version = silo.dailyVersion.get(relPath) ?? 1;
+    const body = makeTiff(`${match[1]}-${match[2]}-${match[3]}`, version);
+    const validators = dailyValidators(silo, relPath, version);
     switch (step.kind) {
       case "ok":
-        res.writeHead(200, { "content-type": "image/tiff", "content-length": String(body.length) }).end(body);
+        if (req.headers["if-none-match"] !== undefined || req.headers["if-modified-since"] !== undefined) silo.conditional.set(relPath, (silo.conditional.get(relPath) ?? 0) + 1);
+        if (isNotModified(req, validators)) {
+          res.writeHead(304, validators).end();
+          return;
+        }
+        res.writeHead(200, { "content-type": "image/tiff", "content-length": String(body.length), ...validators }).end(body);
         return;
       case "truncate":
         res.writeHead(200, { "content-type": "image/tiff", "content-length": "4000" });
@@ -193,10 +229,16 @@ async function listFiles(folder: string): Promise<string[]> {
     .sort();
 }
 
-function expectEntry(silo: SiloServer, date: string): LockEntry {
-  const bytes = makeTiff(date);
-  return { path: dateToPath(date), url: `${silo.baseUrl}/max_temp/${dateToPath(date)}`, bytes: bytes.length, sha256: hashBytes(bytes) };
+/** The lock entry of a daily file as the bucket serves it now: its sha256 and its validators. */
+function expectEntry(silo: SiloServer, date: string, version = 1): LockEntry {
+  const bytes = makeTiff(date, version);
+  const { etag, "last-modified": lastModified } = dailyValidators(silo, dateToPath(date), version);
+  const validators = { ...(etag ? { etag } : {}), ...(lastModified ? { last_modified: lastModified } : {}) };
+  return { path: dateToPath(date), url: `${silo.baseUrl}/max_temp/${dateToPath(date)}`, bytes: bytes.length, sha256: hashBytes(bytes), ...validators };
 }
+
+/** What a folder holds after a fetch: its files, the lock file and the folder's lock, in listing order. */
+const inFolder = (paths: string[]) => [...paths, LOCK_FILE, SOURCES_LOCK_FILE].sort();
 
 async function readLock(folder: string): Promise<unknown> {
   return JSON.parse(await readFile(path.join(folder, LOCK_FILE), "utf8"));
@@ -246,11 +288,13 @@ download("fetch - mirrors every day across a year boundary into the bucket's fol
     const report = await fetchSilo(makeOptions(silo, folder, { from: dates[0], to: dates[3], log: (line) => lines.push(line) }));
 
     assert.equal(report, {
-      downloaded: dates.map(dateToPath),
-      skipped: [],
+      added: dates.map(dateToPath),
+      revised: [],
+      unchanged: [],
+      downloads: 4,
       bytes: addUp(dates.map(measureTiff)),
     } satisfies FetchReport);
-    assert.equal(await listFiles(folder), [...dates.map(dateToPath), LOCK_FILE]);
+    assert.equal(await listFiles(folder), inFolder(dates.map(dateToPath)));
     await assertDaysOnDisk(folder, dates);
     assert.equal(await readLock(folder), { files: dates.map((date) => expectEntry(silo, date)) });
     assert.equal(readCounts(silo, dates), [1, 1, 1, 1]);
@@ -322,6 +366,8 @@ download("fetch - SILO_BASE_URL overrides the default and the baseUrl option ove
         url: `${silo.baseUrl}/${v}/2003/20030101.${v}.tif`,
         bytes: bytes.length,
         sha256: hashBytes(bytes),
+        etag: dailyValidators(silo, `2003/20030101.${v}.tif`, 1).etag,
+        last_modified: "Tue, 02 Jan 2024 00:00:00 GMT",
       }));
       assert.equal(await readLock(folder), { files: entries });
     });
@@ -366,22 +412,25 @@ failures("fetch - lists every failed day with URL and reason, keeps the complete
     // 404 and HTML are answers, not hiccups: one request each. Truncation: retries + 1. 503 then 200: two.
     assert.equal(readCounts(silo, dates), [1, 1, 5, 2, 1, 1]);
     const kept = ["2003-01-01", "2003-01-04", "2003-01-06"];
-    assert.equal(await listFiles(folder), [...kept.map(dateToPath), LOCK_FILE]);
+    assert.equal(await listFiles(folder), inFolder(kept.map(dateToPath)));
     await assertDaysOnDisk(folder, kept);
     assert.equal(await readLock(folder), { files: kept.map((date) => expectEntry(silo, date)) });
     assert.ok(lines.includes(`failed ${dateToPath("2003-01-02")}: 404 Not Found (no such day of max_temp in the bucket)`));
     assert.is(lines.filter((line) => line.startsWith(`retry ${dateToPath("2003-01-03")} `)).length, 4);
     assert.is(lines.filter((line) => line.startsWith(`retry ${dateToPath("2003-01-04")} `)).length, 1);
 
-    // The bucket recovers: a re-run skips what it finished and fetches only the rest.
+    // The bucket recovers: a re-run downloads only the rest; what it finished costs a 304 each.
     silo.script.clear();
     const report = await fetchSilo(makeOptions(silo, folder, { from: dates[0], to: dates[5] }));
     assert.equal(report, {
-      downloaded: ["2003-01-02", "2003-01-03", "2003-01-05"].map(dateToPath),
-      skipped: kept.map(dateToPath),
+      added: ["2003-01-02", "2003-01-03", "2003-01-05"].map(dateToPath),
+      revised: [],
+      unchanged: kept.map(dateToPath),
+      downloads: 3,
       bytes: addUp(["2003-01-02", "2003-01-03", "2003-01-05"].map(measureTiff)),
     });
-    assert.equal(readCounts(silo, dates), [1, 2, 6, 2, 2, 1]);
+    assert.equal(readCounts(silo, dates), [2, 2, 6, 3, 2, 2]);
+    assert.equal(kept.map((date) => silo.statuses.get(dateToPath(date))!.at(-1)), [304, 304, 304]);
     assert.equal(await readLock(folder), { files: dates.map((date) => expectEntry(silo, date)) });
   });
 });
@@ -396,7 +445,7 @@ failures("fetch - gives up on a persistent 503 after retries + 1 attempts", asyn
         `  max_temp 2003-01-01 ${silo.baseUrl}/max_temp/2003/20030101.max_temp.tif: 503 Service Unavailable after 3 attempts`,
     );
     assert.equal(readCounts(silo, ["2003-01-01"]), [3]);
-    assert.equal(await listFiles(folder), []);
+    assert.equal(await listFiles(folder), [SOURCES_LOCK_FILE]);
   });
 });
 
@@ -419,7 +468,7 @@ failures("fetch - a body cut short without Content-Length is truncated too", asy
       err.reason,
     );
     assert.equal(readCounts(silo, ["2003-01-01", "2003-01-02"]), [2, 2]);
-    assert.equal(await listFiles(folder), [dateToPath("2003-01-01"), LOCK_FILE]);
+    assert.equal(await listFiles(folder), inFolder([dateToPath("2003-01-01")]));
     await assertDaysOnDisk(folder, ["2003-01-01"]);
   });
 });
@@ -468,9 +517,114 @@ failures.run();
 
 // ---------------------------------------------------------------------------------------------------------------
 
+const revalidation = suite("fetch - files SILO rewrites in place");
+
+revalidation("fetch - a daily file the bucket rewrote at the same size is revised: downloaded, recorded with its new sha256 and validators; the rest cost a 304", async () => {
+  await runWithSilo(async (silo, folder) => {
+    const dates = ["2003-03-01", "2003-03-02", "2003-03-03"];
+    const options = makeOptions(silo, folder, { from: dates[0], to: dates[2] });
+    await fetchSilo(options);
+    silo.dailyVersion.set(dateToPath("2003-03-02"), 2);
+    assert.is(makeTiff("2003-03-02", 2).length, makeTiff("2003-03-02").length);
+    const lines: string[] = [];
+    const report = await fetchSilo({ ...options, log: (line) => lines.push(line) });
+    assert.equal(report, { added: [], revised: [dateToPath("2003-03-02")], unchanged: [dateToPath("2003-03-01"), dateToPath("2003-03-03")], downloads: 1, bytes: measureTiff("2003-03-02") });
+    assert.equal(dates.map((date) => silo.statuses.get(dateToPath(date))), [[200, 304], [200, 200], [200, 304]]);
+    assert.equal(dates.map((date) => silo.conditional.get(dateToPath(date))), [1, 1, 1]);
+    assert.ok((await readFile(path.join(folder, dateToPath("2003-03-02")))).equals(makeTiff("2003-03-02", 2)));
+    assert.equal(await readLock(folder), { files: [expectEntry(silo, "2003-03-01"), expectEntry(silo, "2003-03-02", 2), expectEntry(silo, "2003-03-03")] });
+    assert.ok(lines.includes(`revised ${dateToPath("2003-03-02")} ${(measureTiff("2003-03-02") / 1000).toFixed(1)} kB (the bucket rewrote it)`), lines.join("\n"));
+    // asked again: nothing changed, nothing downloaded
+    const third = await fetchSilo(options);
+    assert.equal([third.unchanged.length, third.downloads], [3, 0]);
+    assert.equal(dates.map((date) => silo.statuses.get(dateToPath(date))!.at(-1)), [304, 304, 304]);
+  });
+});
+
+revalidation("fetch - a bucket giving only Last-Modified is asked with If-Modified-Since: a 304 while unchanged, a download once rewritten", async () => {
+  await runWithSilo(async (silo, folder) => {
+    silo.validators = "last-modified";
+    const options = makeOptions(silo, folder, { from: "2003-03-01", to: "2003-03-02" });
+    await fetchSilo(options);
+    assert.equal(await readLock(folder), { files: [expectEntry(silo, "2003-03-01"), expectEntry(silo, "2003-03-02")] });
+    assert.is(expectEntry(silo, "2003-03-01").etag, undefined);
+    assert.equal((await fetchSilo(options)).unchanged, [dateToPath("2003-03-01"), dateToPath("2003-03-02")]);
+    silo.dailyVersion.set(dateToPath("2003-03-01"), 2);
+    const report = await fetchSilo(options);
+    assert.equal([report.revised, report.unchanged, report.downloads], [[dateToPath("2003-03-01")], [dateToPath("2003-03-02")], 1]);
+    assert.equal(silo.statuses.get(dateToPath("2003-03-01")), [200, 304, 200]);
+    assert.equal(silo.conditional.get(dateToPath("2003-03-01")), 2);
+    assert.equal(await readLock(folder), { files: [expectEntry(silo, "2003-03-01", 2), expectEntry(silo, "2003-03-02")] });
+  });
+});
+
+revalidation("fetch - a lock file written before validators were recorded: each file is downloaded once, unchanged by its sha256, and its validators recorded; then a 304", async () => {
+  await runWithSilo(async (silo, folder) => {
+    const dates = ["2003-03-01", "2003-03-02"];
+    const options = makeOptions(silo, folder, { from: dates[0], to: dates[1] });
+    await fetchSilo(options);
+    const old = { files: dates.map((date) => ({ ...expectEntry(silo, date), etag: undefined, last_modified: undefined })) };
+    await writeFile(path.join(folder, LOCK_FILE), JSON.stringify(old));
+    const lines: string[] = [];
+    const report = await fetchSilo({ ...options, log: (line) => lines.push(line) });
+    assert.equal(report, { added: [], revised: [], unchanged: dates.map(dateToPath), downloads: 2, bytes: addUp(dates.map(measureTiff)) });
+    assert.equal(dates.map((date) => silo.conditional.get(dateToPath(date)) ?? 0), [0, 0]);
+    assert.equal(lines.sort(), dates.map((date) => `unchanged ${dateToPath(date)} (downloaded again: the same sha256; its validators are recorded)`));
+    assert.equal(await readLock(folder), { files: dates.map((date) => expectEntry(silo, date)) });
+    await fetchSilo(options);
+    assert.equal(dates.map((date) => silo.statuses.get(dateToPath(date))), [[200, 200, 304], [200, 200, 304]]);
+  });
+});
+
+revalidation("fetch - a bucket giving no validators at all: a held file is downloaded each time, and unchanged while its sha256 is", async () => {
+  await runWithSilo(async (silo, folder) => {
+    silo.validators = "none";
+    const options = makeOptions(silo, folder, {});
+    await fetchSilo(options);
+    const again = await fetchSilo(options);
+    assert.equal(again, { added: [], revised: [], unchanged: [dateToPath("2003-01-01")], downloads: 1, bytes: measureTiff("2003-01-01") });
+    assert.equal(silo.statuses.get(dateToPath("2003-01-01")), [200, 200]);
+    assert.equal(await readLock(folder), { files: [expectEntry(silo, "2003-01-01")] });
+  });
+});
+
+revalidation("fetch - from nginx (ETag and Last-Modified of its own): a file rewritten in place at the same size is revised, the others cost a 304", async () => {
+  const root = await mkdtemp(path.join(os.tmpdir(), "silo-nginx-"));
+  const folder = await mkdtemp(path.join(os.tmpdir(), "silo-fetch-"));
+  const dates = ["2003-03-01", "2003-03-02", "2003-03-03"];
+  const served = (date: string) => path.join(root, "max_temp", dateToPath(date));
+  for (const date of dates) {
+    await mkdir(path.dirname(served(date)), { recursive: true });
+    await writeFile(served(date), makeTiff(date));
+  }
+  const nginx = await startNginx(root);
+  try {
+    const options: FetchOptions = { from: dates[0], to: dates[2], variables: [MAX_TEMP], folder, baseUrl: nginx.url, backoffMs: 5 };
+    await fetchSilo(options);
+    const lock = (await readLock(folder)) as { files: LockEntry[] };
+    assert.ok(lock.files.every((f) => /^"[0-9a-f]+-[0-9a-f]+"$/.test(f.etag ?? "") && Number.isFinite(Date.parse(f.last_modified ?? ""))), JSON.stringify(lock));
+    // nginx's ETag is the modification time and size: a rewrite at the same size a second later changes it
+    await writeFile(served("2003-03-02"), makeTiff("2003-03-02", 2));
+    await utimes(served("2003-03-02"), new Date(Date.UTC(2025, 0, 2)), new Date(Date.UTC(2025, 0, 2)));
+    const report = await fetchSilo(options);
+    assert.equal([report.revised, report.unchanged, report.downloads], [[dateToPath("2003-03-02")], [dateToPath("2003-03-01"), dateToPath("2003-03-03")], 1]);
+    assert.ok((await readFile(path.join(folder, dateToPath("2003-03-02")))).equals(makeTiff("2003-03-02", 2)));
+    const statuses = (await nginx.requests()).map((line) => line.split(" ").slice(1, 3).join(" "));
+    assert.equal(statuses.slice(3).sort(), dates.map((date) => `/max_temp/${dateToPath(date)} ${date === "2003-03-02" ? 200 : 304}`));
+  } finally {
+    await nginx.stop();
+    await rm(root, { recursive: true, force: true });
+    await rm(folder, { recursive: true, force: true });
+  }
+});
+
+revalidation.run();
+
+// ---------------------------------------------------------------------------------------------------------------
+
 const resume = suite("fetch - resume");
 
-resume("fetch - skips intact files without a request and downloads corrupted or unrecorded ones again", async () => {
+resume("fetch - asks for intact files with their ETag (a 304 each), and downloads corrupted or unrecorded ones again", async () => {
   await runWithSilo(async (silo, folder) => {
     const dates = ["2003-07-01", "2003-07-02", "2003-07-03", "2003-07-04"];
     const options = makeOptions(silo, folder, { from: dates[0], to: dates[3] });
@@ -479,35 +633,34 @@ resume("fetch - skips intact files without a request and downloads corrupted or 
 
     const lines: string[] = [];
     const second = await fetchSilo({ ...options, log: (line) => lines.push(line) });
-    assert.equal(second, { downloaded: [], skipped: dates.map(dateToPath), bytes: 0 });
-    assert.equal(readCounts(silo, dates), [1, 1, 1, 1]);
-    assert.equal(lines.sort(), dates.map((date) => `skipped ${dateToPath(date)} (already present, sha256 ok)`));
+    assert.equal(second, { added: [], revised: [], unchanged: dates.map(dateToPath), downloads: 0, bytes: 0 });
+    assert.equal(readCounts(silo, dates), [2, 2, 2, 2]);
+    assert.equal(dates.map((date) => silo.statuses.get(dateToPath(date))), [[200, 304], [200, 304], [200, 304], [200, 304]]);
+    assert.equal(lines.sort(), dates.map((date) => `unchanged ${dateToPath(date)} (304 Not Modified)`));
 
-    // Same size, different bytes; cut short; and a stale .part from a killed run.
+    // Same size, different bytes; cut short; and a stale .part from a killed run: the bucket's copy is unchanged, so
+    // the two damaged ones are downloaded without conditions and count as unchanged; the .part is removed.
     const flipped = makeTiff("2003-07-01");
     flipped[100] ^= 0xff;
     await writeFile(path.join(folder, dateToPath("2003-07-01")), flipped);
     await truncate(path.join(folder, dateToPath("2003-07-02")), 500);
     await writeFile(path.join(folder, `${dateToPath("2003-07-03")}.part`), "half");
     const third = await fetchSilo(options);
-    assert.equal(third, {
-      downloaded: [dateToPath("2003-07-01"), dateToPath("2003-07-02")],
-      skipped: [dateToPath("2003-07-03"), dateToPath("2003-07-04")],
-      bytes: measureTiff("2003-07-01") + measureTiff("2003-07-02"),
-    });
-    assert.equal(readCounts(silo, dates), [2, 2, 1, 1]);
+    assert.equal(third, { added: [], revised: [], unchanged: dates.map(dateToPath), downloads: 2, bytes: measureTiff("2003-07-01") + measureTiff("2003-07-02") });
+    assert.equal(dates.map((date) => silo.statuses.get(dateToPath(date))!.at(-1)), [200, 200, 304, 304]);
+    assert.equal([silo.conditional.get(dateToPath("2003-07-01")), silo.conditional.get(dateToPath("2003-07-03"))], [1, 2]);
     await assertDaysOnDisk(folder, dates);
     assert.equal(await readLock(folder), lock);
 
-    // A file on disk the lock does not vouch for is not trusted.
+    // A file on disk the lock does not vouch for is not trusted: downloaded without conditions, and new to the lock.
     const lockPath = path.join(folder, LOCK_FILE);
     const trimmed = { files: (lock as { files: LockEntry[] }).files.filter((entry) => entry.path !== dateToPath("2003-07-04")) };
     await writeFile(lockPath, JSON.stringify(trimmed));
     const fourth = await fetchSilo(options);
-    assert.equal(fourth.downloaded, [dateToPath("2003-07-04")]);
-    assert.equal(readCounts(silo, dates), [2, 2, 1, 2]);
+    assert.equal([fourth.added, fourth.unchanged.length, fourth.downloads], [[dateToPath("2003-07-04")], 3, 1]);
+    assert.equal(readCounts(silo, dates), [4, 4, 4, 4]);
     assert.equal(await readLock(folder), lock);
-    assert.equal(await listFiles(folder), [...dates.map(dateToPath), LOCK_FILE]);
+    assert.equal(await listFiles(folder), inFolder(dates.map(dateToPath)));
   });
 });
 
@@ -532,7 +685,7 @@ annual("fetch - VARIABLES: each variable's files from its own folder of the buck
     const variables = parseVariables("daily_rain, air_temperature_min,daily_rain");
     assert.equal(variables.map((v) => v.silo), ["daily_rain", "min_temp"]);
     await fetchSilo({ years: "2003", variables, folder, annualBaseUrl: silo.annualBaseUrl, backoffMs: 5 });
-    assert.equal(await listFiles(folder), ["2003.daily_rain.nc", "2003.min_temp.nc", LOCK_FILE]);
+    assert.equal(await listFiles(folder), inFolder(["2003.daily_rain.nc", "2003.min_temp.nc"]));
     const lock = (await readLock(folder)) as { files: LockEntry[] };
     assert.equal(lock.files.map((f) => f.url), ["daily_rain", "min_temp"].map((v) => `${silo.annualBaseUrl}/${v}/2003.${v}.nc`));
     for (const bad of ["evap_pan", "", " , "]) {
@@ -562,25 +715,26 @@ annual("fetch - YEARS fetches YYYY.max_temp.nc files into the same lock file, wi
     await fetchSilo(makeOptions(silo, folder, { from: "2003-12-31", to: "2003-12-31" }));
     const lines: string[] = [];
     const report = await fetchSilo({ years: "2002-2003", folder, annualBaseUrl: silo.annualBaseUrl, variables: [MAX_TEMP], backoffMs: 5, log: (l) => lines.push(l) });
-    assert.equal(report, { downloaded: ["2002.max_temp.nc", "2003.max_temp.nc"], skipped: [], bytes: makeNc("2002", 1).length + makeNc("2003", 1).length });
-    assert.equal(await listFiles(folder), ["2002.max_temp.nc", "2003.max_temp.nc", dateToPath("2003-12-31"), LOCK_FILE]);
+    assert.equal(report, { added: ["2002.max_temp.nc", "2003.max_temp.nc"], revised: [], unchanged: [], downloads: 2, bytes: makeNc("2002", 1).length + makeNc("2003", 1).length });
+    assert.equal(await listFiles(folder), inFolder(["2002.max_temp.nc", "2003.max_temp.nc", dateToPath("2003-12-31")]));
     assert.ok((await readFile(path.join(folder, "2003.max_temp.nc"))).equals(makeNc("2003", 1)));
     assert.equal(await readLock(folder), { files: [annualEntry(silo, "2002"), annualEntry(silo, "2003"), expectEntry(silo, "2003-12-31")] });
     assert.equal(lines.sort(), [`fetched 2002.max_temp.nc ${(makeNc("2002", 1).length / 1000).toFixed(1)} kB`, `fetched 2003.max_temp.nc ${(makeNc("2003", 1).length / 1000).toFixed(1)} kB`]);
   });
 });
 
-annual("fetch - again: an unchanged year is a 304 and skipped; a year SILO rewrote is fetched again and recorded with its new sha256", async () => {
+annual("fetch - again: an unchanged year is a 304; a year SILO rewrote is revised: fetched again and recorded with its new sha256", async () => {
   await runWithSilo(async (silo, folder) => {
     const options = { years: "2002-2003", folder, annualBaseUrl: silo.annualBaseUrl, variables: [MAX_TEMP], backoffMs: 5 };
     await fetchSilo(options);
     silo.annualVersion.set("2003", 2);
     const lines: string[] = [];
     const report = await fetchSilo({ ...options, log: (l) => lines.push(l) });
-    assert.equal(report, { downloaded: ["2003.max_temp.nc"], skipped: ["2002.max_temp.nc"], bytes: makeNc("2003", 2).length });
+    assert.equal(report, { added: [], revised: ["2003.max_temp.nc"], unchanged: ["2002.max_temp.nc"], downloads: 1, bytes: makeNc("2003", 2).length });
     assert.equal([silo.counts.get("annual/2002.max_temp.nc"), silo.counts.get("annual/2003.max_temp.nc")], [2, 2]);
     assert.equal([silo.conditional.get("annual/2002.max_temp.nc"), silo.conditional.get("annual/2003.max_temp.nc")], [1, 1]);
-    assert.ok(lines.includes("skipped 2002.max_temp.nc (unchanged in the bucket, sha256 ok)"), lines.join("\n"));
+    assert.ok(lines.includes("unchanged 2002.max_temp.nc (304 Not Modified)"), lines.join("\n"));
+    assert.ok(lines.includes(`revised 2003.max_temp.nc ${(makeNc("2003", 2).length / 1000).toFixed(1)} kB (the bucket rewrote it)`), lines.join("\n"));
     assert.ok((await readFile(path.join(folder, "2003.max_temp.nc"))).equals(makeNc("2003", 2)));
     assert.equal(await readLock(folder), { files: [annualEntry(silo, "2002"), annualEntry(silo, "2003", 2)] });
     // a local copy that no longer matches its recorded sha256 is fetched without asking
@@ -603,7 +757,7 @@ annual("fetch - a missing year, and a 200 that is not a NetCDF-4 file, are failu
         `  max_temp 2001 ${url("2001")}: 404 Not Found (no such year of max_temp in the bucket)\n` +
         `  max_temp 2002 ${url("2002")}: ${url("2002")} is not a NetCDF-4 (HDF5) file (starts with "<!DOCTYPE html><html><body>Servi"; an HTML error page?)`,
     );
-    assert.equal(await listFiles(folder), ["2003.max_temp.nc", LOCK_FILE]);
+    assert.equal(await listFiles(folder), inFolder(["2003.max_temp.nc"]));
   });
 });
 

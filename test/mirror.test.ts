@@ -142,6 +142,9 @@ function buildCases(): Case[] {
     // inspect
     { name: "inspect A", path: `/api/v1/datasets/{A}`, status: 200 },
     { name: "inspect A (HEAD)", method: "HEAD", path: `/api/v1/datasets/{A}`, status: 200 },
+    { name: "revisions of A", path: `/api/v1/datasets/{A}/revisions`, status: 200 },
+    { name: "revisions of A against B (another dataset)", path: `/api/v1/datasets/{A}/revisions?against={B}`, status: 400 },
+    { name: "revisions of the observation table", path: `/api/v1/datasets/{NOAA}/revisions`, status: 400 },
     { name: "inspect paid (listed and inspectable)", path: `/api/v1/datasets/{PAID}`, status: 200 },
     { name: "inspect observations", path: `/api/v1/datasets/{NOAA}`, status: 200 },
     { name: "inspect restricted", path: `/api/v1/datasets/{RESTRICTED}`, status: 404 },

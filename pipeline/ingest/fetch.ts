@@ -1,17 +1,24 @@
-// Mirrors SILO files of any variables from the public bucket into a local folder, resumable through silo.lock.json:
-// daily GeoTIFFs (FROM..TO), and annual NetCDF files (YEARS), which SILO rewrites while a year is recent: a recorded annual
-// file is asked for again with its ETag, and fetched again only when the bucket's copy changed. Each file comes through
-// the pipeline's one downloader (operations/download.ts: retries, stall watch, .part file), checked by its first bytes.
+// Mirrors SILO files of any variables from the public bucket into a local folder, recorded in silo.lock.json: daily
+// GeoTIFFs (FROM..TO) and annual NetCDF files (YEARS). SILO rewrites recent files in place every night, sometimes at the
+// same size, so a file already held is asked for again with a conditional request (its recorded ETag, else its
+// Last-Modified): a 304 costs no download, a rewritten file is downloaded, checked by its first bytes and recorded. Each
+// file comes through the pipeline's one downloader (operations/download.ts: retries, stall watch, .part file); make fetch
+// and make update of one sources folder take turns on its lock (SOURCES/.sources.lock).
 
-import { mkdir, readFile, rm, stat } from "node:fs/promises";
+import { mkdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { isCalendarDate, listDates } from "../../format/dates.js";
 import { type Variable, VARIABLES, findVariable } from "../../format/variables.js";
 import { dateToMemberPath, SILO, yearToMemberPath } from "../../sources/silo.js";
-import { type Downloaded, type FileSignature, download, runConcurrently } from "../operations/download.js";
+import { type FileSignature, download, runConcurrently } from "../operations/download.js";
 import { PublishError, describeError } from "../errors.js";
-import { hashFile, writeFileAtomic } from "../operations/files.js";
+import { hashFile } from "../operations/files.js";
+import type { LockOptions } from "../operations/lock.js";
+import { takeLockFile } from "../operations/lock-file.js";
+import { checkLockReach } from "../operations/lock-reach.js";
 import { formatBytes } from "../progress.js";
+import { LOCK_FILE, type LockEntry, readLock, writeLock } from "./silo-lock.js";
+import { finishStaged } from "./staging.js";
 
 export interface FetchOptions {
   /** daily files from..to (dates) */
@@ -27,27 +34,24 @@ export interface FetchOptions {
   concurrency?: number;
   retries?: number;
   backoffMs?: number;
+  /** how long a connection may send nothing (default: the downloader's 60 s) */
+  stallMs?: number;
   log?: (line: string) => void;
+  /** how long to wait for another fetch or update of the folder (default: refuse at once) */
+  lock?: LockOptions;
 }
 
+/** What a fetch did, by member path: each file asked for is in exactly one of added, revised and unchanged. */
 export interface FetchReport {
-  downloaded: string[];
-  skipped: string[];
+  /** files the folder did not hold */
+  added: string[];
+  /** files the folder held that the bucket had rewritten: downloaded again */
+  revised: string[];
+  /** files the folder held as the bucket has them (a 304, or the same bytes) */
+  unchanged: string[];
+  /** files downloaded (added, revised, and held files asked for without validators) and their bytes */
+  downloads: number;
   bytes: number;
-}
-
-export interface LockEntry {
-  path: string;
-  url: string;
-  bytes: number;
-  sha256: string;
-  /** the bucket's validators of an annual file, to ask whether it changed since */
-  etag?: string;
-  last_modified?: string;
-}
-
-export interface LockFile {
-  files: LockEntry[]; // sorted by path
 }
 
 // docs/contract.md §6.1: one file per day and variable under <base>/<var>/<YYYY>/<YYYYMMDD>.<var>.tif, one per
@@ -56,13 +60,15 @@ export const DEFAULT_SILO_BASE_URL = SILO.dailyBaseUrl;
 export const DEFAULT_SILO_ANNUAL_BASE_URL = SILO.annualBaseUrl;
 /** The first year SILO's gridded archive holds. */
 const FIRST_YEAR = 1889;
-export const LOCK_FILE = "silo.lock.json";
+/** The sources folder's lock (flock, as the dist's): one make fetch or make update of a folder at a time. */
+export const SOURCES_LOCK_FILE = ".sources.lock";
 
 const STAGE = "fetch";
 const LOCK_SAVE_MS = 2000;
 
 /** One file to fetch: a day's GeoTIFF or a year's NetCDF file of one variable. */
-interface FetchItem {
+export interface FetchItem {
+  variable: Variable;
   /** the variable and the date or the year, for messages */
   key: string;
   relPath: string;
@@ -70,19 +76,49 @@ interface FetchItem {
   annual: boolean;
 }
 
-interface FetchConfig {
-  items: FetchItem[];
-  folder: string;
+/** How many at once, how hard each is tried (the downloader's retries and stall watch). */
+export interface FetchTuning {
   concurrency: number;
   retries: number;
   backoffMs: number;
-  log: (line: string) => void;
+  stallMs?: number;
 }
 
-interface DayFailure {
-  key: string;
-  url: string;
+/** A run over a sources folder: what it holds, where a download lands, and who hears of each file. */
+export interface FetchRun extends FetchTuning {
+  folder: string;
+  /** the lock file's entries: the files the folder holds, with their sha256 and validators */
+  entries: Map<string, LockEntry>;
+  /** where an item's download goes: its place in the folder (make fetch) or a staging folder (make update) */
+  landing: (item: FetchItem) => string;
+  log: (line: string) => void;
+  /** told of each file fetched, before its line is logged; a rejection stops the run (make fetch's lock writes) */
+  onFetched?: (fetched: Fetched) => Promise<void>;
+}
+
+/** One file asked for and answered. */
+export interface Fetched {
+  item: FetchItem;
+  /** added: the folder did not hold it; revised: it held other bytes; unchanged: it held the bucket's bytes */
+  outcome: "added" | "revised" | "unchanged";
+  /** the lock entry to record (sha256 and the bucket's validators), or null when nothing changes (a 304) */
+  entry: LockEntry | null;
+  /** a download that landed outside the folder and is still to be moved into place, or null */
+  landed: string | null;
+  downloaded: boolean;
+  /** bytes downloaded */
+  bytes: number;
+}
+
+export interface FetchFailure {
+  item: FetchItem;
   reason: string;
+}
+
+interface FetchConfig extends FetchTuning {
+  items: FetchItem[];
+  folder: string;
+  log: (line: string) => void;
 }
 
 /**
@@ -108,23 +144,41 @@ class LockWriter {
   }
 }
 
+/** make fetch: every item into its place in the folder, under the folder's lock, after what a killed update left is made right. */
 export async function fetchSilo(options: FetchOptions): Promise<FetchReport> {
   const config = toFetchConfig(options);
   await mkdir(config.folder, { recursive: true });
+  const release = await lockSources(config.folder, "fetch", options.lock);
+  try {
+    for (const line of await finishStaged(config.folder)) config.log(line);
+    return await fetchInPlace(config);
+  } finally {
+    await release();
+  }
+}
+
+async function fetchInPlace(config: FetchConfig): Promise<FetchReport> {
   const lockPath = path.join(config.folder, LOCK_FILE);
   const lock = new LockWriter(lockPath, await readLock(lockPath));
-  const report: FetchReport = { downloaded: [], skipped: [], bytes: 0 };
-  const failures: DayFailure[] = [];
+  const landing = (item: FetchItem) => path.join(config.folder, ...item.relPath.split("/"));
+  let recorded = false;
+  const record = async ({ item, entry }: Fetched) => {
+    if (!entry) return;
+    lock.entries.set(item.relPath, entry);
+    recorded = true;
+    await lock.save();
+  };
+  let outcome: Awaited<ReturnType<typeof fetchFiles>>;
   try {
-    // only a failed lock write escapes fetchItem: without it resume is unsafe, so no new file is taken
-    await runConcurrently(config.items, config.concurrency, (item) => fetchItem(item, config, lock, report, failures));
-    if (report.downloaded.length > 0) await lock.save(true);
+    // only a failed lock write escapes fetchFiles: without it resume is unsafe, so no new file is taken
+    outcome = await fetchFiles(config.items, { ...config, entries: lock.entries, landing, onFetched: record });
+    if (recorded) await lock.save(true);
   } catch (err) {
     throw new PublishError(lockPath, STAGE, `cannot write the lock file (${describeError(err)}); check the folder is writable, then re-run`);
   }
+  const { fetched, failures } = outcome;
   if (failures.length > 0) {
-    failures.sort((a, b) => a.key.localeCompare(b.key));
-    const lines = failures.map((f) => `  ${f.key} ${f.url}: ${f.reason}`);
+    const lines = describeFailures(failures).map((line) => `  ${line}`);
     const what = config.items[0]?.annual ? "years" : "days";
     throw new PublishError(
       config.folder,
@@ -132,56 +186,100 @@ export async function fetchSilo(options: FetchOptions): Promise<FetchReport> {
       `${failures.length} of ${config.items.length} ${what} failed to download; completed files and their lock entries are kept, re-run to resume:\n${lines.join("\n")}`,
     );
   }
-  return { downloaded: report.downloaded.sort(), skipped: report.skipped.sort(), bytes: report.bytes };
+  return toReport(fetched);
+}
+
+/** "max_temp 2003-01-02 <url>: <reason>" for each failure, in key order. */
+export function describeFailures(failures: FetchFailure[]): string[] {
+  return [...failures].sort((a, b) => a.item.key.localeCompare(b.item.key)).map((f) => `${f.item.key} ${f.item.url}: ${f.reason}`);
+}
+
+export function toReport(fetched: Fetched[]): FetchReport {
+  const pick = (outcome: Fetched["outcome"]) => fetched.filter((f) => f.outcome === outcome).map((f) => f.item.relPath).sort();
+  const downloaded = fetched.filter((f) => f.downloaded);
+  return { added: pick("added"), revised: pick("revised"), unchanged: pick("unchanged"), downloads: downloaded.length, bytes: downloaded.reduce((n, f) => n + f.bytes, 0) };
+}
+
+/** Every item asked for, `concurrency` at a time: what came, and what failed (each with its reason). */
+export async function fetchFiles(items: FetchItem[], run: FetchRun): Promise<{ fetched: Fetched[]; failures: FetchFailure[] }> {
+  const fetched: Fetched[] = [];
+  const failures: FetchFailure[] = [];
+  await runConcurrently(items, run.concurrency, async (item) => {
+    let done: Fetched;
+    try {
+      done = await fetchOne(item, run);
+    } catch (err) {
+      const reason = describeError(err);
+      failures.push({ item, reason });
+      run.log(`failed ${item.relPath}: ${reason}`);
+      return;
+    }
+    fetched.push(done);
+    await run.onFetched?.(done);
+    run.log(describeFetched(done));
+  });
+  return { fetched, failures };
+}
+
+function describeFetched({ item, outcome, downloaded, bytes }: Fetched): string {
+  if (outcome === "added") return `fetched ${item.relPath} ${formatBytes(bytes)}`;
+  if (outcome === "revised") return `revised ${item.relPath} ${formatBytes(bytes)} (the bucket rewrote it)`;
+  return downloaded ? `unchanged ${item.relPath} (downloaded again: the same sha256; its validators are recorded)` : `unchanged ${item.relPath} (304 Not Modified)`;
 }
 
 /**
- * One file: a daily file is skipped when the lock and the file agree; an annual file that agrees is asked for again
- * with its recorded ETag (SILO rewrites recent years) and skipped when unchanged. Anything else is downloaded (with
- * retries) and recorded in the lock.
+ * One file. One held intact is asked for with its validators (a 304 is unchanged); one held without validators (a lock
+ * file written before they were recorded) or not intact is downloaded whole, and unchanged when its sha256 is the one
+ * recorded. A download that lands outside the folder and holds the very bytes held is dropped there.
  */
-async function fetchItem(item: FetchItem, config: FetchConfig, lock: LockWriter, report: FetchReport, failures: DayFailure[]): Promise<void> {
-  const { relPath, url } = item;
-  const dest = path.join(config.folder, ...relPath.split("/"));
-  let result: Downloaded;
-  try {
-    const entry = lock.entries.get(relPath);
-    const intact = entry !== undefined && (await isIntact(dest, entry));
-    // A killed run may have left a partial download beside the good file.
-    if (intact) await rm(`${dest}.part`, { force: true });
-    if (intact && !(item.annual && (entry.etag || entry.last_modified))) {
-      report.skipped.push(relPath);
-      config.log(`skipped ${relPath} (already present, sha256 ok)`);
-      return;
-    }
-    await mkdir(path.dirname(dest), { recursive: true });
-    const held = intact ? { etag: entry.etag, lastModified: entry.last_modified } : undefined;
-    const notFound = `no such ${item.annual ? "year" : "day"} of ${item.key.split(" ")[0]} in the bucket`;
-    const signature = item.annual ? HDF5_SIGNATURE : TIFF_SIGNATURE;
-    result = await download({ url, file: dest, label: relPath, held, head: signature, notFound }, { retries: config.retries, backoffMs: config.backoffMs, log: config.log });
-  } catch (err) {
-    const reason = describeError(err);
-    failures.push({ key: item.key, url, reason });
-    config.log(`failed ${relPath}: ${reason}`);
-    return;
+async function fetchOne(item: FetchItem, run: FetchRun): Promise<Fetched> {
+  const dest = path.join(run.folder, ...item.relPath.split("/"));
+  const held = run.entries.get(item.relPath);
+  const intact = held !== undefined && (await isIntact(dest, held));
+  // A killed run may have left a partial download beside the good file.
+  if (intact) await rm(`${dest}.part`, { force: true });
+  const landing = run.landing(item);
+  const notFound = `no such ${item.annual ? "year" : "day"} of ${item.variable.silo} in the bucket`;
+  const head = item.annual ? HDF5_SIGNATURE : TIFF_SIGNATURE;
+  const conditions = intact ? toConditions(held) : undefined;
+  const result = await download({ url: item.url, file: landing, label: item.relPath, held: conditions, head, notFound }, { retries: run.retries, backoffMs: run.backoffMs, stallMs: run.stallMs, log: run.log });
+  if (result.unchanged) return { item, outcome: "unchanged", entry: null, landed: null, downloaded: false, bytes: 0 };
+  const validators = { ...(result.etag ? { etag: result.etag } : {}), ...(result.lastModified ? { last_modified: result.lastModified } : {}) };
+  const entry: LockEntry = { path: item.relPath, url: item.url, bytes: result.bytes, sha256: result.sha256, ...validators };
+  const outcome = held === undefined ? "added" : held.sha256 === result.sha256 ? "unchanged" : "revised";
+  const fetched: Fetched = { item, outcome, entry, landed: landing === dest ? null : landing, downloaded: true, bytes: result.bytes };
+  if (fetched.landed !== null && outcome === "unchanged" && intact) {
+    await rm(landing, { force: true });
+    return { ...fetched, landed: null };
   }
-  if (result.unchanged) {
-    report.skipped.push(relPath);
-    config.log(`skipped ${relPath} (unchanged in the bucket, sha256 ok)`);
-    return;
-  }
-  const validators = item.annual ? { ...(result.etag ? { etag: result.etag } : {}), ...(result.lastModified ? { last_modified: result.lastModified } : {}) } : {};
-  lock.entries.set(relPath, { path: relPath, url, bytes: result.bytes, sha256: result.sha256, ...validators });
-  await lock.save();
-  report.downloaded.push(relPath);
-  report.bytes += result.bytes;
-  config.log(`fetched ${relPath} ${formatBytes(result.bytes)}`);
+  return fetched;
 }
 
-function toFetchConfig(options: FetchOptions): FetchConfig {
-  if (typeof options.folder !== "string" || options.folder === "") {
-    throw new PublishError("folder", STAGE, "missing; give the folder the SILO files are mirrored into");
+/** The conditional request for a copy held: If-None-Match with its ETag, else If-Modified-Since with its Last-Modified. */
+function toConditions(held: LockEntry): { etag?: string; lastModified?: string } | undefined {
+  if (held.etag) return { etag: held.etag };
+  if (held.last_modified) return { lastModified: held.last_modified };
+  return undefined;
+}
+
+/**
+ * Takes the sources folder's lock for a fetch or an update (the dist's kind of lock, lock-file.ts, on a file of its own),
+ * waiting as `options` allows; returns its release. Its messages speak of the sources folder, not a dist.
+ */
+export async function lockSources(folder: string, writer: "fetch" | "update", options: LockOptions = {}): Promise<() => Promise<void>> {
+  const file = path.join(folder, SOURCES_LOCK_FILE);
+  const reword = (text: string) => text.replaceAll("the dist lock", "the sources lock").replaceAll("this dist", "this sources folder");
+  try {
+    await checkLockReach(folder, file, options.localLock ?? false);
+    return await takeLockFile(file, writer, { waitSec: options.waitSec ?? 0, onWait: (line) => options.log?.(reword(line)) });
+  } catch (err) {
+    if (err instanceof PublishError) throw new PublishError(err.file, err.stage, reword(err.reason));
+    throw err;
   }
+}
+
+/** The tuning of a fetch, checked: 4 at once, 4 retries from 500 ms, unless given. */
+export function toFetchTuning(options: Partial<FetchTuning>): FetchTuning {
   const concurrency = options.concurrency ?? 4;
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new PublishError("concurrency", STAGE, `${concurrency} is not a whole number >= 1`);
@@ -194,8 +292,20 @@ function toFetchConfig(options: FetchOptions): FetchConfig {
   if (!Number.isFinite(backoffMs) || backoffMs < 0) {
     throw new PublishError("backoffMs", STAGE, `${backoffMs} is not a number of milliseconds >= 0`);
   }
+  const stallMs = options.stallMs;
+  if (stallMs !== undefined && !(Number.isFinite(stallMs) && stallMs > 0)) {
+    throw new PublishError("stallMs", STAGE, `${stallMs} is not a number of milliseconds > 0`);
+  }
+  return { concurrency, retries, backoffMs, stallMs };
+}
+
+function toFetchConfig(options: FetchOptions): FetchConfig {
+  if (typeof options.folder !== "string" || options.folder === "") {
+    throw new PublishError("folder", STAGE, "missing; give the folder the SILO files are mirrored into");
+  }
+  const tuning = toFetchTuning(options);
   const items = options.years !== undefined ? listYearItems(options) : listDayItems(options);
-  return { items, folder: options.folder, concurrency, retries, backoffMs, log: options.log ?? (() => undefined) };
+  return { ...tuning, items, folder: options.folder, log: options.log ?? (() => undefined) };
 }
 
 function listDayItems(options: FetchOptions): FetchItem[] {
@@ -204,22 +314,40 @@ function listDayItems(options: FetchOptions): FetchItem[] {
   if (from > to) {
     throw new PublishError("from", STAGE, `${options.from} is after to ${options.to}; give from <= to`);
   }
-  const baseUrl = checkBaseUrl(options.baseUrl, "SILO_BASE_URL", "baseUrl", DEFAULT_SILO_BASE_URL);
+  const baseUrl = dailyBaseUrl(options.baseUrl);
   const dates = listDates(from, to);
-  return listVariables(options).flatMap((v) =>
-    dates.map((date) => ({ key: `${v.silo} ${date}`, relPath: dateToMemberPath(date, v), url: `${baseUrl}/${v.silo}/${dateToMemberPath(date, v)}`, annual: false })),
-  );
+  return listVariables(options).flatMap((v) => dates.map((date) => toDayItem(v, date, baseUrl)));
 }
 
 function listYearItems(options: FetchOptions): FetchItem[] {
   if (options.from !== undefined || options.to !== undefined) {
     throw new PublishError("years", STAGE, "give either FROM and TO (daily files) or YEARS (annual files), not both");
   }
-  const baseUrl = checkBaseUrl(options.annualBaseUrl, "SILO_ANNUAL_BASE_URL", "annualBaseUrl", DEFAULT_SILO_ANNUAL_BASE_URL);
+  const baseUrl = annualBaseUrl(options.annualBaseUrl);
   const years = parseYears(options.years!);
-  return listVariables(options).flatMap((v) =>
-    years.map((year) => ({ key: `${v.silo} ${year}`, relPath: yearToMemberPath(year, v), url: `${baseUrl}/${v.silo}/${yearToMemberPath(year, v)}`, annual: true })),
-  );
+  return listVariables(options).flatMap((v) => years.map((year) => toYearItem(v, year, baseUrl)));
+}
+
+/** A day's GeoTIFF of a variable, from the bucket's daily folder at `baseUrl`. */
+export function toDayItem(variable: Variable, date: string, baseUrl: string): FetchItem {
+  const relPath = dateToMemberPath(date, variable);
+  return { variable, key: `${variable.silo} ${date}`, relPath, url: `${baseUrl}/${variable.silo}/${relPath}`, annual: false };
+}
+
+/** A year's NetCDF file of a variable, from the bucket's annual folder at `baseUrl`. */
+export function toYearItem(variable: Variable, year: number, baseUrl: string): FetchItem {
+  const relPath = yearToMemberPath(year, variable);
+  return { variable, key: `${variable.silo} ${year}`, relPath, url: `${baseUrl}/${variable.silo}/${relPath}`, annual: true };
+}
+
+/** The bucket's daily folder: the option, else SILO_BASE_URL, else SILO's. */
+export function dailyBaseUrl(given?: string): string {
+  return checkBaseUrl(given, "SILO_BASE_URL", "baseUrl", DEFAULT_SILO_BASE_URL);
+}
+
+/** The bucket's annual folder: the option, else SILO_ANNUAL_BASE_URL, else SILO's. */
+export function annualBaseUrl(given?: string): string {
+  return checkBaseUrl(given, "SILO_ANNUAL_BASE_URL", "annualBaseUrl", DEFAULT_SILO_ANNUAL_BASE_URL);
 }
 
 function listVariables(options: FetchOptions): readonly Variable[] {
@@ -264,9 +392,9 @@ export function parseYears(spec: string): number[] {
 }
 
 // A calendar date checked by arithmetic, so 2003-02-29 fails instead of rolling into March.
-function parseDate(name: string, value: unknown): string {
+export function parseDate(name: string, value: unknown, stage = STAGE): string {
   if (typeof value === "string" && isCalendarDate(value)) return value;
-  throw new PublishError(name, STAGE, `${JSON.stringify(value)} is not a calendar date; give YYYY-MM-DD`);
+  throw new PublishError(name, stage, `${JSON.stringify(value)} is not a calendar date; give YYYY-MM-DD`);
 }
 
 function isHttpUrl(value: string): boolean {
@@ -276,53 +404,6 @@ function isHttpUrl(value: string): boolean {
   } catch {
     return false;
   }
-}
-
-async function readLock(lockPath: string): Promise<Map<string, LockEntry>> {
-  let text: string;
-  try {
-    text = await readFile(lockPath, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return new Map();
-    throw new PublishError(lockPath, STAGE, `cannot read the lock file: ${describeError(err)}`);
-  }
-  const entries = new Map<string, LockEntry>();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  const files = (parsed as Partial<LockFile> | undefined)?.files;
-  if (!Array.isArray(files) || !files.every(isLockEntry)) {
-    throw new PublishError(lockPath, STAGE, "is not a SILO lock file ({files: [{path, url, bytes, sha256}]}); delete it to download everything again");
-  }
-  for (const entry of files) entries.set(entry.path, entry);
-  return entries;
-}
-
-function isLockEntry(value: unknown): value is LockEntry {
-  const entry = value as LockEntry;
-  return (
-    typeof entry === "object" &&
-    entry !== null &&
-    typeof entry.path === "string" &&
-    typeof entry.url === "string" &&
-    Number.isInteger(entry.bytes) &&
-    typeof entry.sha256 === "string" &&
-    /^[0-9a-f]{64}$/.test(entry.sha256) &&
-    (entry.etag === undefined || typeof entry.etag === "string") &&
-    (entry.last_modified === undefined || typeof entry.last_modified === "string")
-  );
-}
-
-// Atomic, so a crash mid-write leaves the previous lock, never half a file.
-async function writeLock(lockPath: string, lock: Map<string, LockEntry>): Promise<void> {
-  const files = [...lock.values()]
-    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
-    .map(({ path, url, bytes, sha256, etag, last_modified }) => ({ path, url, bytes, sha256, ...(etag ? { etag } : {}), ...(last_modified ? { last_modified } : {}) }));
-  const body: LockFile = { files };
-  await writeFileAtomic(lockPath, `${JSON.stringify(body, null, 2)}\n`);
 }
 
 async function isIntact(file: string, entry: LockEntry): Promise<boolean> {

@@ -42,6 +42,8 @@ export interface PublishOptions {
   prefer?: Prefer;
   /** read and hash every source file, trusting no size and times remembered from an earlier publish */
   rehash?: boolean;
+  /** publish only these variables' files of the folder (default: every variable it holds); make update's completed ones */
+  variables?: Variable[];
   /** decoding threads (default: one per core) */
   workers?: number;
   /**
@@ -184,7 +186,8 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
   const fresh: { record: Dataset; coverage: Coverage | null }[] = [];
   const isPublished = async (id: string) => (await previous?.findRecord(id)) ?? null;
 
-  const byVariable = await findSiloFiles(options.sources);
+  const found = await findSiloFiles(options.sources);
+  const byVariable = selectVariables(found, options);
   const all = [...byVariable.values()].flat();
   for (const [variable, files] of byVariable) progress.line(`found ${variable.silo}: ${describeFiles(files)} in ${options.sources}`);
   if (options.datasetKey && byVariable.size > 1) {
@@ -196,7 +199,8 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
   store.expect("day pieces", all.reduce((n, f) => n + (f.kind === "annual" ? 366 : 1), 0));
   const tableBytes = options.observations !== false && !(await previous?.listRecords(null, 1, (d) => d.dataset_key === NOAA_WEATHER.datasetKey))?.records.length;
   store.laterBytes = tableBytes ? OBSERVATION_TABLE_BYTES : 0;
-  const cache = await SourceCache.open(options.sources, all, options.rehash ?? false);
+  // every file of the folder, asked for or not: what the cache remembers of the others is kept for their next publish
+  const cache = await SourceCache.open(options.sources, [...found.values()].flat(), options.rehash ?? false);
   const remembers: (() => Promise<void>)[] = [];
   for (const [variable, files] of byVariable) {
     const { labels, base } = bases.get(variable)!;
@@ -233,6 +237,17 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
   }
   summary.ms = Date.now() - started;
   return summary;
+}
+
+/** The folder's files of the variables asked for; a variable asked for that the folder does not hold stops the publish. */
+function selectVariables(byVariable: Map<Variable, SiloFile[]>, options: PublishOptions): Map<Variable, SiloFile[]> {
+  if (options.variables === undefined) return byVariable;
+  const missing = options.variables.filter((v) => !byVariable.has(v));
+  if (missing.length > 0) {
+    const held = [...byVariable.keys()].map((v) => v.silo).join(", ");
+    throw new PublishError(options.sources, "discover", `holds no files of ${missing.map((v) => v.silo).join(", ")} (it holds ${held}); fetch them first, or leave them out of VARIABLES`);
+  }
+  return new Map([...byVariable].filter(([v]) => options.variables!.includes(v)));
 }
 
 /**
