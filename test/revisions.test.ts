@@ -17,11 +17,14 @@ import type { Window } from "../format/grid.js";
 import type { Dataset } from "../format/records.js";
 import { MAX_TEMP } from "../format/variables.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
+import { prune } from "../pipeline/operations/prune.js";
+import { sync } from "../pipeline/operations/sync.js";
 import { verifyDist } from "../pipeline/operations/verify.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { docBlock, localize } from "./doc-blocks.js";
 import { READER_ENV, runBash } from "./doc-run.js";
-import { freshDirs, makeWorkDir, publishSilently } from "./helpers.js";
+import { freshDirs, makeWorkDir, publishSilently, quietProgress } from "./helpers.js";
+import { startNginx } from "./nginx.js";
 import { readRecords, request, withServer } from "./server-fixture.js";
 
 const fresh = freshDirs(makeWorkDir("revisions-test"));
@@ -182,6 +185,30 @@ revisions("revisions - docs/clients.md's revisions block runs as written against
     assert.ok([first.id, second.id].includes(answer.datasetVersion), stdout);
     assert.equal([answer.comparedWith, answer.revised], [second.id, answer.datasetVersion === first.id ? [[REVISED, REVISED]] : []]);
   });
+});
+
+revisions("revisions - make prune drops the old version but keeps the pieces the new one still reads; a mirror synced before and after verifies", async () => {
+  const dist = fresh("dist-prune");
+  await cp(published.dist, dist, { recursive: true });
+  const mirror = fresh("mirror");
+  const host = await startNginx(dist);
+  try {
+    await sync({ from: host.url, dist: mirror, progress: quietProgress });
+    // the newest of each dataset alone is kept (a keep window of 0 days), unreachable files deleted at once
+    const report = await prune({ dist, rule: { keepDays: 0, keepIds: new Set(), dropVersions: true }, graceMs: 0, now: new Date("2030-01-01T00:00:00Z") });
+    assert.equal(report.dropped.map((d) => d.id), [published.first.id]);
+    assert.ok(report.deleted.files > 0, "the first version's own index pages go");
+    const after = await verifyDist(dist);
+    assert.equal([after.problems, after.versions.map((v) => [v.id, v.problems])], [[], [[published.second.id, []], ...after.versions.slice(1).map((v) => [v.id, []])]]);
+    await withServer(dist, async (served) => {
+      const answer = await request(served, `/api/v1/series?lat=-25.1&lon=127.1&start=${REVISED}&end=${REVISED}&dataset_version=${published.second.id}`);
+      assert.equal(answer.text.trim().split("\n")[1].split(",")[3], String(value(302, 302, REVISED, true)));
+    });
+    await sync({ from: host.url, dist: mirror, progress: quietProgress, graceMs: 0 });
+    assert.equal((await verifyDist(mirror)).problems, []);
+  } finally {
+    await host.stop();
+  }
 });
 
 revisions.run();
