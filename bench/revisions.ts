@@ -41,7 +41,8 @@ const GDAL_HASH = `
 import sys, hashlib, numpy as np
 from osgeo import gdal
 for f in sys.argv[1:]:
-    b = gdal.Open(f).GetRasterBand(1)
+    ds = gdal.Open(f)  # held: a band outlives a dataset nobody holds only until it is collected
+    b = ds.GetRasterBand(1)
     a = b.ReadAsArray().astype('<f4')
     nd = b.GetNoDataValue()
     a[(a == np.float32(nd)) | (a == np.float32(-3276.8)) | ~np.isfinite(a)] = np.nan
@@ -141,7 +142,9 @@ async function runNight(lane: Lane, date: string): Promise<void> {
   const asked = (await lane.bucket.nginx.requests()).length;
   const epoch = String(Date.parse(`${dayNumberToDate(dateToDayNumber(date) + 1)}T05:00:00Z`) / 1000);
   const started = performance.now();
-  await run("node", [CLI, "update", "--to", date, "--variables", "max_temp,daily_rain", "--sources", lane.sources, "--dist", lane.dist], {
+  // BENCH_PROFILE_DIR: each night's update writes a CPU profile there (node --cpu-prof), named by lane and date
+  const profile = process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_PROFILE_DIR, "--cpu-prof-name", `${lane.name}-${date}.cpuprofile`] : [];
+  await run("node", [...profile, CLI, "update", "--to", date, "--variables", "max_temp,daily_rain", "--sources", lane.sources, "--dist", lane.dist], {
     env: { ...process.env, SILO_BASE_URL: lane.bucket.url, SOURCE_DATE_EPOCH: epoch },
     maxBuffer: 16 << 20,
   });
@@ -243,7 +246,7 @@ async function pinnedAnswers(dist: string, id: string, rainId: string): Promise<
       `/api/v1/series?lat=-25&lon=135&variables=daily_rain&format=json&dataset_version=${rainId}`,
       `/zarr/v2/${id}/series/air_temperature_max/0.60.80`,
     ];
-    return Promise.all(paths.map(async (p) => sha256Hex(new Uint8Array(await (await fetch(server.url + p)).arrayBuffer()))));
+    return await Promise.all(paths.map(async (p) => sha256Hex(new Uint8Array(await (await fetch(server.url + p)).arrayBuffer()))));
   } finally {
     await server.stop();
   }

@@ -299,6 +299,28 @@ appends("series - a day revised in a patch gives a new version whose span shares
   assert.equal((await verifyDist(copy)).problems, []);
 });
 
+appends("series - revisions night after night keep a lineage in tiers: 8 revision pieces merge into one of the next tier, the values always the newest", async () => {
+  const revised = freshDir("tiered-sources");
+  const copy = freshDir("tiered-dist");
+  await cp(dist, copy, { recursive: true });
+  await cp(sources, revised, { recursive: true });
+  const lengths: number[] = [];
+  for (let night = 1; night <= 9; night++) {
+    await writeDays(revised, ["2003-12-25"], night, [258, 258, 5, 1]);
+    await quietly(revised, copy, { publishedAt: `2099-02-${String(night).padStart(2, "0")}T00:00:00Z` });
+    const newest = (await readRecords(copy)).sort((a, b) => (a.published_at! < b.published_at! ? 1 : -1))[0];
+    const view = await openRaster(copy, newest);
+    const span = view.index.series[0];
+    lengths.push(span.packs?.length ?? 0);
+    const [value] = await view.readSeries(span, [259, 258, 1, 1], 5, 6);
+    assert.is(value[0], cellValue(259, 258, "2003-12-25", night), `night ${night}`);
+    if (night === 9) assert.equal((await view.archive.readSpanLayout(span)).packs.map((p) => p.tier), [0, 1, 0]);
+  }
+  // the first piece stays; revisions 1-7 add pieces; the 8th merges the seven and itself into one of tier 1
+  assert.equal(lengths, [1, 2, 3, 4, 5, 6, 7, 1, 2]);
+  assert.equal((await verifyDist(copy)).problems, []);
+});
+
 appends("series - a day revised everywhere writes its span whole again, with no lineage", async () => {
   const revised = freshDir("revised-sources");
   const copy = freshDir("revised-dist");
