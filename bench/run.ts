@@ -79,7 +79,7 @@ if (ONLY === "variables" || ONLY.startsWith("variables-")) process.exit((await b
 const work = await mkdtemp(join(tmpdir(), "bench-"));
 const procs: Proc[] = [];
 const figures: Record<string, number> = {};
-if (ONLY === "revisions") process.exit((await benchRevisionsAlone()) > 0 ? 1 : 0);
+if (ONLY === "revisions" || ONLY.startsWith("revisions-")) process.exit((await benchRevisionsAlone(ONLY)) > 0 ? 1 : 0);
 const fail = (why: string) => {
   failures++;
   say(`  !! ${why}: a goal is not met`);
@@ -374,17 +374,22 @@ if (failures > 0) say(`FAILED: ${failures} (goals not met or error answers, each
 console.log(JSON.stringify({ ...rounded, failures }));
 process.exit(failures > 0 ? 1 : 0);
 
-/** The revision rows (bench/revisions.ts): the season, then a night onto a short and a long archive. */
-async function benchRevisions(ctx: RevisionContext): Promise<number> {
-  log("a revision season: a full-grid year, then nights of make update against nginx as the bucket");
-  return (await benchRevisionSeason(ctx)) + (await benchRevisionLength(ctx));
+/** The revision rows (bench/revisions.ts): the season, then a night onto a short and a long archive (`only`: one of them). */
+async function benchRevisions(ctx: RevisionContext, only = ""): Promise<number> {
+  let failed = 0;
+  if (only !== "revisions-length") {
+    log("a revision season: a full-grid year, then nights of make update against nginx as the bucket");
+    failed += await benchRevisionSeason(ctx);
+  }
+  if (only !== "revisions-season") failed += await benchRevisionLength(ctx);
+  return failed;
 }
 
-/** BENCH_ONLY=revisions: the revision rows alone, with their own temporary folder and last line of figures. */
-async function benchRevisionsAlone(): Promise<number> {
+/** BENCH_ONLY=revisions (or revisions-season, revisions-length): the revision rows alone, with their own last line of figures. */
+async function benchRevisionsAlone(only: string): Promise<number> {
   try {
-    say(`bench revisions on ${new Date().toISOString().slice(0, 16)}Z, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, node ${process.version}`);
-    const failed = await benchRevisions({ work, yearCache: join(BENCH_CACHE, "year"), longCache: join(BENCH_CACHE, "long64"), say, log, figures });
+    say(`bench ${only} on ${new Date().toISOString().slice(0, 16)}Z, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, node ${process.version}`);
+    const failed = await benchRevisions({ work, yearCache: join(BENCH_CACHE, "year"), longCache: join(BENCH_CACHE, "long64"), say, log, figures }, only);
     console.log(JSON.stringify({ ...figures, failures: failed }));
     return failed;
   } finally {
