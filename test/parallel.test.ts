@@ -69,6 +69,10 @@ runner("runner - sums every file's summary; a failed test, a crash at load and a
   const headers = lines.filter((l) => l.startsWith("=== ")).map((l) => l.split(" ")[1]);
   assert.equal(headers, ["a.test.ts", "b.test.ts", "c.test.ts", "d.test.ts"]);
   assert.match(cli.stdout, /=== c\.test\.ts [^\n]*\n[^]*broken at load[^]*\n=== d\.test\.ts/);
+  // a line the moment each file ends, numbered in the order they ended, with its result
+  const progress = lines.filter((l) => l.startsWith("[")).map((l) => l.replace(/^\[(\d)\/4 +\d+:\d\d\] /, "$1 ").replace(/, [0-9.]+ s$/, ""));
+  assert.equal(progress.map((l) => l.slice(0, 1)), ["1", "2", "3", "4"]);
+  assert.equal(progress.map((l) => l.slice(2)).sort(), ["a.test.ts: 2 passed", "b.test.ts: 1 of 2 FAILED", "c.test.ts: failed (exit 1)", "d.test.ts: failed (exit 3)"]);
   assert.equal(Object.keys(JSON.parse(readFileSync(join(dir, "durations.json"), "utf8"))).sort(), ["a.test.ts", "b.test.ts", "c.test.ts", "d.test.ts"]);
 });
 

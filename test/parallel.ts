@@ -187,6 +187,23 @@ function killGroup(pid: number): void {
   }
 }
 
+/** "[ 12/56  3:20] server-read.test.ts: 41 passed, 12.3 s": printed the moment a job ends, so a long run shows it moves. */
+export function progressLine(o: Outcome, ended: number, total: number, elapsedMs: number): string {
+  const clock = `${Math.floor(elapsedMs / 60_000)}:${String(Math.floor(elapsedMs / 1000) % 60).padStart(2, "0")}`;
+  const summary = o.job.uvu ? readSummary(o.output) : null;
+  const failedTests = summary ? summary.total - summary.passed : 0;
+  const result = o.timedOut
+    ? "stopped: timed out"
+    : failedTests > 0
+      ? `${failedTests} of ${summary!.total} FAILED`
+      : o.code !== 0
+        ? `failed (${o.signal ? `killed by ${o.signal}` : `exit ${o.code}`})`
+        : summary
+          ? `${summary.passed} passed`
+          : "ok";
+  return `[${String(ended).padStart(String(total).length)}/${total} ${clock.padStart(5)}] ${o.job.name}: ${result}, ${o.seconds.toFixed(1)} s\n`;
+}
+
 /** Prints finished outputs in job order: each as soon as every job before it has been printed. */
 class OrderedPrinter {
   private next = 0;
@@ -269,9 +286,14 @@ export async function runTests(options: RunOptions): Promise<Tally> {
   const durations = readDurations(durationsFile);
   const started = performance.now();
   if (options.workers) await useBuiltWorkers(write);
-  write(`${jobs.length} jobs, ${concurrency} at a time\n`);
+  write(`${jobs.length} jobs, ${concurrency} at a time; a line as each ends, then its output in name order\n`);
   const printer = new OrderedPrinter(write);
-  const outcomes = await runPool(jobs, concurrency, (job) => expectedSeconds(job, durations, dir), options.timeoutSec ?? DEFAULT_TIMEOUT_SEC, (o) => printer.add(o));
+  let ended = 0;
+  const onDone = (o: Outcome) => {
+    write(progressLine(o, ++ended, jobs.length, performance.now() - started));
+    printer.add(o);
+  };
+  const outcomes = await runPool(jobs, concurrency, (job) => expectedSeconds(job, durations, dir), options.timeoutSec ?? DEFAULT_TIMEOUT_SEC, onDone);
   await keepDurations(durationsFile, outcomes);
   const tally: Tally = { passed: 0, failed: 0, notes: [] };
   for (const outcome of [...outcomes].sort((a, b) => a.job.order - b.job.order)) countOutcome(tally, outcome);
