@@ -150,15 +150,23 @@ revisions("revisions - GET /api/v1/datasets/{id}/revisions lists the revised dat
   });
 });
 
-revisions("revisions - the mirror client answers the revisions route byte for byte as the server", async () => {
-  const { dist, first } = published;
+revisions("revisions - the mirror client answers the revisions route, and the revised version's series and tiles, byte for byte as the server", async () => {
+  const { dist, first, second } = published;
   const mirror = await startMirrorServer({ dist });
   try {
     await withServer(dist, async (served) => {
-      const path = `/api/v1/datasets/${first.id}/revisions`;
-      const fromMirror = await createMirrorClient({ baseUrl: mirror.url }).answer({ path });
-      assert.is(fromMirror.status, 200);
-      assert.is(fromMirror.text(), (await request(served, path)).text);
+      const paths = [
+        `/api/v1/datasets/${first.id}/revisions`,
+        // a revised span (its lineage read through HTTP ranges) and a revised day (blocks in two pieces)
+        `/api/v1/series?lat=-25.1,-26.4&lon=127.1,128&format=json&dataset_version=${second.id}`,
+        `/api/v1/layers/${second.id}?tile=${REVISED.replaceAll("-", "")}-r1-c1`,
+      ];
+      const client = createMirrorClient({ baseUrl: mirror.url });
+      for (const path of paths) {
+        const fromMirror = await client.answer({ path });
+        assert.is(fromMirror.status, 200, path);
+        assert.is(fromMirror.text(), (await request(served, path)).text, path);
+      }
     });
   } finally {
     await mirror.close();
