@@ -12,7 +12,7 @@ EXTEND ?=
 ALLOW_GAPS ?=
 PREFER ?=
 REHASH ?=
-# make update's revision window of every variable, in days; empty: SILO's own per variable (pipeline/publish/update.ts)
+# make update's revision window of every variable, in days; empty: SILO's own per variable (pipeline/commands/update.ts)
 REVISION_DAYS ?=
 CACHE_MB ?= 32
 # publish, prune and sync are the dist's writers, one at a time (docs/operating.md): a second waits up to LOCK_WAIT

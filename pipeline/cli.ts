@@ -5,15 +5,15 @@ import { type ParseArgsConfig, parseArgs } from "node:util";
 import { writeDemo } from "./ingest/demo.js";
 import { PublishError } from "./errors.js";
 import { fetchSilo, parseVariables } from "./ingest/fetch.js";
-import { describeUpdate, update } from "./publish/update.js";
+import { describeUpdate, update } from "./commands/update.js";
 import { createProgress, formatBytes, formatSeconds } from "./progress.js";
-import { DEFAULT_LOCK_WAIT_SEC, type LockOptions } from "./operations/lock.js";
-import { prune } from "./operations/prune.js";
-import { publishNextDemoDay } from "./publish/demo-day.js";
+import { DEFAULT_LOCK_WAIT_SEC, type LockOptions } from "./dist/lock.js";
+import { prune } from "./commands/prune.js";
+import { publishNextDemoDay } from "./commands/demo-day.js";
 import { publish, type PublishOptions } from "./publish/publish.js";
-import { sync } from "./operations/sync.js";
-import { verifyDist } from "./operations/verify.js";
-import { upgrade } from "./publish/upgrade.js";
+import { sync } from "./commands/sync.js";
+import { verifyDist } from "./commands/verify.js";
+import { upgrade } from "./commands/upgrade.js";
 
 export const DEMO_SOURCES = ".cache/demo";
 /** Where make fetch and make update keep SILO's files unless SOURCES says otherwise. */

@@ -25,15 +25,18 @@ const MAY_IMPORT: Record<string, string[]> = {
 };
 /**
  * The rooms of pipeline/ and which rooms each may import: its own files at the top (the entry, errors, progress,
- * the worker pool) serve every room; operations/ works on a dist (files, journal, lock, catalog, verify, prune,
- * sync, downloads); ingest/ reads source formats (discover, GeoTIFF, NetCDF, SILO values, demo, fetch);
- * publish/ turns what ingest reads into a version through operations.
+ * the worker pool, the downloader) serve every room; dist/ is the floor every writer of a dist stands on (the object
+ * store and files, the journal, the lock, the pending list, the catalog's last steps); ingest/ reads source formats
+ * (discover, GeoTIFF, NetCDF, SILO values, demo, fetch); publish/ turns what ingest reads into a version on the
+ * floor; commands/ are the maintainer's commands beyond the publish (verify, prune, sync, update, upgrade, demo-day),
+ * over publish, ingest and the floor. No room imports commands/: the entry alone does.
  */
 const PIPELINE_ROOMS: Record<string, string[]> = {
   "pipeline": [],
-  "pipeline/operations": ["pipeline"],
-  "pipeline/ingest": ["pipeline", "pipeline/operations"],
-  "pipeline/publish": ["pipeline", "pipeline/operations", "pipeline/ingest"],
+  "pipeline/dist": ["pipeline"],
+  "pipeline/ingest": ["pipeline", "pipeline/dist"],
+  "pipeline/publish": ["pipeline", "pipeline/dist", "pipeline/ingest"],
+  "pipeline/commands": ["pipeline", "pipeline/dist", "pipeline/ingest", "pipeline/publish"],
 };
 /** The pipeline's entry: the one file of the top that may import every room. */
 const PIPELINE_ENTRY = "pipeline/cli.ts";

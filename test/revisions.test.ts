@@ -17,7 +17,7 @@ import type { Window } from "../format/grid.js";
 import type { Dataset } from "../format/records.js";
 import { MAX_TEMP } from "../format/variables.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
-import { verifyDist } from "../pipeline/operations/verify.js";
+import { verifyDist } from "../pipeline/commands/verify.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { docBlock, localize } from "./doc-blocks.js";
 import { READER_ENV, runBash } from "./doc-run.js";

@@ -18,7 +18,7 @@ import type { DayEntry, MonthPage, RasterIndex, YearPage } from "../format/versi
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
 import type { PublishOptions, PublishSummary } from "../pipeline/publish/publish.js";
 import { SOURCE_CACHE_FILE } from "../pipeline/publish/source-cache.js";
-import { verifyDist } from "../pipeline/operations/verify.js";
+import { verifyDist } from "../pipeline/commands/verify.js";
 import { yearToUrl } from "../sources/silo.js";
 import { expectPublishError, freshDirs, makeWorkDir, publishSilently, readObject } from "./helpers.js";
 import { post, requestFor, withServer } from "./server-fixture.js";

@@ -18,7 +18,7 @@ import { dateToDayNumber, dayNumberToDate, listDates } from "../format/dates.js"
 import type { Window } from "../format/grid.js";
 import { sha256Hex } from "../format/hash.js";
 import { findVariable, MAX_TEMP, type Variable } from "../format/variables.js";
-import { describeUpdate, revisionDays, update } from "../pipeline/publish/update.js";
+import { describeUpdate, revisionDays, update } from "../pipeline/commands/update.js";
 import { REPO } from "./doc-blocks.js";
 import { makeCheckout, READER_ENV } from "./doc-run.js";
 import { freshDirs, makeWorkDir } from "./helpers.js";

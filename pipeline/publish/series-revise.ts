@@ -15,7 +15,7 @@ import { dateToDayNumber } from "../../format/dates.js";
 import type { Window } from "../../format/grid.js";
 import { GroupLattice, type SeriesSpan, type SpanLayout, groupEntry } from "../../format/series.js";
 import type { DayEntry } from "../../format/version-index.js";
-import type { ObjectStore } from "../operations/files.js";
+import type { ObjectStore } from "../dist/files.js";
 import { type PieceGroup, toSpan, writeSeriesPiece } from "./series-piece.js";
 import { EMPTY_ENTRY, encodeChunkValues } from "./series-strip.js";
 

@@ -11,7 +11,7 @@ import type { SourceEntry } from "../../format/records.js";
 import type { IndexNode } from "../../format/version-index.js";
 import type { SiloFile } from "../ingest/discover.js";
 import { describeError } from "../errors.js";
-import { writeFileAtomic } from "../operations/files.js";
+import { writeFileAtomic } from "../dist/files.js";
 
 export const SOURCE_CACHE_FILE = ".publish-cache.json";
 const CACHE_FORMAT = 2;

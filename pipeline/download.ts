@@ -17,7 +17,7 @@ import { basename, dirname, join } from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
-import { describeError } from "../errors.js";
+import { describeError } from "./errors.js";
 
 /** the longest wait between attempts, whatever a Retry-After asks */
 export const RETRY_AFTER_CAP_MS = 30_000;

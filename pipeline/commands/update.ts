@@ -14,9 +14,9 @@ import {
 } from "../ingest/fetch.js";
 import { LOCK_FILE, readLock } from "../ingest/silo-lock.js";
 import { type Commit, commitStaged, discardStaged, finishStaged, removeStaging, stagedPath } from "../ingest/staging.js";
-import type { LockOptions } from "../operations/lock.js";
+import type { LockOptions } from "../dist/lock.js";
 import { createProgress, formatBytes, formatSeconds, type Progress } from "../progress.js";
-import { publish, type PublishOptions, type PublishSummary } from "./publish.js";
+import { publish, type PublishOptions, type PublishSummary } from "../publish/publish.js";
 
 /**
  * How many days, ending at TO, SILO may still rewrite a variable's files (decisions §9): rain up to 12 months back (a

@@ -15,8 +15,8 @@ import { CATALOG_FILE, type Ref, objectPath } from "../../format/objects.js";
 import { type Dataset, versionId } from "../../format/records.js";
 import { type MonthPage, type YearPage, rasterContentText } from "../../format/version-index.js";
 import { describeError } from "../errors.js";
-import { hashFile } from "./files.js";
-import { PENDING_FILE, readUnreachable } from "./prune.js";
+import { hashFile } from "../dist/files.js";
+import { PENDING_FILE, readUnreachable } from "../dist/pending.js";
 import { isSameSummary, summarizeDays, summarizeNodes } from "../../format/summaries.js";
 import { verifySeries } from "./verify-series.js";
 
