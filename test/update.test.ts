@@ -291,7 +291,7 @@ async function writeKillingUpdate(): Promise<string> {
   const script = join(dir, "update-killed-mid-move.mts");
   await writeFile(
     script,
-    `import { update } from ${JSON.stringify(join(REPO, "pipeline", "publish", "update.ts"))};
+    `import { update } from ${JSON.stringify(join(REPO, "pipeline", "commands", "update.ts"))};
      import { parseVariables } from ${JSON.stringify(join(REPO, "pipeline", "ingest", "fetch.ts"))};
      const [to, sources, dist, killAt] = process.argv.slice(2);
      let moves = 0;
