@@ -24,12 +24,13 @@ import { PublishError } from "../errors.js";
 import { ObjectStore, hashFile } from "../dist/files.js";
 import { type Pending, readPending, writePending } from "../dist/pending.js";
 import { type LockOptions, lockDist } from "../dist/lock.js";
+import { DEFAULTS } from "../defaults.js";
 
 const HOUR_MS = 3_600_000;
 
-/** The retention rule (README: Pruning): what a maintainer states; every other version is dropped. */
+/** The retention rule (docs/publishing.md "Pruning"): what a maintainer states; every other version is dropped. */
 export interface RetentionRule {
-  /** keep every version published in the last `keepDays` days (default 30) */
+  /** keep every version published in the last `keepDays` days (KEEP_DAYS) */
   keepDays: number;
   /** ids kept whatever their age (a keep file, one id a line) */
   keepIds: Set<string>;
@@ -40,7 +41,7 @@ export interface RetentionRule {
 export interface PruneOptions {
   dist: string;
   rule: RetentionRule;
-  /** unreachable files are deleted this long after they were first found unreachable (default 24 h) */
+  /** unreachable files are deleted this long after they were first found unreachable (default: GRACE_HOURS's, pipeline/defaults.ts) */
   graceMs?: number;
   /** report only: change nothing */
   dryRun?: boolean;
@@ -160,7 +161,7 @@ export async function pruneLocked(options: PruneOptions): Promise<PruneReport> {
   // every manifest of the chain, not only the newest: verify and make sync walk them all
   const chain = await listManifestFiles(current.archive, current.pointer.manifest);
   for (const path of [...chain.files.keys(), ...chain.manifests]) reachable.add(path);
-  const collected = await collect(options.dist, reachable, now, options.graceMs ?? 24 * HOUR_MS, options.dryRun ?? false);
+  const collected = await collect(options.dist, reachable, now, options.graceMs ?? DEFAULTS.graceHours * HOUR_MS, options.dryRun ?? false);
   return { kept, dropped, ...collected };
 }
 

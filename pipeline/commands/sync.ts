@@ -22,6 +22,7 @@ import { type LockOptions, lockDist } from "../dist/lock.js";
 import { type Progress, formatBytes, formatTransfer } from "../progress.js";
 import { PENDING_FILE } from "../dist/pending.js";
 import { type PruneReport, pruneLocked } from "./prune.js";
+import { DEFAULTS } from "../defaults.js";
 
 /** Files being received live here (on the dist's filesystem, so placing one is a rename); emptied by every sync. */
 export const SYNC_TEMP_DIR = ".sync";
@@ -32,7 +33,7 @@ export interface SyncOptions {
   /** where the remote dist is served: the folder holding its catalog.json */
   from: string;
   dist: string;
-  /** files downloaded at once (default 8) */
+  /** files downloaded at once (default: pipeline/defaults.ts) */
   concurrency?: number;
   /** attempts after the first for network trouble, truncation, 429 and 5xx (default 4), backing off from backoffMs (500) */
   retries?: number;
@@ -42,7 +43,7 @@ export interface SyncOptions {
    * chain (a prune upstream) or files wait for deletion (default true)
    */
   prune?: boolean;
-  /** the collect step's grace period (default 24 h) */
+  /** the collect step's grace period (default: GRACE_HOURS's, pipeline/defaults.ts) */
   graceMs?: number;
   now?: Date;
   progress?: Progress;
@@ -91,11 +92,11 @@ function toSyncConfig(options: SyncOptions): SyncConfig {
   return {
     from: options.from,
     dist: options.dist,
-    concurrency: options.concurrency ?? 8,
+    concurrency: options.concurrency ?? DEFAULTS.syncConcurrency,
     retries: options.retries ?? 4,
     backoffMs: options.backoffMs ?? 500,
     prune: options.prune ?? true,
-    graceMs: options.graceMs ?? 24 * HOUR_MS,
+    graceMs: options.graceMs ?? DEFAULTS.graceHours * HOUR_MS,
     now: options.now,
     progress: options.progress ?? quiet,
     lock: options.lock ?? {},
