@@ -152,7 +152,7 @@ async function readPatchCell(variable: Variable, date: string): Promise<number> 
 /** sha256 of each file of the sources folder outside its staging folder, and of silo.lock.json: "exactly as it was" is this, equal. */
 function listSources(): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const entry of readdirRecursive(SOURCES)) if (!entry.startsWith(".update/") && !entry.startsWith(".sources.lock") && !entry.startsWith(".publish-cache")) out[entry] = sha256Hex(readFileSync(join(SOURCES, entry)));
+  for (const entry of readdirRecursive(SOURCES)) if (!entry.startsWith(".update/") && !entry.startsWith(".sources.lock")) out[entry] = sha256Hex(readFileSync(join(SOURCES, entry)));
   return out;
 }
 
