@@ -28,6 +28,8 @@ import { dateToUrl } from "../sources/silo.js";
 import { expectPublishError, freshDirs, makeWorkDir, readObject } from "./helpers.js";
 import { type Answer, type Served, assertError, post, readRecords, request, requestFor, withServer } from "./server-fixture.js";
 import { SOURCE_CACHE_DIR, sourceCachePath } from "../pipeline/publish/source-cache.js";
+import { publishObservations } from "../pipeline/publish/observations.js";
+import { readPublished } from "../pipeline/dist/catalog.js";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const FIXTURES = fileURLToPath(new URL("./fixtures/", import.meta.url));
@@ -321,6 +323,24 @@ repeat("publish - publishing the same sources again is a no-op: nothing written,
   assert.is(out.code, 0, out.stderr);
   assert.match(out.stdout, /nothing to publish: .* already holds silo-tmax-20040228-20040301-[0-9a-f]{16}, noaa-weather-/);
   assert.ok(before.equals(await readFile(join(repeatDist, CATALOG_FILE))));
+});
+
+repeat("publish - the observation table a dist holds is found by its source's sha256: no row parsed, no id computed, nothing written", async () => {
+  const previous = (await readPublished(repeatDist))!;
+  try {
+    const first = async (keep: (record: Dataset) => boolean) => (await previous.listRecords(null, 1, keep)).records[0] ?? null;
+    const nothingWritten = new Proxy({}, { get: () => assert.unreachable("the stage writes nothing") }) as ObjectStore;
+    const asked: string[] = [];
+    const found = await publishObservations(nothingWritten, { first, find: async (id) => (asked.push(id), null) });
+    assert.ok("published" in found && found.published.dataset_key === "noaa-weather");
+    assert.equal(asked, [], "the table's id was not computed: its rows were not read");
+    // a dist without a version of these bytes: the rows are read and the id computed, which finds the same version
+    const again = await publishObservations(nothingWritten, { first: async () => null, find: async (id) => (asked.push(id), "published" in found ? found.published : null) });
+    assert.ok("published" in again);
+    assert.equal(asked, ["published" in found ? found.published.id : ""]);
+  } finally {
+    await previous.archive.storage.close?.();
+  }
 });
 
 repeat.run();

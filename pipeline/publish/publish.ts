@@ -215,12 +215,12 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
 
   if (options.observations !== false) {
     store.stage = "observations";
-    let sameTable: Dataset | null = null;
-    const table = await publishObservations(store, async (id) => (sameTable = await isPublished(id)) !== null);
-    if (table) {
-      summary.observations = table.observations;
-      fresh.push({ record: table.record, coverage: null });
-    } else if (sameTable) summary.unchanged.push(sameTable);
+    const first = async (keep: (record: Dataset) => boolean) => (await previous?.listRecords(null, 1, keep))?.records[0] ?? null;
+    const table = await publishObservations(store, { first, find: isPublished });
+    if ("written" in table) {
+      summary.observations = table.written.observations;
+      fresh.push({ record: table.written.record, coverage: null });
+    } else summary.unchanged.push(table.published);
   }
 
   // the publish ends at the catalog swap; then only its memory of the folder is written (from what it kept while
