@@ -1,4 +1,4 @@
-// Revisions (decisions §9): a day SILO rewrote in a patch is a new version holding the new cells, sharing the rest;
+// Revisions (docs/contract.md §5, §8.4): a day SILO rewrote in a patch is a new version holding the new cells, sharing the rest;
 // a file rewritten with the same cells makes no new version and is not decoded again; the pinned old version answers
 // byte for byte; GET /api/v1/datasets/{id}/revisions says which dates were revised since, over real HTTP and from a
 // mirror alike; the series manifest and the Zarr group name the version they answer from.
