@@ -1,9 +1,13 @@
 # Climate data service: every command a maintainer, client or mirror operator runs. `make help` lists them.
+#
+# A variable left unset is passed on to no command, which then takes its own default: each default is stated once, in
+# the code (pipeline/defaults.ts for the pipeline's commands, server/settings.ts for the server's), and make help
+# prints them from there.
 
 SOURCES ?=
-DIST ?= dist
-PORT ?= 8080
-HOST ?= 127.0.0.1
+DIST ?=
+PORT ?=
+HOST ?=
 FROM ?=
 TO ?=
 YEARS ?=
@@ -12,15 +16,16 @@ EXTEND ?=
 ALLOW_GAPS ?=
 PREFER ?=
 REHASH ?=
-# make update's revision window of every variable, in days; empty: SILO's own per variable (pipeline/publish/update.ts)
+# make update's revision window of every variable, in days; empty: SILO's own per variable (pipeline/commands/update.ts)
 REVISION_DAYS ?=
-CACHE_MB ?= 32
+CACHE_MB ?=
 # publish, prune and sync are the dist's writers, one at a time (docs/operating.md): a second waits up to LOCK_WAIT
 # seconds, then refuses naming the holder; fetch and update of one SOURCES folder take turns the same way. LOCAL_LOCK=1
 # takes a lock that holds on this host only (a shared folder whose locks stay local, written from this host alone).
-LOCK_WAIT ?= 600
+LOCK_WAIT ?=
 LOCAL_LOCK ?=
-LOCK_FLAGS = --lock-wait "$(LOCK_WAIT)" $(if $(LOCAL_LOCK),--local-lock)
+LOCK_FLAGS = $(if $(LOCK_WAIT),--lock-wait "$(LOCK_WAIT)") $(if $(LOCAL_LOCK),--local-lock)
+DIST_FLAG = $(if $(DIST),--dist "$(DIST)")
 TSX := node_modules/.bin/tsx
 # The server and the pipeline run as bundled JavaScript, built by `make install`, so a start compiles nothing
 # (a daily publish through tsx spent about 0.8 s compiling itself and its worker threads' modules).
@@ -34,13 +39,20 @@ EXPLORER_SOURCES := $(shell find explorer client api format schemas -name '*.ts'
 # npm packages stay imports (resolved from node_modules at run time); the worker threads' entries sit beside the
 # CLI, where pipeline/pool.ts looks for them
 ESBUILD_NODE := node_modules/.bin/esbuild --bundle --platform=node --format=esm --target=node20 --log-level=warning
+# the server's settings alone, for make to ask before it starts the server (its heap) and for make help (its defaults)
+SETTINGS_JS := build/settings.js
+# $(call SETTINGS,expression): prints what an expression of the module `settings` gives (no comma in it, for call's sake)
+SETTINGS = node --input-type=module -e 'import("./$(SETTINGS_JS)").then((settings) => console.log($(1))).catch((err) => { console.error(err.message); process.exit(1); })'
 
 .PHONY: help install demo demo-day publish fetch update verify upgrade prune sync serve mirror test typecheck bench fixtures clean
 
-help:
+help: $(PIPELINE_JS) $(SETTINGS_JS) ## every target, then each variable's default as the code states it
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | expand -t 12
+	@echo; echo "defaults of the variables left unset (pipeline/defaults.ts, server/settings.ts):"
+	@node $(PIPELINE_JS) defaults | sed 's/^/  /'
+	@$(call SETTINGS,settings.describeServeDefaults().join("\n")) | sed 's/^/  /'
 
-install: node_modules/.package-lock.json $(SERVER_JS) $(PIPELINE_JS) $(EXPLORER_HTML) ## install npm packages (exact versions from package-lock.json) and build the server, the pipeline and the explorer
+install: node_modules/.package-lock.json $(SERVER_JS) $(PIPELINE_JS) $(SETTINGS_JS) $(EXPLORER_HTML) ## install npm packages (exact versions from package-lock.json) and build the server, the pipeline and the explorer
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -48,6 +60,9 @@ node_modules/.package-lock.json: package.json package-lock.json
 
 $(PIPELINE_JS): node_modules/.package-lock.json $(PIPELINE_SOURCES)
 	@$(ESBUILD_NODE) pipeline/cli.ts pipeline/publish/day-worker.ts pipeline/publish/series-worker.ts --packages=external --outdir=build --entry-names=[name]
+
+$(SETTINGS_JS): node_modules/.package-lock.json server/settings.ts
+	@$(ESBUILD_NODE) server/settings.ts --outfile=$@
 
 $(EXPLORER_HTML): node_modules/.package-lock.json $(EXPLORER_SOURCES)
 	@$(TSX) explorer/build.ts
@@ -61,56 +76,54 @@ $(SERVER_JS): node_modules/.package-lock.json $(SERVER_SOURCES)
 		--banner:js="import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);"
 
 demo: publish ## build the demo dist and serve it (the first command on a fresh machine)
-	@$(MAKE) --no-print-directory serve DIST="$(DIST)" PORT="$(PORT)" HOST="$(HOST)"
+	@$(MAKE) --no-print-directory serve
 
-publish: install ## publish SOURCES (default: the demo) into DIST, VARIABLES (default: every one it holds); EXTEND=1 adds to the newest version; PREFER=daily|annual; REHASH=1 reads every file again; waits LOCK_WAIT=600 s for another writer
-	@node $(PIPELINE_JS) publish --dist "$(DIST)" $(if $(SOURCES),--sources "$(SOURCES)") $(if $(VARIABLES),--variables "$(VARIABLES)") $(if $(EXTEND),--extend) $(if $(ALLOW_GAPS),--allow-gaps) \
+publish: install ## publish SOURCES (default: the demo) into DIST, VARIABLES (default: every one it holds); EXTEND=1 adds to the newest version; PREFER=daily|annual; REHASH=1 reads every file again; waits LOCK_WAIT s for another writer
+	@node $(PIPELINE_JS) publish $(DIST_FLAG) $(if $(SOURCES),--sources "$(SOURCES)") $(if $(VARIABLES),--variables "$(VARIABLES)") $(if $(EXTEND),--extend) $(if $(ALLOW_GAPS),--allow-gaps) \
 		$(if $(PREFER),--prefer "$(PREFER)") $(if $(REHASH),--rehash) $(LOCK_FLAGS)
 
 demo-day: install ## the daily routine on the demo: generate the next day of every demo variable and publish it onto DIST (a running server serves it within a second)
-	@node $(PIPELINE_JS) demo-day --dist "$(DIST)" $(LOCK_FLAGS)
+	@node $(PIPELINE_JS) demo-day $(DIST_FLAG) $(LOCK_FLAGS)
 
-fetch: install ## download SILO daily files FROM..TO, or annual files YEARS=1889-2025, of VARIABLES (default all five) into SOURCES (default .cache/silo); files held are asked for again and downloaded only when SILO rewrote them
+fetch: install ## download SILO daily files FROM..TO, or annual files YEARS=1889-2025, of VARIABLES (default all five) into SOURCES; files held are asked for again and downloaded only when SILO rewrote them
 	@node $(PIPELINE_JS) fetch $(if $(YEARS),--years "$(YEARS)",--from "$(FROM)" --to "$(TO)") $(if $(VARIABLES),--variables "$(VARIABLES)") $(if $(SOURCES),--sources "$(SOURCES)") $(LOCK_FLAGS)
 
 update: install ## the nightly routine (cron): fetch each of VARIABLES' new days up to TO and re-validate its revision window (REVISION_DAYS, default SILO's own), then publish SOURCES into DIST for the variables that completed (EXTEND=1, PREFER= as make publish); exits non-zero naming any variable not published
-	@node $(PIPELINE_JS) update --to "$(TO)" $(if $(VARIABLES),--variables "$(VARIABLES)") $(if $(SOURCES),--sources "$(SOURCES)") --dist "$(DIST)" \
+	@node $(PIPELINE_JS) update --to "$(TO)" $(if $(VARIABLES),--variables "$(VARIABLES)") $(if $(SOURCES),--sources "$(SOURCES)") $(DIST_FLAG) \
 		$(if $(REVISION_DAYS),--revision-days "$(REVISION_DAYS)") $(if $(EXTEND),--extend) $(if $(PREFER),--prefer "$(PREFER)") $(LOCK_FLAGS)
 
-KEEP_DAYS ?= 30
+KEEP_DAYS ?=
 KEEP_FILE ?=
-GRACE_HOURS ?= 24
-DROP_VERSIONS ?= 1
+GRACE_HOURS ?=
+DROP_VERSIONS ?=
+GRACE_FLAG = $(if $(GRACE_HOURS),--grace-hours "$(GRACE_HOURS)")
 
 prune: install ## drop versions the rule does not keep (newest, last KEEP_DAYS days, last of each month, KEEP_FILE ids); delete unreachable files after GRACE_HOURS; DRY_RUN=1 reports only; waits LOCK_WAIT s for another writer
-	@node $(PIPELINE_JS) prune --dist "$(DIST)" --keep-days "$(KEEP_DAYS)" $(if $(KEEP_FILE),--keep-file "$(KEEP_FILE)") --grace-hours "$(GRACE_HOURS)" --drop-versions "$(DROP_VERSIONS)" $(if $(DRY_RUN),--dry-run) $(LOCK_FLAGS)
+	@node $(PIPELINE_JS) prune $(DIST_FLAG) $(if $(KEEP_DAYS),--keep-days "$(KEEP_DAYS)") $(if $(KEEP_FILE),--keep-file "$(KEEP_FILE)") $(GRACE_FLAG) \
+		$(if $(DROP_VERSIONS),--drop-versions "$(DROP_VERSIONS)") $(if $(DRY_RUN),--dry-run) $(LOCK_FLAGS)
 
 # PRUNE=1 (the default): once the new catalog.json is in place, a sync that brought a pruned catalog (a manifest chain
 # that starts again), or finds files waiting for deletion, runs make prune's collect step (DROP_VERSIONS=0) with
 # GRACE_HOURS; PRUNE=0 leaves deleting to make prune.
-PRUNE ?= 1
+PRUNE ?=
 
 sync: install ## make or update the mirror DIST from the dist served at FROM (origin, mirror or CDN): new files verified, catalog.json last; waits LOCK_WAIT s for another writer
-	@node $(PIPELINE_JS) sync --from "$(FROM)" --dist "$(DIST)" --prune "$(PRUNE)" --grace-hours "$(GRACE_HOURS)" $(LOCK_FLAGS)
+	@node $(PIPELINE_JS) sync --from "$(FROM)" $(DIST_FLAG) $(if $(PRUNE),--prune "$(PRUNE)") $(GRACE_FLAG) $(LOCK_FLAGS)
 
 verify: install ## check every file of DIST and every version's tree down to each block
-	@node $(PIPELINE_JS) verify --dist "$(DIST)"
+	@node $(PIPELINE_JS) verify $(DIST_FLAG)
 
 upgrade: install ## rewrite a climate-dist-2 DIST as climate-dist-3 in place (every version kept); make prune deletes the old objects after GRACE_HOURS
-	@node $(PIPELINE_JS) upgrade --dist "$(DIST)" --grace-hours "$(GRACE_HOURS)" $(LOCK_FLAGS)
+	@node $(PIPELINE_JS) upgrade $(DIST_FLAG) $(GRACE_FLAG) $(LOCK_FLAGS)
 
-# The server's heap is sized to its caches: a young generation of 4 MiB (answers are built per request, and a
-# small nursery keeps memory near the caches at no cost in throughput) and an old generation of 64 MiB plus
-# twice CACHE_MB, so garbage is collected before the process grows (measured in make bench).
+# The server reads DIST, PORT, HOST, CACHE_MB and its other settings from the environment, where make puts the
+# variables given to it; its heap is sized to its caches (server/settings.ts heapFlags, from CACHE_MB or its default).
 serve: install ## serve DIST over HTTP on HOST:PORT
-	@DIST="$(DIST)" PORT="$(PORT)" HOST="$(HOST)" CACHE_MB="$(CACHE_MB)" \
-		node --max-semi-space-size=4 --max-old-space-size=$$((64 + 2 * $(CACHE_MB))) $(SERVER_JS)
+	@heap="$$($(call SETTINGS,settings.heapFlags(process.env).join(" ")))" && exec node $$heap $(SERVER_JS)
 
-# A mirror is a second port beside the server's: PORT given on the command line or in the environment wins.
-MIRROR_PORT := $(if $(filter command line environment,$(origin PORT)),$(PORT),8081)
-
+# A mirror is a second port beside the server's: PORT given wins, else the mirror's own default (client/mirror-server.ts).
 mirror: install ## serve DIST as static files the way a CDN does (ranges, ETag, immutable objects/) on 127.0.0.1:PORT (default 8081)
-	@$(TSX) client/mirror-server.ts --dist "$(DIST)" --port "$(MIRROR_PORT)"
+	@$(TSX) client/mirror-server.ts $(DIST_FLAG) $(if $(PORT),--port "$(PORT)")
 
 test: ## typecheck and run every test; ends with "N passed, N failed"
 	@bash test/run.sh

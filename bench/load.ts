@@ -7,6 +7,7 @@ import { writeFile } from "node:fs/promises";
 import { type AddressInfo, createServer } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { heapFlags } from "../server/settings.js";
 
 const run = promisify(execFile);
 
@@ -96,9 +97,7 @@ export function startServer(dist: string, env: Record<string, string> = {}, stde
 
 /** A server bundle (SERVER_JS or another build of it) started with make serve's node flags: for A/B runs of two builds. */
 export function startServerBundle(bundle: string, dist: string, env: Record<string, string> = {}, stderr?: (text: string) => void): Promise<Proc> {
-  const cacheMb = Number(env.CACHE_MB ?? 32);
-  const flags = ["--max-semi-space-size=4", `--max-old-space-size=${64 + 2 * cacheMb}`];
-  return startProcess("node", [...flags, bundle], { LOG: "0", DIST: dist, HOST: "127.0.0.1", CACHE_MB: String(cacheMb), ...env }, "/api/health", stderr);
+  return startProcess("node", [...heapFlags(env), bundle], { LOG: "0", DIST: dist, HOST: "127.0.0.1", ...env }, "/api/health", stderr);
 }
 
 /** The floor of any start: node starting a bare HTTP server that answers 200 (on this machine, now). */

@@ -1,4 +1,4 @@
-// The revision season (issue 32, decisions §9): SILO rewrites recent days every night. A full-grid year of max_temp and
+// The revision season (issue 32, docs/contract.md §5): SILO rewrites recent days every night. A full-grid year of max_temp and
 // daily_rain, then 30 nights of `make update` (a new process each) against a stand-in bucket served by nginx (ETag,
 // Last-Modified, 304): each night adds a day, rewrites 3 max_temp days of the last 90 and 6 daily_rain days of the
 // last 365 (two patches of 300 cells each) and rewrites one file with the same cells. The baseline: the same nights
@@ -19,8 +19,8 @@ import { sha256Hex } from "../format/hash.js";
 import { MAX_TEMP, type Variable, findVariable } from "../format/variables.js";
 import { type RasterView, openVersion } from "../format/versions.js";
 import { readSiloTiff, writeSiloTiff } from "../pipeline/ingest/geotiff.js";
-import { prune } from "../pipeline/operations/prune.js";
-import { readPublished } from "../pipeline/operations/catalog.js";
+import { prune } from "../pipeline/commands/prune.js";
+import { readPublished } from "../pipeline/dist/catalog.js";
 import { formatBytes } from "../pipeline/progress.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { type Nginx, startNginx } from "../test/nginx.js";

@@ -9,7 +9,7 @@ import { makeDataRequest } from "../api/request.js";
 import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
 import { colToLon, rowToLat } from "../format/grid.js";
 import { formatBytes } from "../pipeline/progress.js";
-import { prune } from "../pipeline/operations/prune.js";
+import { prune } from "../pipeline/commands/prune.js";
 import { publish } from "../pipeline/publish/publish.js";
 import { linkFolder, runProbe, sizeOfTree } from "./tools.js";
 import { MAX_TEMP, type Variable } from "../format/variables.js";

@@ -7,7 +7,7 @@ import { rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { MAX_TEMP, type Variable, VARIABLES } from "../format/variables.js";
 import { formatBytes } from "../pipeline/progress.js";
-import { prune } from "../pipeline/operations/prune.js";
+import { prune } from "../pipeline/commands/prune.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { median, runSeason } from "./series.js";
 import type { BenchContext } from "./sources-bench.js";

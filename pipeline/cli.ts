@@ -1,23 +1,22 @@
-// Entry point of the pipeline commands (publish, fetch, update, verify, prune, sync, demo): parses flags, prints, exits non-zero on error.
+// Entry point of the pipeline commands (publish, fetch, update, verify, prune, sync, upgrade, demo, demo-day, defaults):
+// parses flags, prints, exits non-zero on error.
 
 import { readFile } from "node:fs/promises";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { writeDemo } from "./ingest/demo.js";
 import { PublishError } from "./errors.js";
 import { fetchSilo, parseVariables } from "./ingest/fetch.js";
-import { describeUpdate, update } from "./publish/update.js";
+import { describeUpdate, revisionDays, update } from "./commands/update.js";
 import { createProgress, formatBytes, formatSeconds } from "./progress.js";
-import { DEFAULT_LOCK_WAIT_SEC, type LockOptions } from "./operations/lock.js";
-import { prune } from "./operations/prune.js";
-import { publishNextDemoDay } from "./publish/demo-day.js";
+import type { LockOptions } from "./dist/lock.js";
+import { DEFAULTS, MAKE_DEFAULTS } from "./defaults.js";
+import { prune } from "./commands/prune.js";
+import { publishNextDemoDay } from "./commands/demo-day.js";
 import { publish, type PublishOptions } from "./publish/publish.js";
-import { sync } from "./operations/sync.js";
-import { verifyDist } from "./operations/verify.js";
-import { upgrade } from "./publish/upgrade.js";
-
-export const DEMO_SOURCES = ".cache/demo";
-/** Where make fetch and make update keep SILO's files unless SOURCES says otherwise. */
-const SILO_SOURCES = ".cache/silo";
+import { sync } from "./commands/sync.js";
+import { verifyDist } from "./commands/verify.js";
+import { upgrade } from "./commands/upgrade.js";
+import { VARIABLES } from "../format/variables.js";
 
 const USAGE = `usage:
   tsx pipeline/cli.ts publish [--sources DIR] [--dist DIR] [--variables V,..] [--extend] [--allow-gaps] [--prefer daily|annual] [--rehash]
@@ -32,17 +31,18 @@ const USAGE = `usage:
   tsx pipeline/cli.ts sync --from URL [--dist DIR] [--prune 0|1] [--grace-hours H] [--concurrency N]
   tsx pipeline/cli.ts demo [--sources DIR]
   tsx pipeline/cli.ts demo-day [--sources DIR] [--dist DIR]     the next generated day of every demo variable, published
-  publish, fetch, update, demo-day, prune, sync and upgrade also take [--lock-wait SECONDS] (default ${DEFAULT_LOCK_WAIT_SEC}) [--local-lock]`;
+  tsx pipeline/cli.ts defaults                                    each make variable's default (make help prints them)
+  publish, fetch, update, demo-day, prune, sync and upgrade also take [--lock-wait SECONDS] (default ${DEFAULTS.lockWaitSec}) [--local-lock]`;
 
 type PublishFlags = Pick<PublishOptions, "extend" | "allowGaps" | "prefer" | "rehash" | "lock" | "variables">;
 
 async function runPublish(sources: string | undefined, dist: string, flags: PublishFlags): Promise<void> {
   const progress = createProgress();
   if (!sources) {
-    progress.line(`generating the demo grids into ${DEMO_SOURCES} (skipped when already there)`);
-    await writeDemo(DEMO_SOURCES, (l) => progress.status(l, l));
+    progress.line(`generating the demo grids into ${DEFAULTS.demoSources} (skipped when already there)`);
+    await writeDemo(DEFAULTS.demoSources, (l) => progress.status(l, l));
   }
-  const s = await publish({ sources: sources || DEMO_SOURCES, dist, progress, ...flags });
+  const s = await publish({ sources: sources || DEFAULTS.demoSources, dist, progress, ...flags });
   if (s.added.length === 0) {
     console.log(`nothing to publish: ${dist} already holds ${s.unchanged.map((d) => d.id).join(", ")} (${formatSeconds(s.ms)})`);
     return;
@@ -149,7 +149,7 @@ async function runFetch(flags: Record<string, string | boolean | undefined>): Pr
   if (!years && (!from || !to)) {
     throw new PublishError("make fetch", "arguments", "FROM=YYYY-MM-DD and TO=YYYY-MM-DD (daily files), or YEARS=YYYY-YYYY (annual files), are required");
   }
-  const folder = sources || SILO_SOURCES;
+  const folder = sources || DEFAULTS.siloSources;
   const range = years ? { years } : { from, to };
   const variables = flags.variables ? parseVariables(flags.variables as string) : undefined;
   const lock = { ...readLockFlags(flags), log: (line: string) => console.error(line) };
@@ -166,7 +166,7 @@ async function runUpdate(flags: Record<string, string | boolean | undefined>): P
   const summary = await update({
     to,
     variables: flags.variables ? parseVariables(flags.variables as string) : undefined,
-    sources: (flags.sources as string | undefined) || SILO_SOURCES,
+    sources: (flags.sources as string | undefined) || DEFAULTS.siloSources,
     dist: flags.dist as string,
     revisionDays: days ? readCount("revision-days", days, 0) : undefined,
     extend: flags.extend === true,
@@ -179,10 +179,22 @@ async function runUpdate(flags: Record<string, string | boolean | undefined>): P
   return errors.length > 0 ? 1 : 0;
 }
 
-/** Every flag of every command (parseArgs options). */
+/** The make variables' defaults, one `NAME  default` line each: what make help prints under the targets. */
+function describeDefaults(): string[] {
+  const rows = new Map<string, string[]>();
+  for (const { variable, value, note } of MAKE_DEFAULTS) rows.set(variable, [...(rows.get(variable) ?? []), note ? `${value} (${note})` : value]);
+  const windows = new Map<number, string[]>();
+  for (const v of VARIABLES) windows.set(revisionDays(v), [...(windows.get(revisionDays(v)) ?? []), v.silo]);
+  rows.set("REVISION_DAYS", [...windows].map(([days, names]) => `${days} (${names.join(", ")})`));
+  return [...rows].map(([name, values]) => `${name.padEnd(15)}${values.join(", ")}`);
+}
+
+const flag = (on: boolean) => (on ? "1" : "0");
+
+/** Every flag of every command (parseArgs options); a default is pipeline/defaults.ts's. */
 const FLAGS = {
   sources: { type: "string" },
-  dist: { type: "string", default: "dist" },
+  dist: { type: "string", default: DEFAULTS.dist },
   from: { type: "string" },
   to: { type: "string" },
   years: { type: "string" },
@@ -191,14 +203,14 @@ const FLAGS = {
   "allow-gaps": { type: "boolean", default: false },
   prefer: { type: "string" },
   rehash: { type: "boolean", default: false },
-  "keep-days": { type: "string", default: "30" },
+  "keep-days": { type: "string", default: String(DEFAULTS.keepDays) },
   "keep-file": { type: "string" },
-  "grace-hours": { type: "string", default: "24" },
-  "drop-versions": { type: "string", default: "1" },
+  "grace-hours": { type: "string", default: String(DEFAULTS.graceHours) },
+  "drop-versions": { type: "string", default: flag(DEFAULTS.dropVersions) },
   "dry-run": { type: "boolean", default: false },
-  prune: { type: "string", default: "1" },
-  concurrency: { type: "string", default: "8" },
-  "lock-wait": { type: "string", default: String(DEFAULT_LOCK_WAIT_SEC) },
+  prune: { type: "string", default: flag(DEFAULTS.prune) },
+  concurrency: { type: "string", default: String(DEFAULTS.syncConcurrency) },
+  "lock-wait": { type: "string", default: String(DEFAULTS.lockWaitSec) },
   "local-lock": { type: "boolean", default: false },
   "revision-days": { type: "string" },
 } satisfies ParseArgsConfig["options"];
@@ -226,17 +238,20 @@ async function main(argv: string[]): Promise<number> {
     case "sync":
       return runSync(values.dist!, values);
     case "demo": {
-      const written = await writeDemo(values.sources || DEMO_SOURCES, (l) => console.log(l));
-      console.log(`${written.length} demo files in ${values.sources || DEMO_SOURCES}`);
+      const written = await writeDemo(values.sources || DEFAULTS.demoSources, (l) => console.log(l));
+      console.log(`${written.length} demo files in ${values.sources || DEFAULTS.demoSources}`);
       return 0;
     }
     case "fetch":
       return runFetch(values);
     case "update":
       return runUpdate(values);
+    case "defaults":
+      console.log(describeDefaults().join("\n"));
+      return 0;
     case "demo-day": {
       const progress = createProgress();
-      const { date, summary } = await publishNextDemoDay(values.sources || DEMO_SOURCES, values.dist!, progress, readLockFlags(values));
+      const { date, summary } = await publishNextDemoDay(values.sources || DEFAULTS.demoSources, values.dist!, progress, readLockFlags(values));
       progress.done();
       console.log(`published ${date} onto ${values.dist} in ${formatSeconds(summary.ms)}: ${summary.added.map((d) => d.id).join(", ")}`);
       return 0;

@@ -1,5 +1,6 @@
 // The server's settings: every one an environment variable with a default for a small machine (2 cores), read and
-// checked once at start; README "Operating the server" lists them.
+// checked once at start. Each default is stated here alone: make serve passes a variable only when it is set, make
+// help prints them, and docs/operating.md "Limits and settings" lists them (test/defaults.test.ts holds it to these).
 
 import { availableParallelism } from "node:os";
 
@@ -49,6 +50,18 @@ export interface ServeLimits {
   /** bytes of answers being sent past which computed answers wait for a turn (server/admission.ts) */
   sendBytes: number;
 }
+
+/** What is served and where, and the caches' memory, when the environment does not say. */
+export const SERVE_DEFAULTS = {
+  dist: "dist",
+  port: 8080,
+  host: "127.0.0.1",
+  /** what /api/health reports */
+  environment: "demo",
+  cacheMb: 32,
+  /** how often catalog.json is looked at: a folder's costs a stat, a URL's a request to the host */
+  catalogPollMs: { folder: 500, url: 5000 },
+} as const;
 
 export const DEFAULT_LIMITS: ServeLimits = {
   // one computed answer per core: the work is CPU on one event loop (reads are on libuv's threadpool), and more at once
@@ -110,7 +123,8 @@ export function isDistUrl(dist: string): boolean {
 }
 
 export function readServeConfig(env: NodeJS.ProcessEnv): ServeConfig {
-  const dist = env.DIST || "dist";
+  const d = SERVE_DEFAULTS;
+  const dist = env.DIST || d.dist;
   if (isDistUrl(dist)) {
     try {
       new URL(dist);
@@ -120,12 +134,29 @@ export function readServeConfig(env: NodeJS.ProcessEnv): ServeConfig {
   }
   return {
     dist,
-    catalogMs: readInt(env, "CATALOG_POLL_MS", isDistUrl(dist) ? 5000 : 500, 50, 3_600_000),
-    port: readInt(env, "PORT", 8080, 0, 65535),
-    host: env.HOST || "127.0.0.1",
+    catalogMs: readInt(env, "CATALOG_POLL_MS", isDistUrl(dist) ? d.catalogPollMs.url : d.catalogPollMs.folder, 50, 3_600_000),
+    port: readInt(env, "PORT", d.port, 0, 65535),
+    host: env.HOST || d.host,
     log: env.LOG !== "0",
-    environment: env.SERVICE_ENVIRONMENT || "demo",
-    cacheMb: readInt(env, "CACHE_MB", 32, 4, 65536),
+    environment: env.SERVICE_ENVIRONMENT || d.environment,
+    cacheMb: readInt(env, "CACHE_MB", d.cacheMb, 4, 65536),
     limits: readLimits(env),
   };
+}
+
+/**
+ * Node's flags that size the server's heap to its caches, as make serve and the bench start it: a young generation of
+ * 4 MiB (answers are built per request, and a small nursery keeps memory near the caches at no cost in throughput) and
+ * an old generation of 64 MiB plus twice CACHE_MB, so garbage is collected before the process grows (measured in make
+ * bench). Make asks the built module (build/settings.js) before it starts the server, so CACHE_MB's default is this file's.
+ */
+export function heapFlags(env: NodeJS.ProcessEnv): string[] {
+  return ["--max-semi-space-size=4", `--max-old-space-size=${64 + 2 * readServeConfig(env).cacheMb}`];
+}
+
+/** make serve's variables beside DIST (the pipeline's too) and their defaults, as make help prints them. */
+export function describeServeDefaults(): string[] {
+  const d = SERVE_DEFAULTS;
+  const rows: [string, string | number][] = [["PORT", d.port], ["HOST", d.host], ["CACHE_MB", d.cacheMb]];
+  return rows.map(([name, value]) => `${name.padEnd(15)}${value}`);
 }

@@ -11,17 +11,19 @@ import { sha256Hex } from "../format/hash.js";
 import { MAX_TEMP, VARIABLES } from "../format/variables.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
 import { dateToMemberPath } from "../sources/silo.js";
-import { verifyDist } from "../pipeline/operations/verify.js";
-import { publishNextDemoDay } from "../pipeline/publish/demo-day.js";
+import { verifyDist } from "../pipeline/commands/verify.js";
+import { publishNextDemoDay } from "../pipeline/commands/demo-day.js";
 import { publish } from "../pipeline/publish/publish.js";
 import { quietProgress } from "./helpers.js";
 import { buildDemoDist, request, withServer } from "./server-fixture.js";
+import { SOURCE_CACHE_DIR } from "../pipeline/publish/source-cache.js";
 
 const quiet = quietProgress;
 
+/** The dist's files, the publish's memories of its sources folders aside (writer-only, written by every publish). */
 async function listTree(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name).slice(dir.length + 1)).sort();
+  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name).slice(dir.length + 1)).filter((f) => !f.startsWith(`${SOURCE_CACHE_DIR}/`)).sort();
 }
 
 /** A copy of the shared demo dist and the sources it was published from. */

@@ -13,7 +13,7 @@ import { promisify } from "node:util";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
-import { lockDist } from "../pipeline/operations/lock.js";
+import { lockDist } from "../pipeline/dist/lock.js";
 import { docBlock, localize, REPO } from "./doc-blocks.js";
 import { freePort, makeCheckout, READER_ENV, runBash, startUntilAnswered } from "./doc-run.js";
 import { readCronTable, readUnit, unitCommand, unitEnvironment } from "./doc-units.js";

@@ -1,4 +1,4 @@
-// The pipeline's one downloader (pipeline/operations/download.ts) against a real local HTTP server scripted per path:
+// The pipeline's one downloader (pipeline/download.ts) against a real local HTTP server scripted per path:
 // what make fetch's and make sync's own tests do not reach: stalls, redirects, encoded bodies taken as stored or
 // decoded, conditional requests, an expected size and sha256, progress taken back, the backoff's jitter.
 
@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { brotliCompressSync, gzipSync } from "node:zlib";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { type DownloadConfig, DownloadError, type DownloadTarget, type FileSignature, download } from "../pipeline/operations/download.js";
+import { type DownloadConfig, DownloadError, type DownloadTarget, type FileSignature, download } from "../pipeline/download.js";
 
 const WORK = mkdtempSync(join(tmpdir(), "download-test-"));
 process.on("exit", () => rmSync(WORK, { recursive: true, force: true }));

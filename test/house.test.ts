@@ -1,6 +1,6 @@
 // The shape of the house, checked: no import circle, nothing imports a folder above it, no function over 60 lines,
-// every document a comment cites exists in the repository, docs/layout.md lists every file, and no identifier uses a
-// word docs/glossary.md retired.
+// every document a comment cites exists in the repository (and the section it names, in it), docs/layout.md lists
+// every file, and no identifier uses a word docs/glossary.md retired.
 
 import { execFileSync } from "node:child_process";
 import { readFileSync, readdirSync, existsSync } from "node:fs";
@@ -25,15 +25,18 @@ const MAY_IMPORT: Record<string, string[]> = {
 };
 /**
  * The rooms of pipeline/ and which rooms each may import: its own files at the top (the entry, errors, progress,
- * the worker pool) serve every room; operations/ works on a dist (files, journal, lock, catalog, verify, prune,
- * sync, downloads); ingest/ reads source formats (discover, GeoTIFF, NetCDF, SILO values, demo, fetch);
- * publish/ turns what ingest reads into a version through operations.
+ * the worker pool, the downloader) serve every room; dist/ is the floor every writer of a dist stands on (the object
+ * store and files, the journal, the lock, the pending list, the catalog's last steps); ingest/ reads source formats
+ * (discover, GeoTIFF, NetCDF, SILO values, demo, fetch); publish/ turns what ingest reads into a version on the
+ * floor; commands/ are the maintainer's commands beyond the publish (verify, prune, sync, update, upgrade, demo-day),
+ * over publish, ingest and the floor. No room imports commands/: the entry alone does.
  */
 const PIPELINE_ROOMS: Record<string, string[]> = {
   "pipeline": [],
-  "pipeline/operations": ["pipeline"],
-  "pipeline/ingest": ["pipeline", "pipeline/operations"],
-  "pipeline/publish": ["pipeline", "pipeline/operations", "pipeline/ingest"],
+  "pipeline/dist": ["pipeline"],
+  "pipeline/ingest": ["pipeline", "pipeline/dist"],
+  "pipeline/publish": ["pipeline", "pipeline/dist", "pipeline/ingest"],
+  "pipeline/commands": ["pipeline", "pipeline/dist", "pipeline/ingest", "pipeline/publish"],
 };
 /** The pipeline's entry: the one file of the top that may import every room. */
 const PIPELINE_ENTRY = "pipeline/cli.ts";
@@ -157,6 +160,33 @@ house("house - every document a source comment cites is in the repository", () =
       const cited = m[1];
       const found = existsSync(join(ROOT, cited)) || existsSync(join(ROOT, "docs", cited));
       if (!found || !cited.includes("/")) missing.push(`${file}: ${cited}`);
+    }
+  }
+  assert.equal([...new Set(missing)], []);
+});
+
+/** The headings of a page of the repository ("7. Publishing", "8.2 The series route: ..."), read once. */
+const headings = new Map<string, string[]>();
+function headingsOf(page: string): string[] {
+  if (!headings.has(page)) headings.set(page, [...readFileSync(join(ROOT, page), "utf8").matchAll(/^#+ (.+)$/gm)].map((m) => m[1]));
+  return headings.get(page)!;
+}
+
+house("house - every section a source comment cites is in its page: docs/format.md §9, operating.md \"What the lock guarantees\"", () => {
+  const missing: string[] = [];
+  for (const file of [...files, ...listSources("test"), ...listSources("bench")]) {
+    // comments as one text: a citation may run over a line break
+    const comments = [...readFileSync(join(ROOT, file), "utf8").matchAll(/^\s*(?:\/\/|\/?\*+)(.*)$/gm)].map((m) => m[1].trim()).join(" ");
+    for (const m of comments.matchAll(/\b([\w./-]+\.md) ((?:§[\d.]*\d(?:,? (?:and )?)?)+|"[^"]+")/g)) {
+      const page = [m[1], join("docs", m[1])].find((p) => existsSync(join(ROOT, p)));
+      if (!page) continue; // the page itself: the test above
+      const sections = m[2].startsWith('"') ? [m[2].slice(1, -1)] : [...m[2].matchAll(/§([\d.]*\d)/g)].map((s) => s[1]);
+      for (const section of sections) {
+        const found = /^[\d.]+$/.test(section)
+          ? headingsOf(page).some((h) => h.startsWith(`${section}. `) || h.startsWith(`${section} `))
+          : headingsOf(page).some((h) => h.toLowerCase().includes(section.toLowerCase()));
+        if (!found) missing.push(`${file}: ${page} ${/^[\d.]+$/.test(section) ? "§" : ""}${section}`);
+      }
     }
   }
   assert.equal([...new Set(missing)], []);

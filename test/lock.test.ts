@@ -13,11 +13,11 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { Window } from "../format/grid.js";
 import { PublishError } from "../pipeline/errors.js";
-import { lockDist } from "../pipeline/operations/lock.js";
-import { LOCK_FILE } from "../pipeline/operations/lock-file.js";
-import { checkLockReach, findMount, judgeMount, parseMountInfo } from "../pipeline/operations/lock-reach.js";
-import { prune } from "../pipeline/operations/prune.js";
-import { verifyDist } from "../pipeline/operations/verify.js";
+import { lockDist } from "../pipeline/dist/lock.js";
+import { LOCK_FILE } from "../pipeline/dist/lock-file.js";
+import { checkLockReach, findMount, judgeMount, parseMountInfo } from "../pipeline/dist/lock-reach.js";
+import { prune } from "../pipeline/commands/prune.js";
+import { verifyDist } from "../pipeline/commands/verify.js";
 import { publish } from "../pipeline/publish/publish.js";
 import { readRecords, writeSources } from "./server-fixture.js";
 

@@ -13,7 +13,7 @@ import type { Window } from "../format/grid.js";
 import { sha256Hex } from "../format/hash.js";
 import { PublishError } from "../pipeline/errors.js";
 import { publish, recoverDist } from "../pipeline/publish/publish.js";
-import { verifyDist } from "../pipeline/operations/verify.js";
+import { verifyDist } from "../pipeline/commands/verify.js";
 import { makeWorkDir } from "./helpers.js";
 import { request, withServer, writeSources } from "./server-fixture.js";
 

@@ -1,4 +1,4 @@
-// Revisions (decisions §9): a day SILO rewrote in a patch is a new version holding the new cells, sharing the rest;
+// Revisions (docs/contract.md §5, §8.4): a day SILO rewrote in a patch is a new version holding the new cells, sharing the rest;
 // a file rewritten with the same cells makes no new version and is not decoded again; the pinned old version answers
 // byte for byte; GET /api/v1/datasets/{id}/revisions says which dates were revised since, over real HTTP and from a
 // mirror alike; the series manifest and the Zarr group name the version they answer from.
@@ -17,9 +17,9 @@ import type { Window } from "../format/grid.js";
 import type { Dataset } from "../format/records.js";
 import { MAX_TEMP } from "../format/variables.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
-import { prune } from "../pipeline/operations/prune.js";
-import { sync } from "../pipeline/operations/sync.js";
-import { verifyDist } from "../pipeline/operations/verify.js";
+import { prune } from "../pipeline/commands/prune.js";
+import { sync } from "../pipeline/commands/sync.js";
+import { verifyDist } from "../pipeline/commands/verify.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { docBlock, localize } from "./doc-blocks.js";
 import { READER_ENV, runBash } from "./doc-run.js";

@@ -23,7 +23,7 @@ import type { Storage } from "../format/storage.js";
 import { type RasterView, openVersion } from "../format/versions.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
 import { binaryRanges } from "../pipeline/publish/series.js";
-import { verifyDist } from "../pipeline/operations/verify.js";
+import { verifyDist } from "../pipeline/commands/verify.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { freshDirs, makeWorkDir, publishSilently } from "./helpers.js";
 import { findSeriesChunk, flipByte, readRecords, requestFor } from "./server-fixture.js";

@@ -14,7 +14,7 @@ import { LocalStorage, nodePlatform } from "../format/local.js";
 import { type ApiRequest, Service } from "../api/service.js";
 import type { Storage } from "../format/storage.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
-import { ObjectStore, writeFileAtomic } from "../pipeline/operations/files.js";
+import { ObjectStore, writeFileAtomic } from "../pipeline/dist/files.js";
 import { publish } from "../pipeline/publish/publish.js";
 import type { Window } from "../format/grid.js";
 import { type DayHeader } from "../format/day-piece.js";

@@ -4,7 +4,7 @@
 
 import { MAX_TEMP } from "../format/variables.js";
 import { spawnSync } from "node:child_process";
-import { copyFile, cp, mkdir, readFile, readdir, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { copyFile, cp, mkdir, readFile, readdir, rename, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { suite } from "uvu";
@@ -17,8 +17,8 @@ import type { Dataset } from "../format/records.js";
 import type { DayEntry, MonthPage, RasterIndex, YearPage } from "../format/version-index.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
 import type { PublishOptions, PublishSummary } from "../pipeline/publish/publish.js";
-import { SOURCE_CACHE_FILE } from "../pipeline/publish/source-cache.js";
-import { verifyDist } from "../pipeline/operations/verify.js";
+import { SOURCE_CACHE_DIR, sourceCachePath } from "../pipeline/publish/source-cache.js";
+import { verifyDist } from "../pipeline/commands/verify.js";
 import { yearToUrl } from "../sources/silo.js";
 import { expectPublishError, freshDirs, makeWorkDir, publishSilently, readObject } from "./helpers.js";
 import { post, requestFor, withServer } from "./server-fixture.js";
@@ -189,21 +189,36 @@ async function writeDay(dir: string, date: string, shift = 0): Promise<void> {
 const grown = suite("the daily routine on a grown folder");
 const G = { folder: "", next: "", dist: "", first: null as Dataset | null, second: null as Dataset | null };
 
-grown("publish - a folder published twice: the second reads no file and writes nothing", async () => {
+/** Every file under `dir` with its size and modification time: what a publish must leave as it found it. */
+async function listStamps(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  const files = entries.filter((e) => !e.isDirectory()).map((e) => join(e.parentPath, e.name));
+  return Promise.all(files.sort().map(async (f) => `${f.slice(dir.length + 1)} ${(await stat(f)).size} ${(await stat(f)).mtimeMs}`));
+}
+
+grown("publish - a folder published twice: the second reads no file and writes nothing; the memory is the dist's, the folder untouched", async () => {
   G.folder = freshDir("grown");
   G.next = freshDir("grown-next");
   for (const date of GROWN_DATES.slice(0, -1)) await writeDay(G.folder, date);
   await writeDay(G.next, GROWN_DATES[GROWN_DATES.length - 1]);
   await sleep(2100); // files this young are read again by the next publish (their clock tick may not have passed)
   G.dist = freshDir("grown-dist");
+  const folder = await listStamps(G.folder);
   const first = await publishQuietly(G.folder, G.dist);
   assert.equal([first.days, first.decoded, first.filesRead], [83, 83, 83]);
   G.first = first.added[0];
-  const cache = JSON.parse(await readFile(join(G.folder, SOURCE_CACHE_FILE), "utf8"));
+  // the memory lives in the dist, named by the folder's real path: the sources folder is left exactly as it was
+  assert.equal(await readdir(join(G.dist, SOURCE_CACHE_DIR)), [sourceCachePath(G.dist, G.folder).slice(join(G.dist, SOURCE_CACHE_DIR).length + 1)]);
+  const cache = JSON.parse(await readFile(sourceCachePath(G.dist, G.folder), "utf8"));
   assert.is(Object.keys(cache.files).length, 83);
   assert.equal(Object.keys(cache.nodes).sort(), ["2003", "2003-11", "2003-12", "2004", "2004-01", "2004-02"].map((key) => `max_temp ${key}`));
-  const again = await publishQuietly(G.folder, G.dist);
+  // the same folder through a link is the same folder: one memory
+  const link = join(freshDir("grown-link"), "silo");
+  await mkdir(join(link, ".."), { recursive: true });
+  await symlink(G.folder, link);
+  const again = await publishQuietly(link, G.dist);
   assert.equal([again.added.length, again.filesRead, again.decoded, again.reused, again.objectsWritten], [0, 0, 0, 83, 0]);
+  assert.equal(await listStamps(G.folder), folder);
 });
 
 grown("publish - one more day reads one file and never opens the pages of unchanged years and months", async () => {
@@ -228,6 +243,9 @@ grown("publish - one more day reads one file and never opens the pages of unchan
 
 grown("publish - REHASH reads every file again and gives the same version", async () => {
   await sleep(2100); // the day added above is now old enough to be remembered
+  // by a publish of this dist that finds nothing new: it reads that one file, and its memory learns it
+  const learned = await publishQuietly(G.folder, G.dist);
+  assert.equal([learned.added.length, learned.filesRead], [0, 1]);
   const dist = freshDir("rehash-dist");
   await cp(G.dist, dist, { recursive: true });
   const s = await publishQuietly(G.folder, dist, { rehash: true });
@@ -248,12 +266,41 @@ grown("publish - a file rewritten with the same size and its old modification ti
 });
 
 grown("publish - a remembered file whose cache entry is damaged or missing is simply read again", async () => {
-  await writeFile(join(G.folder, SOURCE_CACHE_FILE), "{not json");
-  const s = await publishQuietly(G.folder, freshDir("damaged-cache-dist"));
-  assert.equal([s.filesRead, s.decoded], [84, 84]);
-  await rm(join(G.folder, SOURCE_CACHE_FILE));
+  await writeFile(sourceCachePath(G.dist, G.folder), "{not json");
+  const s = await publishQuietly(G.folder, G.dist);
+  assert.equal([s.added.length, s.filesRead, s.decoded], [0, 84, 0]);
+  await rm(sourceCachePath(G.dist, G.folder));
   const again = await publishQuietly(G.folder, G.dist);
   assert.equal([again.added.length, again.filesRead], [0, 84]);
+  // a memory of another folder (a folder renamed, the file copied by hand) is not trusted
+  const other = freshDir("grown-moved");
+  await cp(G.folder, other, { recursive: true, preserveTimestamps: true });
+  await copyFile(sourceCachePath(G.dist, G.folder), sourceCachePath(G.dist, other));
+  assert.is((await publishQuietly(other, G.dist)).filesRead, 84);
+});
+
+grown("publish - a read-only sources folder (a read-only bind mount) is remembered: the second publish reads no file", async () => {
+  const mount = freshDir("grown-read-only");
+  await mkdir(mount);
+  const bound = spawnSync("mount", ["--bind", "-o", "ro", G.folder, mount], { encoding: "utf8" });
+  if (bound.status !== 0) {
+    console.log(`  skipped: cannot bind-mount a folder read-only here (${bound.stderr.trim()}); the test needs root`);
+    return;
+  }
+  try {
+    const refused = await writeFile(join(mount, "probe"), "").then(() => null, (err: NodeJS.ErrnoException) => err.code);
+    assert.is(refused, "EROFS", "the folder is read-only");
+    // the file rewritten above is remembered only once its change time is old enough
+    const changed = await Promise.all((await readdir(G.folder, { recursive: true })).map(async (f) => (await stat(join(G.folder, f))).ctimeMs));
+    await sleep(Math.max(0, Math.max(...changed) + 2100 - Date.now()));
+    const dist = freshDir("read-only-dist");
+    const first = await publishQuietly(mount, dist);
+    assert.equal([first.added.length, first.filesRead], [1, 84]);
+    const again = await publishQuietly(mount, dist);
+    assert.equal([again.added.length, again.filesRead, again.decoded], [0, 0, 0]);
+  } finally {
+    spawnSync("umount", [mount]);
+  }
 });
 
 grown.run();

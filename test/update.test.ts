@@ -18,7 +18,7 @@ import { dateToDayNumber, dayNumberToDate, listDates } from "../format/dates.js"
 import type { Window } from "../format/grid.js";
 import { sha256Hex } from "../format/hash.js";
 import { findVariable, MAX_TEMP, type Variable } from "../format/variables.js";
-import { describeUpdate, revisionDays, update } from "../pipeline/publish/update.js";
+import { describeUpdate, revisionDays, update } from "../pipeline/commands/update.js";
 import { REPO } from "./doc-blocks.js";
 import { makeCheckout, READER_ENV } from "./doc-run.js";
 import { freshDirs, makeWorkDir } from "./helpers.js";
@@ -152,7 +152,7 @@ async function readPatchCell(variable: Variable, date: string): Promise<number> 
 /** sha256 of each file of the sources folder outside its staging folder, and of silo.lock.json: "exactly as it was" is this, equal. */
 function listSources(): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const entry of readdirRecursive(SOURCES)) if (!entry.startsWith(".update/") && !entry.startsWith(".sources.lock") && !entry.startsWith(".publish-cache")) out[entry] = sha256Hex(readFileSync(join(SOURCES, entry)));
+  for (const entry of readdirRecursive(SOURCES)) if (!entry.startsWith(".update/") && !entry.startsWith(".sources.lock")) out[entry] = sha256Hex(readFileSync(join(SOURCES, entry)));
   return out;
 }
 
@@ -291,7 +291,7 @@ async function writeKillingUpdate(): Promise<string> {
   const script = join(dir, "update-killed-mid-move.mts");
   await writeFile(
     script,
-    `import { update } from ${JSON.stringify(join(REPO, "pipeline", "publish", "update.ts"))};
+    `import { update } from ${JSON.stringify(join(REPO, "pipeline", "commands", "update.ts"))};
      import { parseVariables } from ${JSON.stringify(join(REPO, "pipeline", "ingest", "fetch.ts"))};
      const [to, sources, dist, killAt] = process.argv.slice(2);
      let moves = 0;
@@ -401,7 +401,7 @@ nights("update - make publish VARIABLES= publishes only those variables of the f
   assert.is(vp.code, 2);
   assert.match(vp.stderr, `error: ${SOURCES}: holds no files of vp (it holds max_temp, daily_rain); fetch them first, or leave them out of VARIABLES [discover]`);
   const dry = await runMake(["-n", "update", "TO=2026-11-25", "EXTEND=1", "PREFER=daily", "REVISION_DAYS=30"]);
-  assert.is(dry.stdout.replace(/\\\n\s*/g, " ").replace(/\s+/g, " ").trim(), 'node build/cli.js update --to "2026-11-25" --dist "dist" --revision-days "30" --extend --prefer "daily" --lock-wait "600"');
+  assert.is(dry.stdout.replace(/\\\n\s*/g, " ").replace(/\s+/g, " ").trim(), 'node build/cli.js update --to "2026-11-25" --revision-days "30" --extend --prefer "daily"');
 });
 
 nights.run();

@@ -11,7 +11,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { Window } from "../format/grid.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
-import { verifyDist } from "../pipeline/operations/verify.js";
+import { verifyDist } from "../pipeline/commands/verify.js";
 import { docBlock } from "./doc-blocks.js";
 import { makeCheckout, runBash } from "./doc-run.js";
 import { freshDirs, makeWorkDir, publishSilently } from "./helpers.js";

@@ -15,7 +15,7 @@ import { listDates } from "../format/dates.js";
 import { PublishError } from "../pipeline/errors.js";
 import { makeDemoVariables, makeLandMask } from "../pipeline/ingest/demo.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
-import { verifyDist } from "../pipeline/operations/verify.js";
+import { verifyDist } from "../pipeline/commands/verify.js";
 import { publish } from "../pipeline/publish/publish.js";
 import { dateToMemberPath, yearToMemberPath } from "../sources/silo.js";
 import { makeWorkDir } from "./helpers.js";

@@ -2,7 +2,7 @@
 // GeoTIFFs (FROM..TO) and annual NetCDF files (YEARS). SILO rewrites recent files in place every night, sometimes at the
 // same size, so a file already held is asked for again with a conditional request (its recorded ETag, else its
 // Last-Modified): a 304 costs no download, a rewritten file is downloaded, checked by its first bytes and recorded. Each
-// file comes through the pipeline's one downloader (operations/download.ts: retries, stall watch, .part file); make fetch
+// file comes through the pipeline's one downloader (pipeline/download.ts: retries, stall watch, .part file); make fetch
 // and make update of one sources folder take turns on its lock (SOURCES/.sources.lock).
 
 import { mkdir, rm, stat } from "node:fs/promises";
@@ -10,12 +10,12 @@ import path from "node:path";
 import { isCalendarDate, listDates } from "../../format/dates.js";
 import { type Variable, VARIABLES, findVariable } from "../../format/variables.js";
 import { dateToMemberPath, SILO, yearToMemberPath } from "../../sources/silo.js";
-import { type FileSignature, download, runConcurrently } from "../operations/download.js";
+import { type FileSignature, download, runConcurrently } from "../download.js";
 import { PublishError, describeError } from "../errors.js";
-import { hashFile } from "../operations/files.js";
-import type { LockOptions } from "../operations/lock.js";
-import { takeLockFile } from "../operations/lock-file.js";
-import { checkLockReach } from "../operations/lock-reach.js";
+import { hashFile } from "../dist/files.js";
+import type { LockOptions } from "../dist/lock.js";
+import { takeLockFile } from "../dist/lock-file.js";
+import { checkLockReach } from "../dist/lock-reach.js";
 import { formatBytes } from "../progress.js";
 import { LOCK_FILE, type LockEntry, readLock, writeLock } from "./silo-lock.js";
 import { finishStaged } from "./staging.js";

@@ -6,7 +6,7 @@ import { DIST_FORMAT } from "../../format/objects.js";
 import { summarizeDays, summarizeNodes } from "../../format/summaries.js";
 import type { DayEntry, IndexNode, MonthPage, YearPage } from "../../format/version-index.js";
 import { assertValid } from "../../schemas/validate.js";
-import type { ObjectStore } from "../operations/files.js";
+import type { ObjectStore } from "../dist/files.js";
 
 export interface IndexTree {
   years: IndexNode[];
@@ -15,10 +15,16 @@ export interface IndexTree {
   coverage: Coverage;
 }
 
+/** A tree as its writer finished it: also the months of each year page it wrote (a year taken whole has none here). */
+export interface WrittenTree extends IndexTree {
+  months: Map<string, IndexNode[]>;
+}
+
 export class IndexTreeWriter {
   private days: DayEntry[] = [];
   private months: IndexNode[] = [];
   private readonly years: IndexNode[] = [];
+  private readonly monthsOf = new Map<string, IndexNode[]>();
   private last = "";
 
   constructor(private readonly store: ObjectStore) {}
@@ -51,12 +57,12 @@ export class IndexTreeWriter {
     this.years.push(node);
   }
 
-  async finish(): Promise<IndexTree> {
+  async finish(): Promise<WrittenTree> {
     await this.flushMonth();
     await this.flushYear();
     if (this.years.length === 0) throw new Error("index tree: no days");
     const { days, tiles, coverage } = summarizeNodes(this.years);
-    return { years: this.years, days, tiles, coverage };
+    return { years: this.years, months: this.monthsOf, days, tiles, coverage };
   }
 
   private async flushMonth(): Promise<void> {
@@ -75,5 +81,6 @@ export class IndexTreeWriter {
     const page: YearPage = { format: DIST_FORMAT, year: months[0].key.slice(0, 4), months };
     assertValid("dist-year-page.schema.json", page, `year page ${page.year}`);
     this.years.push({ key: page.year, ...summarizeNodes(months), ref: await this.store.putJson(page) });
+    this.monthsOf.set(page.year, months);
   }
 }

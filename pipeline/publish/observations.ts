@@ -1,4 +1,6 @@
 // Observation stage: the NOAA weather table of vega-datasets -> one observation version's chunks, index and record.
+// Every publish runs it, and the table almost never changes: a dist holding a version made from these very bytes
+// by this transform is found by the bytes' sha256 alone, before the 11,688 observations are parsed or encoded.
 
 import { readFile } from "node:fs/promises";
 import { csvParse } from "d3-dsv";
@@ -10,7 +12,7 @@ import { type ObservationIndex, PAGE_SIZE } from "../../format/version-index.js"
 import { assertValid } from "../../schemas/validate.js";
 import { NOAA_WEATHER } from "../../sources/noaa-weather.js";
 import { PublishError } from "../errors.js";
-import type { ObjectStore } from "../operations/files.js";
+import type { ObjectStore } from "../dist/files.js";
 
 export const OBSERVATION_TRANSFORM_VERSION = "noaa-weather-observations-v1";
 
@@ -67,6 +69,36 @@ export interface ObservationVersion {
   observations: number;
 }
 
+/** What the stage asks of the dist it publishes into. */
+export interface PublishedTables {
+  /** the first of the dist's records (in id order) that `keep` accepts, if any */
+  first: (keep: (record: Dataset) => boolean) => Promise<Dataset | null>;
+  /** the record of a version id, if the dist holds it */
+  find: (id: string) => Promise<Dataset | null>;
+}
+
+/** The stage's outcome: a new version written, or the dist's version of the very same table. */
+export type ObservationStage = { written: ObservationVersion } | { published: Dataset };
+
+/** The variables and units a record of the table states: the descriptor's (sources/noaa-weather.ts). */
+function tableVariables(): Record<string, string> {
+  return Object.fromEntries(Object.values(NOAA_WEATHER.columns).map((c) => [c.variable, c.unit]));
+}
+
+/**
+ * Whether a published record is the version these bytes make: the same source sha256, transform and variables give
+ * the same observations, hence the same content hash and id (docs/format.md §2), without parsing a row.
+ */
+function isSameTable(record: Dataset, sourceSha256: string): boolean {
+  const variables = tableVariables();
+  return (
+    record.transform_version === OBSERVATION_TRANSFORM_VERSION &&
+    record.source_manifest.length === 1 &&
+    record.source_manifest[0].sha256 === sourceSha256 &&
+    JSON.stringify(record.variables) === JSON.stringify(variables)
+  );
+}
+
 type Row = Omit<Observation, "dataset_version_id">;
 
 /** The table's rows in id order, each checked, and the stations (entity id to name) they come from. */
@@ -107,19 +139,26 @@ function readRows(text: string, file: string): { rows: Row[]; entities: Map<stri
 }
 
 /**
- * The table as a version: its record and, written to the store, its chunks and index. Computing the id
- * first lets a publish of the same table find it already published (`isPublished`) and write nothing.
+ * The table as a version: its record and, written to the store, its chunks and index. A dist holding the version of
+ * these very bytes is found by their sha256 and nothing is parsed; else the id is computed first, so a table whose
+ * bytes changed but whose observations did not is found published too, and nothing is written.
  */
-export async function publishObservations(store: ObjectStore, isPublished: (id: string) => Promise<boolean>): Promise<ObservationVersion | null> {
+export async function publishObservations(store: ObjectStore, published: PublishedTables): Promise<ObservationStage> {
+  // the package's description is read and its units checked every time (a small JSON file): a newer package
+  // describing a unit otherwise is refused before anything is published, as it always was
   const description = await readDescription();
   const file = NOAA_WEATHER.csvPath;
   const bytes = await readFile(file);
+  const sourceSha256 = sha256Hex(bytes);
+  const same = await published.first((r) => r.dataset_key === NOAA_WEATHER.datasetKey && isSameTable(r, sourceSha256));
+  if (same) return { published: same };
   const { rows, entities } = readRows(bytes.toString("utf8"), file);
   const dates = rows.map((r) => r.observed_on).sort();
   // content_sha256: transform version and every observation, canonically (fixed key order), in id order.
   const contentSha256 = sha256Hex(`${OBSERVATION_TRANSFORM_VERSION}\n${rows.map((r) => JSON.stringify(r)).join("\n")}\n`);
   const id = versionId(NOAA_WEATHER.datasetKey, dates[0], dates[dates.length - 1], contentSha256);
-  if (await isPublished(id)) return null;
+  const existing = await published.find(id);
+  if (existing) return { published: existing };
   const observations: Observation[] = rows.map(({ id: obsId, ...rest }) => ({ id: obsId, dataset_version_id: id, ...rest }));
   const chunks = [];
   store.expect("observations", Math.ceil(observations.length / PAGE_SIZE));
@@ -128,16 +167,16 @@ export async function publishObservations(store: ObjectStore, isPublished: (id: 
   assertValid("dist-observation-index.schema.json", index, "observation index");
   const indexRef = await store.putJson(index);
   const period = { first: dates[0], last: dates[dates.length - 1] };
-  const record = describeTable({ id, contentSha256, period, bytes, entities, observations, indexRef, ...description });
+  const record = describeTable({ id, contentSha256, sourceSha256, period, entities, observations, indexRef, ...description });
   assertValid("dataset.schema.json", record, `record of ${id}`);
-  return { record, observations: observations.length };
+  return { written: { record, observations: observations.length } };
 }
 
 interface TableVersion {
   id: string;
   contentSha256: string;
   period: { first: string; last: string };
-  bytes: Uint8Array;
+  sourceSha256: string;
   entities: Map<string, string>;
   observations: Observation[];
   indexRef: Ref;
@@ -151,7 +190,7 @@ function describeTable(v: TableVersion): Dataset {
   const { first, last } = v.period;
   const license = resource.licenses?.map((l) => `${l.title} (${l.path})`).join("; ") ?? "unknown";
   const origin = resource.sources?.map((s) => s.title).join("; ") ?? "NOAA";
-  const variables = Object.fromEntries(Object.values(NOAA_WEATHER.columns).map((c) => [c.variable, c.unit]));
+  const variables = tableVariables();
   return {
     id: v.id,
     dataset_key: NOAA_WEATHER.datasetKey,
@@ -159,7 +198,7 @@ function describeTable(v: TableVersion): Dataset {
     content_sha256: v.contentSha256,
     source_manifest: [
       {
-        sha256: sha256Hex(v.bytes),
+        sha256: v.sourceSha256,
         url: `https://www.npmjs.com/package/${NOAA_WEATHER.packageName}/v/${packageVersion}`,
         member_path: `${NOAA_WEATHER.packageName}@${packageVersion}/${NOAA_WEATHER.memberPath}`,
         license,

@@ -1,24 +1,23 @@
 // `make publish`: sources -> day pieces (every core) -> index tree -> record -> catalog tree -> manifest ->
 // catalog.json, in that order. Whatever the dist already holds is reused by content hash.
 
-import { mkdir, readFile, rm, stat } from "node:fs/promises";
+import { mkdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { type Snapshot } from "../../format/snapshot.js";
 import { openVersion, type RasterView } from "../../format/versions.js";
-import { CATALOG_FILE, objectPath, type Ref } from "../../format/objects.js";
+import { CATALOG_FILE } from "../../format/objects.js";
 import { type Dataset } from "../../format/records.js";
-import type { IndexNode, RasterIndex, YearPage } from "../../format/version-index.js";
-import { addToCatalog, currentCandidates, readPublished, updateCandidates, writeCatalog } from "../operations/catalog.js";
+import { addToCatalog, currentCandidates, readPublished, updateCandidates, writeCatalog } from "../dist/catalog.js";
 import { citeVersion } from "./changes.js";
 import { collectDays, type DayInput, type Prefer } from "./day-sources.js";
 import type { Variable } from "../../format/variables.js";
 import { findSiloFiles, type SiloFile } from "../ingest/discover.js";
 import { storeExplorer } from "./explorer.js";
 import { PublishError } from "../errors.js";
-import { type LockOptions, lockDist } from "../operations/lock.js";
-import { readUnreachable } from "../operations/prune.js";
-import { ObjectStore } from "../operations/files.js";
-import { JOURNAL_FILE, PublishJournal, isNoSpace, noSpaceError } from "../operations/journal.js";
+import { type LockOptions, lockDist } from "../dist/lock.js";
+import { readUnreachable } from "../dist/pending.js";
+import { ObjectStore } from "../dist/files.js";
+import { JOURNAL_FILE, PublishJournal, isNoSpace, noSpaceError } from "../dist/journal.js";
 import { publishObservations } from "./observations.js";
 import { NOAA_WEATHER } from "../../sources/noaa-weather.js";
 import { createProgress, type Progress } from "../progress.js";
@@ -200,8 +199,8 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
   const tableBytes = options.observations !== false && !(await previous?.listRecords(null, 1, (d) => d.dataset_key === NOAA_WEATHER.datasetKey))?.records.length;
   store.laterBytes = tableBytes ? OBSERVATION_TABLE_BYTES : 0;
   // every file of the folder, asked for or not: what the cache remembers of the others is kept for their next publish
-  const cache = await SourceCache.open(options.sources, [...found.values()].flat(), options.rehash ?? false);
-  const remembers: (() => Promise<void>)[] = [];
+  const cache = await SourceCache.open(options.dist, options.sources, [...found.values()].flat(), options.rehash ?? false);
+  const remembers: (() => void)[] = [];
   for (const [variable, files] of byVariable) {
     const { labels, base } = bases.get(variable)!;
     if (base) progress.line(`${variable.silo}: ${options.extend ? "extending" : "reusing days of"} ${base.record.id}`);
@@ -216,27 +215,33 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
 
   if (options.observations !== false) {
     store.stage = "observations";
-    let sameTable: Dataset | null = null;
-    const table = await publishObservations(store, async (id) => (sameTable = await isPublished(id)) !== null);
-    if (table) {
-      summary.observations = table.observations;
-      fresh.push({ record: table.record, coverage: null });
-    } else if (sameTable) summary.unchanged.push(sameTable);
+    const first = async (keep: (record: Dataset) => boolean) => (await previous?.listRecords(null, 1, keep))?.records[0] ?? null;
+    const table = await publishObservations(store, { first, find: isPublished });
+    if ("written" in table) {
+      summary.observations = table.written.observations;
+      fresh.push({ record: table.written.record, coverage: null });
+    } else summary.unchanged.push(table.published);
   }
 
+  // the publish ends at the catalog swap; then only its memory of the folder is written (from what it kept while
+  // writing, never read back; a memory it cannot write costs the next publish a re-read, never this one)
   if (fresh.length > 0) {
     summary.added = await publishRecords(store, previous, fresh, options);
-    for (const remember of remembers) await remember();
+    for (const remember of remembers) remember();
   }
-  const note = await cache.save();
+  const note = await cache.save(store);
   if (note) progress.line(note);
-  if (summary.added.length > 0) {
-    summary.objectsWritten = store.added.filter((f) => !f.path.endsWith(".br")).length;
-    summary.bytesWritten = store.bytesWritten;
-    summary.dayBytesWritten = store.added.filter((f) => f.path.endsWith(".day")).reduce((n, f) => n + f.size, 0);
-  }
+  countWritten(summary, store);
   summary.ms = Date.now() - started;
   return summary;
+}
+
+/** What a publish that added versions wrote, for its summary (one that added none took back what it wrote). */
+function countWritten(summary: PublishSummary, store: ObjectStore): void {
+  if (summary.added.length === 0) return;
+  summary.objectsWritten = store.added.filter((f) => !f.path.endsWith(".br")).length;
+  summary.bytesWritten = store.bytesWritten;
+  summary.dayBytesWritten = store.added.filter((f) => f.path.endsWith(".day")).reduce((n, f) => n + f.size, 0);
 }
 
 /** The folder's files of the variables asked for; a variable asked for that the folder does not hold stops the publish. */
@@ -310,7 +315,7 @@ function describeFiles(files: SiloFile[]): string {
 interface FolderRaster {
   raster: RasterSummary;
   /** after the catalog swap: remembers what this publish learned of the variable's files for the next one */
-  remember: () => Promise<void>;
+  remember: () => void;
 }
 
 interface PublishRun {
@@ -348,12 +353,11 @@ async function publishFolder(files: SiloFile[], labels: RasterLabels, base: Rast
       store,
       progress,
     );
-    const remember = async () => {
-      const index = await readObjectJson<RasterIndex>(options.dist, raster.record.metadata.index);
+    const remember = () => {
       // the nodes that held a file not hashed before the publish: their fingerprints, now that every file is hashed
       const unplanned = days.filter((d) => !planned.has(d.date.slice(0, 4)) || !planned.has(d.date.slice(0, 7)));
       const known = new Map([...planned, ...fingerprints(unplanned)]);
-      await cache.recordNodes(scope, index.years, known, async (year: IndexNode) => (await readObjectJson<YearPage>(options.dist, year.ref)).months);
+      cache.recordNodes(scope, raster.years, known, raster.months);
     };
     return { raster, remember };
   } finally {
@@ -366,6 +370,3 @@ function toNodeDay(day: DayInput, labels: RasterLabels): NodeDay {
   return { date: day.date, entries: day.sources.map((s) => (s.sha256 === null ? null : labels.sourceEntry({ ...s, sha256: s.sha256 }))) };
 }
 
-async function readObjectJson<T>(dist: string, ref: Ref): Promise<T> {
-  return JSON.parse(await readFile(join(dist, objectPath(ref.sha256, "json")), "utf8")) as T;
-}

@@ -18,7 +18,7 @@ import { DIST_FORMAT, type Ref, objectPath } from "../../format/objects.js";
 import { type Dataset, versionId } from "../../format/records.js";
 import type { Variable } from "../../format/variables.js";
 import type { SeriesSpan } from "../../format/series.js";
-import { type DayEntry, type RasterIndex, rasterContentText } from "../../format/version-index.js";
+import { type DayEntry, type IndexNode, type RasterIndex, rasterContentText } from "../../format/version-index.js";
 import type { RasterView } from "../../format/versions.js";
 import { assertValid } from "../../schemas/validate.js";
 import { SILO } from "../../sources/silo.js";
@@ -29,9 +29,9 @@ import { type VersionNotes, describeChanges } from "./changes.js";
 import type { DayResult, DayTask, InspectResult, InspectTask, SourceTask } from "./day-worker.js";
 import { type IsUnchanged, type PlanItem, type PlannedDay, planDays } from "./day-plan.js";
 import { PublishError } from "../errors.js";
-import type { ObjectStore } from "../operations/files.js";
+import type { ObjectStore } from "../dist/files.js";
 import { checkGaps } from "./gaps.js";
-import { type IndexTree, IndexTreeWriter } from "./index-tree.js";
+import { type IndexTree, IndexTreeWriter, type WrittenTree } from "./index-tree.js";
 import { NETCDF_LIBRARY } from "../ingest/netcdf.js";
 import { WorkerPool } from "../pool.js";
 import { type Progress, formatBytes, formatEta } from "../progress.js";
@@ -68,6 +68,9 @@ export interface RasterInput {
 export interface RasterSummary {
   record: Dataset;
   coverage: Coverage;
+  /** the index root's years and the months of the year pages written, as written (the source memory takes them) */
+  years: IndexNode[];
+  months: Map<string, IndexNode[]>;
   days: number;
   decoded: number;
   reused: number;
@@ -105,7 +108,7 @@ export async function publishRaster(input: RasterInput, store: ObjectStore, prog
   const indexRef = await writeIndex(store, input.labels, tree, series.spans);
   const record = describeVersion(input, tree, indexRef, notes);
   // reused: the folder's days that needed no new piece (same files, same cells, or a whole unchanged month or year)
-  return { record, coverage: tree.coverage, days: tree.days, decoded: written.decoded, reused: days.length - written.decoded, tiles: tree.tiles, series };
+  return { record, coverage: tree.coverage, years: tree.years, months: tree.months, days: tree.days, decoded: written.decoded, reused: days.length - written.decoded, tiles: tree.tiles, series };
 }
 
 export type DayPool = WorkerPool<DayTask | InspectTask, DayResult | InspectResult>;
@@ -195,7 +198,7 @@ function toTask(day: PlannedDay, prefer: Prefer | null): DayTask {
 }
 
 interface WrittenDays {
-  tree: IndexTree;
+  tree: WrittenTree;
   decoded: number;
   reused: number;
 }

@@ -1,6 +1,6 @@
 // A span some of whose days were revised (SILO rewrites recent days every night): its changed chunks re-encoded
 // and written in a new piece with the group records that list them; every other chunk and record stays in the
-// pieces of its lineage (decisions §9). Reads only the revised days' changed blocks and the changed chunks, so a
+// pieces of its lineage (docs/format.md §9). Reads only the revised days' changed blocks and the changed chunks, so a
 // revision costs what changed, whatever the span's or the archive's length.
 //
 // The lineage's pieces are kept in tiers, as an LSM tree keeps its runs: a revision adds a piece of tier 0; when
@@ -15,7 +15,7 @@ import { dateToDayNumber } from "../../format/dates.js";
 import type { Window } from "../../format/grid.js";
 import { GroupLattice, type SeriesSpan, type SpanLayout, groupEntry } from "../../format/series.js";
 import type { DayEntry } from "../../format/version-index.js";
-import type { ObjectStore } from "../operations/files.js";
+import type { ObjectStore } from "../dist/files.js";
 import { type PieceGroup, toSpan, writeSeriesPiece } from "./series-piece.js";
 import { EMPTY_ENTRY, encodeChunkValues } from "./series-strip.js";
 

@@ -1,20 +1,26 @@
-// The publish's memory of its sources folder (SOURCES/.publish-cache.json): the size, times and sha256 of each
-// file it read (and the days inside each annual file), and which index pages each variable's years and months
-// became. A daily publish then reads only new and changed files and takes the base version's untouched years and
-// months whole, so its cost does not grow with the archive. `REHASH=1` (publish --rehash) trusts none of it.
+// The publish's memory of a sources folder: the size, times and sha256 of each file it read (and the days inside each
+// annual file), and which index pages each variable's years and months became. A daily publish then reads only new and
+// changed files and takes the base version's untouched years and months whole, so its cost does not grow with the
+// archive. `REHASH=1` (publish --rehash) trusts none of it.
+//
+// It lives in the dist, beside the lock and the journal (DIST/.publish-cache/<sha256 of the folder's real path>.json,
+// never served: format/objects.ts isReaderFile), not in the folder: a publish never writes into the folder it reads (a
+// read-only or shared mirror of SILO's bucket), the pages it remembers are this dist's, and the dist's lock keeps two
+// publishes from writing it at once. A folder remembered elsewhere before costs one publish that hashes every file.
 
-import { type Stats, statSync } from "node:fs";
+import { type Stats, realpathSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { sha256Hex } from "../../format/hash.js";
 import type { SourceEntry } from "../../format/records.js";
 import type { IndexNode } from "../../format/version-index.js";
 import type { SiloFile } from "../ingest/discover.js";
 import { describeError } from "../errors.js";
-import { writeFileAtomic } from "../operations/files.js";
+import type { ObjectStore } from "../dist/files.js";
 
-export const SOURCE_CACHE_FILE = ".publish-cache.json";
-const CACHE_FORMAT = 2;
+/** The dist's folder of the publish's memories, one file per sources folder. */
+export const SOURCE_CACHE_DIR = ".publish-cache";
+const CACHE_FORMAT = 3;
 /**
  * A file whose modification or change time is this close to the moment it was looked at may change again within
  * the same clock tick (coarse filesystem clocks tick once a second or two), unseen by its times: it is not
@@ -56,6 +62,8 @@ interface CachedNode {
 
 interface CacheBody {
   format: number;
+  /** the sources folder remembered (its real path): a file found under another folder's name is not trusted */
+  folder: string;
   files: Record<string, CachedFile>;
   /** by `<variable> <YYYY or YYYY-MM>`: each variable's files make versions of their own */
   nodes: Record<string, CachedNode>;
@@ -69,14 +77,22 @@ export class SourceCache {
   readonly read = new Set<string>();
 
   private constructor(
+    /** the sources folder's real path */
+    private readonly folder: string,
+    /** the memory's path in the dist */
     private readonly file: string,
     private readonly stamps: Map<string, Stamp & { lookedAtMs: number }>,
     private files: Record<string, CachedFile>,
     private nodes: Record<string, CachedNode>,
+    /** the memory as read (null: none): an unchanged memory is not written again */
+    private readonly loaded: string | null,
   ) {}
 
-  /** Stats every file of the folder (following links) and loads what a previous publish remembered, unless `rehash`. */
-  static async open(folder: string, files: SiloFile[], rehash: boolean): Promise<SourceCache> {
+  /**
+   * Stats every file of `folder` (following links) and loads what a previous publish into `dist` remembered of it,
+   * unless `rehash`.
+   */
+  static async open(dist: string, folder: string, files: SiloFile[], rehash: boolean): Promise<SourceCache> {
     const stamps = new Map<string, Stamp & { lookedAtMs: number }>();
     // one synchronous stat after another: 20,000 of them take a tenth of the time their promises would (nothing
     // else waits on this thread during a publish)
@@ -84,9 +100,11 @@ export class SourceCache {
       const s = statOrNull(f.path);
       if (s) stamps.set(f.memberPath, { size: s.size, mtimeMs: s.mtimeMs, ctimeMs: s.ctimeMs, ino: s.ino, lookedAtMs: Date.now() });
     }
-    const file = join(folder, SOURCE_CACHE_FILE);
-    const body = rehash ? null : await readCache(file);
-    return new SourceCache(file, stamps, body?.files ?? {}, body?.nodes ?? {});
+    const real = realFolder(folder);
+    const file = sourceCachePath(dist, real);
+    const text = rehash ? null : await readFile(file, "utf8").catch(() => null);
+    const body = text === null ? null : parseCache(text, real);
+    return new SourceCache(real, file, stamps, body?.files ?? {}, body?.nodes ?? {}, body ? text : null);
   }
 
   /** The sha256 (and dates) of a file whose size and times are those a previous publish remembered; else null. */
@@ -121,9 +139,10 @@ export class SourceCache {
 
   /**
    * After a publish: which page each year and month of the folder became in the new version. A year kept whole
-   * keeps its months' entries; the pages of the others are read (one small year page each).
+   * keeps its months' entries; the others' months are those the publish wrote into their year pages (`monthsOf`,
+   * kept from the writing: nothing is read back from the dist).
    */
-  async recordNodes(scope: string, years: IndexNode[], fingerprints: Map<string, string>, readMonths: (year: IndexNode) => Promise<IndexNode[]>): Promise<void> {
+  recordNodes(scope: string, years: IndexNode[], fingerprints: Map<string, string>, monthsOf: ReadonlyMap<string, IndexNode[]>): void {
     const prefix = `${scope} `;
     const nodes: Record<string, CachedNode> = {};
     // this variable's months as remembered, by year: a year kept whole keeps them without a scan of every node
@@ -141,7 +160,8 @@ export class SourceCache {
       if (!fingerprint) continue;
       const kept = this.isUnchanged(scope, year.key, fingerprint, year);
       nodes[prefix + year.key] = { fingerprint, page: year.ref.sha256 };
-      const months = kept ? (monthsByYear.get(year.key) ?? []) : (await readMonths(year)).map((m) => ({ key: m.key, page: m.ref.sha256 }));
+      // a year not kept is one whose page this publish wrote: its months are the ones written into it
+      const months = kept ? (monthsByYear.get(year.key) ?? []) : (monthsOf.get(year.key) ?? []).map((m) => ({ key: m.key, page: m.ref.sha256 }));
       for (const { key, page } of months) {
         const monthFingerprint = fingerprints.get(key);
         if (monthFingerprint) nodes[prefix + key] = { fingerprint: monthFingerprint, page };
@@ -150,12 +170,18 @@ export class SourceCache {
     this.nodes = nodes;
   }
 
-  /** Writes what this publish learned (files no longer in the folder are forgotten); a read-only folder only costs the next publish a re-read. */
-  async save(): Promise<string | null> {
+  /**
+   * Writes what this publish learned (files no longer in the folder are forgotten) into the dist, through the store's
+   * journal so a kill leaves no temporary file. It never fails the publish: a memory that cannot be written only costs
+   * the next publish a re-read, said in the returned line.
+   */
+  async save(store: ObjectStore): Promise<string | null> {
     const files = Object.fromEntries(Object.entries(this.files).filter(([path]) => this.stamps.has(path)).sort(([a], [b]) => (a < b ? -1 : 1)));
-    const body: CacheBody = { format: CACHE_FORMAT, files, nodes: this.nodes };
+    const body: CacheBody = { format: CACHE_FORMAT, folder: this.folder, files, nodes: this.nodes };
+    const text = `${JSON.stringify(body)}\n`;
+    if (text === this.loaded) return null; // nothing learned: a publish of an unchanged folder writes nothing
     try {
-      await writeFileAtomic(this.file, `${JSON.stringify(body)}\n`);
+      await store.replaceWriterFile(join(SOURCE_CACHE_DIR, basename(this.file)), text);
       return null;
     } catch (err) {
       return `cannot write ${this.file} (${describeError(err)}): the next publish reads and hashes every file again`;
@@ -172,13 +198,26 @@ function statOrNull(path: string): Stats | null {
   }
 }
 
-async function readCache(file: string): Promise<CacheBody | null> {
-  const text = await readFile(file, "utf8").catch(() => null);
-  if (text === null) return null;
+/** A sources folder's real path (links followed), so one folder has one memory however it is named. */
+function realFolder(folder: string): string {
+  try {
+    return realpathSync(folder);
+  } catch {
+    return resolve(folder);
+  }
+}
+
+/** Where the publish's memory of `folder` lives in `dist`: named by the sha256 of the folder's real path. */
+export function sourceCachePath(dist: string, folder: string): string {
+  return join(dist, SOURCE_CACHE_DIR, `${sha256Hex(realFolder(folder))}.json`);
+}
+
+function parseCache(text: string, folder: string): CacheBody | null {
   try {
     const body = JSON.parse(text) as CacheBody;
     // anything unexpected is forgotten, never trusted: the cost is one full read
-    return body.format === CACHE_FORMAT && typeof body.files === "object" && typeof body.nodes === "object" ? body : null;
+    const usable = body.format === CACHE_FORMAT && body.folder === folder && typeof body.files === "object" && typeof body.nodes === "object";
+    return usable ? body : null;
   } catch {
     return null;
   }

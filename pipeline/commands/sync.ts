@@ -14,13 +14,15 @@ import { nodePlatform } from "../../format/local.js";
 import { CATALOG_FILE, type FileEntry, type Ref, objectPath, parseObjectPath } from "../../format/objects.js";
 import { IntegrityError, StorageError } from "../../format/storage.js";
 import { toIssues, validatorFor } from "../../schemas/validate.js";
-import { readPublished } from "./catalog.js";
-import { type DownloadConfig, DownloadError, download, runConcurrently } from "./download.js";
+import { readPublished } from "../dist/catalog.js";
+import { type DownloadConfig, DownloadError, download, runConcurrently } from "../download.js";
 import { PublishError, describeError } from "../errors.js";
-import { writeFileAtomic } from "./files.js";
-import { type LockOptions, lockDist } from "./lock.js";
+import { writeFileAtomic } from "../dist/files.js";
+import { type LockOptions, lockDist } from "../dist/lock.js";
 import { type Progress, formatBytes, formatTransfer } from "../progress.js";
-import { PENDING_FILE, type PruneReport, pruneLocked } from "./prune.js";
+import { PENDING_FILE } from "../dist/pending.js";
+import { type PruneReport, pruneLocked } from "./prune.js";
+import { DEFAULTS } from "../defaults.js";
 
 /** Files being received live here (on the dist's filesystem, so placing one is a rename); emptied by every sync. */
 export const SYNC_TEMP_DIR = ".sync";
@@ -31,7 +33,7 @@ export interface SyncOptions {
   /** where the remote dist is served: the folder holding its catalog.json */
   from: string;
   dist: string;
-  /** files downloaded at once (default 8) */
+  /** files downloaded at once (default: pipeline/defaults.ts) */
   concurrency?: number;
   /** attempts after the first for network trouble, truncation, 429 and 5xx (default 4), backing off from backoffMs (500) */
   retries?: number;
@@ -41,7 +43,7 @@ export interface SyncOptions {
    * chain (a prune upstream) or files wait for deletion (default true)
    */
   prune?: boolean;
-  /** the collect step's grace period (default 24 h) */
+  /** the collect step's grace period (default: GRACE_HOURS's, pipeline/defaults.ts) */
   graceMs?: number;
   now?: Date;
   progress?: Progress;
@@ -90,11 +92,11 @@ function toSyncConfig(options: SyncOptions): SyncConfig {
   return {
     from: options.from,
     dist: options.dist,
-    concurrency: options.concurrency ?? 8,
+    concurrency: options.concurrency ?? DEFAULTS.syncConcurrency,
     retries: options.retries ?? 4,
     backoffMs: options.backoffMs ?? 500,
     prune: options.prune ?? true,
-    graceMs: options.graceMs ?? 24 * HOUR_MS,
+    graceMs: options.graceMs ?? DEFAULTS.graceHours * HOUR_MS,
     now: options.now,
     progress: options.progress ?? quiet,
     lock: options.lock ?? {},

@@ -9,7 +9,7 @@
 //    first found unreachable (.prune-pending.json), and deleted by a later prune once the grace period has
 //    passed since then. Anything reachable again (republished meanwhile) is never deleted.
 
-import { readFile, readdir, rm, stat } from "node:fs/promises";
+import { readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Archive } from "../../format/archive.js";
 import { type CatalogLeaf, type Manifest } from "../../format/catalog.js";
@@ -19,17 +19,18 @@ import type { Dataset } from "../../format/records.js";
 import type { Snapshot } from "../../format/snapshot.js";
 import type { MonthPage, YearPage } from "../../format/version-index.js";
 import { openVersion } from "../../format/versions.js";
-import { addToCatalog, readPublished, updateCandidates, writeCatalog } from "./catalog.js";
+import { addToCatalog, readPublished, updateCandidates, writeCatalog } from "../dist/catalog.js";
 import { PublishError } from "../errors.js";
-import { ObjectStore, hashFile, writeFileAtomic } from "./files.js";
-import { type LockOptions, lockDist } from "./lock.js";
+import { ObjectStore, hashFile } from "../dist/files.js";
+import { type Pending, readPending, writePending } from "../dist/pending.js";
+import { type LockOptions, lockDist } from "../dist/lock.js";
+import { DEFAULTS } from "../defaults.js";
 
-export const PENDING_FILE = ".prune-pending.json";
 const HOUR_MS = 3_600_000;
 
-/** The retention rule (README: Pruning): what a maintainer states; every other version is dropped. */
+/** The retention rule (docs/publishing.md "Pruning"): what a maintainer states; every other version is dropped. */
 export interface RetentionRule {
-  /** keep every version published in the last `keepDays` days (default 30) */
+  /** keep every version published in the last `keepDays` days (KEEP_DAYS) */
   keepDays: number;
   /** ids kept whatever their age (a keep file, one id a line) */
   keepIds: Set<string>;
@@ -40,7 +41,7 @@ export interface RetentionRule {
 export interface PruneOptions {
   dist: string;
   rule: RetentionRule;
-  /** unreachable files are deleted this long after they were first found unreachable (default 24 h) */
+  /** unreachable files are deleted this long after they were first found unreachable (default: GRACE_HOURS's, pipeline/defaults.ts) */
   graceMs?: number;
   /** report only: change nothing */
   dryRun?: boolean;
@@ -160,7 +161,7 @@ export async function pruneLocked(options: PruneOptions): Promise<PruneReport> {
   // every manifest of the chain, not only the newest: verify and make sync walk them all
   const chain = await listManifestFiles(current.archive, current.pointer.manifest);
   for (const path of [...chain.files.keys(), ...chain.manifests]) reachable.add(path);
-  const collected = await collect(options.dist, reachable, now, options.graceMs ?? 24 * HOUR_MS, options.dryRun ?? false);
+  const collected = await collect(options.dist, reachable, now, options.graceMs ?? DEFAULTS.graceHours * HOUR_MS, options.dryRun ?? false);
   return { kept, dropped, ...collected };
 }
 
@@ -185,20 +186,6 @@ async function expire(dist: string, previous: Snapshot, kept: Dataset[]): Promis
   return (await readPublished(dist))!;
 }
 
-interface Pending {
-  /** path -> when it was first found unreachable (ISO) */
-  since: Record<string, string>;
-}
-
-async function readPending(dist: string): Promise<Pending> {
-  return JSON.parse(await readFile(join(dist, PENDING_FILE), "utf8").catch(() => '{"since":{}}')) as Pending;
-}
-
-/** Files a prune found unreachable and will delete after its grace period (a publish that uses one lists it again). */
-export async function readUnreachable(dist: string): Promise<Set<string>> {
-  return new Set(Object.keys((await readPending(dist)).since));
-}
-
 async function listObjectFiles(dist: string): Promise<string[]> {
   const out: string[] = [];
   for (const shard of await readdir(join(dist, "objects")).catch(() => [])) {
@@ -209,7 +196,6 @@ async function listObjectFiles(dist: string): Promise<string[]> {
 
 /** Step 2: unreachable files wait out the grace period from when they were first found, then go. */
 async function collect(dist: string, reachable: Set<string>, now: Date, graceMs: number, dryRun: boolean): Promise<Omit<PruneReport, "kept" | "dropped">> {
-  const pendingFile = join(dist, PENDING_FILE);
   const previous = await readPending(dist);
   const next: Pending = { since: {} };
   const report = { deleted: { files: 0, bytes: 0 }, waiting: { files: 0, bytes: 0, firstDueAt: null as string | null } };
@@ -229,9 +215,6 @@ async function collect(dist: string, reachable: Set<string>, now: Date, graceMs:
     report.waiting.bytes += size;
     if (!report.waiting.firstDueAt || due.toISOString() < report.waiting.firstDueAt) report.waiting.firstDueAt = due.toISOString();
   }
-  if (!dryRun) {
-    if (Object.keys(next.since).length > 0) await writeFileAtomic(pendingFile, `${JSON.stringify(next, null, 1)}\n`);
-    else await rm(pendingFile, { force: true });
-  }
+  if (!dryRun) await writePending(dist, next);
   return report;
 }

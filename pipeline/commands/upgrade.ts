@@ -25,15 +25,15 @@ import { GroupLattice, type SeriesSpan, groupRecordBytes } from "../../format/se
 import type { DayEntry, IndexNode, MonthPage, ObservationIndex, RasterIndex, YearPage } from "../../format/version-index.js";
 import { assertValid } from "../../schemas/validate.js";
 import { PublishError } from "../errors.js";
-import { addToCatalog, updateCandidates, writeCatalog } from "../operations/catalog.js";
-import { ObjectStore, hashFile } from "../operations/files.js";
-import { PublishJournal } from "../operations/journal.js";
-import { type LockOptions, lockDist } from "../operations/lock.js";
-import { type PruneReport, pruneLocked, reachFrom } from "../operations/prune.js";
+import { addToCatalog, updateCandidates, writeCatalog } from "../dist/catalog.js";
+import { ObjectStore, hashFile } from "../dist/files.js";
+import { PublishJournal } from "../dist/journal.js";
+import { type LockOptions, lockDist } from "../dist/lock.js";
+import { type PruneReport, pruneLocked, reachFrom } from "./prune.js";
 import type { Progress } from "../progress.js";
-import { storeExplorer } from "./explorer.js";
-import { type PieceGroup, writeSeriesPiece } from "./series-piece.js";
-import { planSpans } from "./series.js";
+import { storeExplorer } from "../publish/explorer.js";
+import { type PieceGroup, writeSeriesPiece } from "../publish/series-piece.js";
+import { planSpans } from "../publish/series.js";
 
 const OLD_FORMAT = "climate-dist-2";
 const STAGE = "upgrade";

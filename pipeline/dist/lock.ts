@@ -11,11 +11,8 @@ import { isNoSpace, noSpaceError, recoverJournal } from "./journal.js";
 import { LOCK_FILE, takeLockFile } from "./lock-file.js";
 import { checkLockReach } from "./lock-reach.js";
 
-/** How long `make publish`, `prune` and `sync` wait for another writer by default (LOCK_WAIT, docs/operating.md). */
-export const DEFAULT_LOCK_WAIT_SEC = 600;
-
 export interface LockOptions {
-  /** seconds to wait for another writer before refusing; 0 (the default) refuses at once */
+  /** seconds to wait for another writer before refusing; 0 (when not given) refuses at once: the commands give LOCK_WAIT (pipeline/defaults.ts) */
   waitSec?: number;
   /** take a lock that holds on this host only: this host is the only writer of a folder whose locks stay local */
   localLock?: boolean;

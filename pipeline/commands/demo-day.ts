@@ -4,10 +4,10 @@
 import { dateToDayNumber, dayNumberToDate } from "../../format/dates.js";
 import { writeDemo } from "../ingest/demo.js";
 import { PublishError } from "../errors.js";
-import { readPublished } from "../operations/catalog.js";
-import type { LockOptions } from "../operations/lock.js";
+import { readPublished } from "../dist/catalog.js";
+import type { LockOptions } from "../dist/lock.js";
 import type { Progress } from "../progress.js";
-import { type PublishSummary, publish } from "./publish.js";
+import { type PublishSummary, publish } from "../publish/publish.js";
 
 /** The day after the newest date a generated demo version of this dist holds. */
 async function findNextDemoDay(dist: string): Promise<string> {

@@ -17,7 +17,7 @@ import { basename, dirname, join } from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
-import { describeError } from "../errors.js";
+import { describeError } from "./errors.js";
 
 /** the longest wait between attempts, whatever a Retry-After asks */
 export const RETRY_AFTER_CAP_MS = 30_000;
@@ -293,13 +293,16 @@ async function decodeFile(temp: string, encoding: string, target: DownloadTarget
       }
     },
   });
+  const out = createWriteStream(decoded);
   try {
-    await pipeline(createReadStream(temp), decoder(), take, createWriteStream(decoded));
+    await pipeline(createReadStream(temp), decoder(), take, out);
     await rename(decoded, temp);
   } catch (err) {
     if (err instanceof DownloadError) throw err;
     throw new DownloadError(`came with Content-Encoding ${encoding} but does not decode (${describeError(err)})`, "unexpected");
   } finally {
+    // a file stream destroyed while still opening creates its file when the open completes: rm only once it closed
+    if (!out.closed) await new Promise<void>((closed) => out.on("error", () => {}).once("close", () => closed()));
     await rm(decoded, { force: true });
   }
   return intake.finish();

@@ -9,7 +9,8 @@ import { PublishError } from "../errors.js";
 import { formatBytes } from "../progress.js";
 
 export const JOURNAL_FILE = ".publish.journal";
-// a publish only creates files (objects, and catalog.json swapped in last): nothing else of a dist is ever replaced
+// a publish only creates files (objects, and catalog.json swapped in last): nothing else of its data is ever replaced
+// (after the swap it replaces its memory of the sources, a writer-only file: a swap too, for its temporary file)
 type Entry = { start: string | null } | { created: string } | { dir: string } | { swap: string };
 
 /** Whether a write failed for want of space (a full disk, or a quota). */
@@ -110,9 +111,9 @@ export class PublishJournal {
     return this.note({ dir: path });
   }
 
-  /** catalog.json is about to be swapped: its temporary file may be left if this publish dies. */
-  swapping(): Promise<void> {
-    return this.note({ swap: CATALOG_FILE });
+  /** catalog.json (or a writer-only file) is about to be replaced: its temporary file may be left if this publish dies. */
+  swapping(path = CATALOG_FILE): Promise<void> {
+    return this.note({ swap: path });
   }
 
   /** The new catalog.json is in place: the journal goes. */

@@ -165,6 +165,15 @@ export class ObjectStore {
     });
   }
 
+  /**
+   * A writer-only file of the dist replaced whole (the publish's memory of its sources, docs/format.md §1): no part of
+   * any version, never served; journalled as a swap, so a temporary file a kill leaves is removed by the next writer.
+   */
+  async replaceWriterFile(path: string, text: string): Promise<void> {
+    await this.journal?.swapping(path);
+    await writeFileAtomic(join(this.root, path), text);
+  }
+
   /** The folders of `dir` that do not exist yet, journalled and made, outermost first. */
   private async makeDirs(dir: string): Promise<void> {
     if (dir === "." || this.knownDirs.has(dir)) return;

@@ -1,7 +1,8 @@
 // make update, the nightly routine for cron: for each variable, the new days up to TO and its revision window (the
 // recent days SILO may still rewrite, asked for again with conditional requests) fetched into a staging folder and
 // moved into the sources folder only whole; then one publish of the variables whose fetch completed. A variable that
-// did not complete is named, left exactly as it was, and caught up by the next night (decisions §9; docs/publishing.md).
+// did not complete is named, left exactly as it was, and caught up by the next night (docs/contract.md §5;
+// docs/publishing.md "The nightly routine").
 
 import { mkdir, readdir } from "node:fs/promises";
 import { basename, join } from "node:path";
@@ -14,12 +15,12 @@ import {
 } from "../ingest/fetch.js";
 import { LOCK_FILE, readLock } from "../ingest/silo-lock.js";
 import { type Commit, commitStaged, discardStaged, finishStaged, removeStaging, stagedPath } from "../ingest/staging.js";
-import type { LockOptions } from "../operations/lock.js";
+import type { LockOptions } from "../dist/lock.js";
 import { createProgress, formatBytes, formatSeconds, type Progress } from "../progress.js";
-import { publish, type PublishOptions, type PublishSummary } from "./publish.js";
+import { publish, type PublishOptions, type PublishSummary } from "../publish/publish.js";
 
 /**
- * How many days, ending at TO, SILO may still rewrite a variable's files (decisions §9): rain up to 12 months back (a
+ * How many days, ending at TO, SILO may still rewrite a variable's files (docs/contract.md §5): rain up to 12 months back (a
  * year and a day, so a leap year is covered), the other variables 3 to 6 months back (six months and a week). The one
  * place these defaults live; REVISION_DAYS overrides them for every variable.
  */
