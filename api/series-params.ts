@@ -1,8 +1,8 @@
 // The query parameters of GET /api/v1/series (docs/contract.md §8.2): checked once, each problem a 400 that names the
-// parameter and what it accepts; the place rule (the SILO cell whose area holds a point) lives here.
+// parameter and what it accepts; each place is the cell format/grid.ts lonLatToCell gives it.
 
 import { isCalendarDate } from "../format/dates.js";
-import { GRID, colToEdgeLon, round9, rowToEdgeLat } from "../format/grid.js";
+import { GRID, colToEdgeLon, lonLatToCell, rowToEdgeLat } from "../format/grid.js";
 import { type Platform, utf8 } from "../format/storage.js";
 import { type Variable, VARIABLES, describeVariables, findVariable } from "../format/variables.js";
 import { HttpError, type Issue } from "./errors.js";
@@ -45,21 +45,6 @@ const VERSION_ID = /^[a-zA-Z0-9_-]{1,128}$/;
 /** A decimal number as people write one: no hex, no exponent, no Infinity, no blanks. */
 const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)$/;
 const APSIM_REQUIRED = ["surface_downwelling_shortwave_flux_in_air", "air_temperature_max", "air_temperature_min", "precipitation_amount"];
-
-/**
- * The global cell whose area holds a point (docs/contract.md §8.2): on an edge between two cells, the one to the east
- * or north, as SILO rounds a point to its grid; on the grid's outer edge, the cell inside. Null outside the grid.
- * Integer milli-degrees, so 133.025 is exactly on an edge.
- */
-export function pointToPlaceCell(lon: number, lat: number): { col: number; row: number } | null {
-  const x = round9((lon * 1000 - GRID.westEdgeMilliDeg) / GRID.cellMilliDeg);
-  const y = round9((GRID.northEdgeMilliDeg - lat * 1000) / GRID.cellMilliDeg);
-  if (x < 0 || x > GRID.width || y < 0 || y > GRID.height) return null;
-  // east of an edge is the larger column; north of an edge the smaller row
-  const col = Math.min(Math.floor(x), GRID.width - 1);
-  const row = Math.max(Math.ceil(y) - 1, 0);
-  return { col, row };
-}
 
 const GRID_TEXT = `the SILO grid spans longitude ${colToEdgeLon(0)}..${colToEdgeLon(GRID.width)} and latitude ${rowToEdgeLat(GRID.height)}..${rowToEdgeLat(0)}`;
 
@@ -111,7 +96,7 @@ function readPlaces(query: URLSearchParams, issues: Issue[]): Place[] {
   }
   const places: Place[] = [];
   lats.forEach((lat, i) => {
-    const cell = pointToPlaceCell(lons[i], lat);
+    const cell = lonLatToCell(lons[i], lat);
     if (cell) places.push({ lat, lon: lons[i], ...cell });
     else issues.push({ code: "out_of_range", path: ["lat", i], message: `${lat}, with lon ${lons[i]}, is outside the SILO grid: ${GRID_TEXT}` });
   });

@@ -4,7 +4,7 @@
 import { makeDataRequest } from "../api/request.js";
 import { LIMITS } from "../api/contract.js";
 import { dateToDayNumber, dayNumberToDate, isCalendarDate } from "../format/dates.js";
-import { pointToCell } from "../format/grid.js";
+import { lonLatToCell } from "../format/grid.js";
 
 export interface SeriesOptions {
   format?: "json" | "csv";
@@ -26,7 +26,7 @@ export function splitPeriod(start: string, end: string): [string, string][] {
 export function planSeries(points: [number, number][], start: string, end: string, format: "json" | "csv", datasetVersion: string | undefined): object[] {
   const periods = splitPeriod(start, end);
   return points.flatMap(([lon, lat]) => {
-    const cell = pointToCell(lon, lat);
+    const cell = lonLatToCell(lon, lat); // the series route's rule: on an edge, the cell east or north
     if (!cell) throw new RangeError(`${lon}, ${lat} is outside the SILO grid`);
     const extra = { format, ...(datasetVersion ? { dataset_version: datasetVersion } : {}) };
     return periods.map(([first, last]) => makeDataRequest([cell.col, cell.row, 1, 1], first, last, extra));

@@ -8,6 +8,7 @@ import { GRID, type Window, bboxToWindow, colToLon, rowToLat, tileId, windowToTi
 import type { Dataset } from "../format/records.js";
 import { QUERY_VARIABLE } from "../format/records.js";
 import { type Variable, VARIABLES } from "../format/variables.js";
+import { pointerToCell } from "./pointer.js";
 
 /** A colour scale: a value's place between min and max (after `shape`), mapped through the stops. */
 interface Scale {
@@ -218,12 +219,10 @@ async function drawMap(version: Version, date: string): Promise<void> {
   setStatus(`${date}: ${tiles.length} tiles, verified (${requests} requests, ${(bytes / 1e6).toFixed(1)} MB read from the mirror so far).`);
 }
 
-/** The global cell under a pointer event, or null outside the grid. */
+/** The global cell under a pointer event (explorer/pointer.ts: the series route's rule), or null off the map. */
 function cellAt(event: PointerEvent): { col: number; row: number } | null {
   const rect = $<HTMLCanvasElement>("map").getBoundingClientRect();
-  const col = Math.floor(((event.clientX - rect.left) / rect.width) * GRID.width);
-  const row = Math.floor(((event.clientY - rect.top) / rect.height) * GRID.height);
-  return col >= 0 && row >= 0 && col < GRID.width && row < GRID.height ? { col, row } : null;
+  return pointerToCell((event.clientX - rect.left) / rect.width, (event.clientY - rect.top) / rect.height);
 }
 
 const dataRequest = (cells: Window, start: string, end: string, version: Version) => makeDataRequest(cells, start, end, { dataset_version: version.record.id });

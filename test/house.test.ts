@@ -201,6 +201,31 @@ house("house - no identifier uses a retired word (docs/glossary.md): no slot, no
   assert.equal([...new Set(found)], []);
 });
 
+/** The one place rule (decisions §8): a longitude and latitude to the cell that holds them, in format/grid.ts. */
+const PLACE_RULE = { file: "format/grid.ts", name: "lonLatToCell" };
+/** Names of a function from a point to a cell (pointToCell, lonLatToPlaceCell, placeToCell, ...): each must be the rule or call it. */
+const POINT_TO_CELL = /^(point|lonlat|latlon|place|coord\w*)\w*to\w*cell$/i;
+/** The folders that read a dist: their grid arithmetic is format/grid.ts's (the pipeline snaps source origins, another rule). */
+const READERS = ["api", "client", "explorer", "server"];
+
+house("house - the grid rule is declared once: format/grid.ts lonLatToCell maps a point to a cell, no reader does grid arithmetic of its own", () => {
+  const rules: string[] = [];
+  const arithmetic: string[] = [];
+  for (const [file, source] of parsed) {
+    const walk = (node: ts.Node) => {
+      const named = (ts.isFunctionDeclaration(node) || ts.isVariableDeclaration(node) || ts.isMethodDeclaration(node)) && node.name && ts.isIdentifier(node.name) ? node.name.text : "";
+      // a function from a point to a cell is the rule, or asks the rule (the explorer's pointer does)
+      const body = ts.isVariableDeclaration(node) ? node.initializer : (node as ts.FunctionLikeDeclaration).body;
+      if (POINT_TO_CELL.test(named) && !body?.getText(source).includes(`${PLACE_RULE.name}(`)) rules.push(`${file}: ${named}`);
+      node.forEachChild(walk);
+    };
+    walk(source);
+    if (READERS.includes(file.split("/")[0]) && /GRID\.(westEdgeMilliDeg|northEdgeMilliDeg|cellMilliDeg)/.test(source.text)) arithmetic.push(file);
+  }
+  assert.equal(rules, [`${PLACE_RULE.file}: ${PLACE_RULE.name}`]);
+  assert.equal(arithmetic, [], "grid arithmetic outside format/grid.ts");
+});
+
 house("house - nothing is imported under the name of another export (one name, one thing)", () => {
   const exported = new Map<string, string>();
   for (const [file, source] of parsed) {
