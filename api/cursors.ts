@@ -2,7 +2,7 @@
 // recognised; computed the same way by the server and by a mirror's client.
 
 import { type Platform, utf8 } from "../format/storage.js";
-import { rejectCursor } from "./params.js";
+import { rejectCursor } from "./parameters.js";
 
 export type ListKind = "layers" | "observations";
 

@@ -1,7 +1,7 @@
 // A place over any period, as the contract asks it: consecutive 31-day queries of one cell (docs/contract.md §3.3),
 // every one pinned to one version so a long series never mixes versions.
 
-import { makeDataRequest } from "../api/request.js";
+import { makeDataRequest } from "../api/query/request.js";
 import { LIMITS } from "../api/contract.js";
 import { dateToDayNumber, dayNumberToDate, isCalendarDate } from "../format/dates.js";
 import { lonLatToCell } from "../format/grid.js";

@@ -2,7 +2,7 @@
 // It talks to nothing but the mirror it was loaded from, through the client library (every piece verified).
 
 import { AnswerError, type MirrorAnswer, createMirrorClient } from "../client/index.js";
-import { makeDataRequest } from "../api/request.js";
+import { makeDataRequest } from "../api/query/request.js";
 import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
 import { GRID, type Window, bboxToWindow, colToLon, rowToLat, tileId, windowToTiles } from "../format/grid.js";
 import type { Dataset } from "../format/records.js";

@@ -1,4 +1,5 @@
-// The shape of the house, checked: no import circle, nothing imports a folder above it, no function over 60 lines,
+// The shape of the house, checked: no import circle, nothing imports a folder above it, the rooms of pipeline/ and
+// api/, one declaration of the grid rule and the version-id pattern, no function over 60 lines,
 // every document a comment cites exists in the repository, docs/layout.md lists every file, and no identifier uses a
 // word docs/glossary.md retired.
 
@@ -37,6 +38,22 @@ const PIPELINE_ROOMS: Record<string, string[]> = {
 };
 /** The pipeline's entry: the one file of the top that may import every room. */
 const PIPELINE_ENTRY = "pipeline/cli.ts";
+/**
+ * The rooms of api/ and which rooms each may import: its own files at the top are the core (service, routes,
+ * answer, errors, CORS, parameters, OpenAPI, context, records, cursors, tiers, bytes), which has no request family in
+ * it; each family (query/: validate, resolve and query; series/: the series route; zarr/: the Zarr view; listings/:
+ * catalog, records, observations, layers, samples, revisions) imports the core, never another family: what two
+ * families share lives in the core or in format/.
+ */
+const API_ROOMS: Record<string, string[]> = {
+  "api": [],
+  "api/query": ["api"],
+  "api/series": ["api"],
+  "api/zarr": ["api"],
+  "api/listings": ["api"],
+};
+/** The interface's route table: the one file of api/ that imports every room, and that no file of api/ imports. */
+const API_ENTRY = "api/interface.ts";
 const MAX_FUNCTION_LINES = 60;
 /**
  * Identifiers retired when each word got one meaning (docs/glossary.md, issue 24), with the word that replaced
@@ -113,6 +130,19 @@ house("house - pipeline/ rooms import only the rooms below them; the entry alone
     for (const target of importsOf(file).filter((t) => t.startsWith("pipeline/"))) {
       const to = roomOf(target);
       if (to !== room && !PIPELINE_ROOMS[room].includes(to)) wrong.push(`${file} -> ${target}`);
+    }
+  }
+  assert.equal(wrong, []);
+});
+
+house("house - api/ families import the core, never each other; the core imports no family; only the route table imports every room", () => {
+  const wrong: string[] = [];
+  for (const file of files.filter((f) => f.startsWith("api/") && f !== API_ENTRY)) {
+    const room = dirname(file);
+    assert.ok(room in API_ROOMS, `${file} is in no room of api/`);
+    for (const target of importsOf(file).filter((t) => t.startsWith("api/"))) {
+      const to = dirname(target);
+      if (target === API_ENTRY || (to !== room && !API_ROOMS[room].includes(to))) wrong.push(`${file} -> ${target}`);
     }
   }
   assert.equal(wrong, []);

@@ -2,13 +2,13 @@
 // the newest version of its dataset (or another, `against`): both index trees walked side by side, every year and
 // month they share skipped (format/diff.ts), so the answer costs the changes, not the archive.
 
-import { DateRanges, diffIndexTrees } from "../format/diff.js";
-import type { Ref } from "../format/objects.js";
-import type { RasterView } from "../format/versions.js";
-import type { Answer } from "./answer.js";
-import type { Context } from "./context.js";
-import { checkVersionId, readParam, rejectParameter } from "./params.js";
-import { openData } from "./records.js";
+import { DateRanges, diffIndexTrees } from "../../format/diff.js";
+import type { Ref } from "../../format/objects.js";
+import type { RasterView } from "../../format/versions.js";
+import type { Answer } from "../answer.js";
+import type { Context } from "../context.js";
+import { checkVersionId, readParam, rejectParameter } from "../parameters.js";
+import { openData } from "../records.js";
 
 async function openRaster(ctx: Context, id: string, param: string): Promise<RasterView> {
   const view = await openData(ctx, id);

@@ -1,15 +1,15 @@
 // The Zarr v2 view of a raster version (decisions §8, docs/clients.md "Zarr"): its keys and their metadata. Two
 // groups per version, `maps` (one day by one 256 x 256 tile) and `series` (many days by a few cells), over the
 // whole SILO grid and the version's first..last dates. Nothing is stored for it: every key is computed from the
-// version's verified index and pieces (chunk bytes: zarr-chunks.ts).
+// version's verified index and pieces (chunk bytes: api/zarr/chunks.ts).
 
-import { GRID, TILE_SIDE } from "../format/grid.js";
-import { dateToDayNumber } from "../format/dates.js";
-import type { RasterView } from "../format/versions.js";
-import { type Variable, variableOfRecord } from "../format/variables.js";
-import type { Context } from "./context.js";
-import { HttpError } from "./errors.js";
-import { openData } from "./records.js";
+import { GRID, TILE_SIDE } from "../../format/grid.js";
+import { dateToDayNumber } from "../../format/dates.js";
+import type { RasterView } from "../../format/versions.js";
+import { type Variable, variableOfRecord } from "../../format/variables.js";
+import type { Context } from "../context.js";
+import { HttpError } from "../errors.js";
+import { openData } from "../records.js";
 
 export const ZARR_GROUPS = ["maps", "series"] as const;
 export type ZarrGroup = (typeof ZARR_GROUPS)[number];

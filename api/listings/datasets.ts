@@ -1,13 +1,13 @@
 // GET catalog, inspect and observations (docs/contract.md §1.1, §4.3).
 
-import { PAGE_SIZE } from "../format/version-index.js";
-import type { ObservationView } from "../format/versions.js";
-import type { Answer } from "./answer.js";
-import type { Context } from "./context.js";
-import { decodeCatalogCursor, encodeCatalogCursor, encodeOffsetCursor, readOffset } from "./cursors.js";
-import { readPageParams, rejectCursor } from "./params.js";
-import { findVisibleRecord, isVisible, openData, toImmutableRecord } from "./records.js";
-import { writePage } from "./serialize.js";
+import { PAGE_SIZE } from "../../format/version-index.js";
+import type { ObservationView } from "../../format/versions.js";
+import type { Answer } from "../answer.js";
+import type { Context } from "../context.js";
+import { decodeCatalogCursor, encodeCatalogCursor, encodeOffsetCursor, readOffset } from "../cursors.js";
+import { readPageParams, rejectCursor } from "../parameters.js";
+import { findVisibleRecord, isVisible, openData, toImmutableRecord } from "../records.js";
+import { writePage } from "./pages.js";
 
 const FEWER = "ask for fewer items with a smaller limit, then follow nextCursor";
 /** One record is not paged (docs/contract.md §1.1): what is large in it can be read elsewhere. */

@@ -1,16 +1,16 @@
 // GET layers: tile metadata pages, one tile with its cells, one cell (docs/contract.md §1.1, §4.3).
 // Tiles are rendered from the shared day pieces; their ids and bytes do not depend on how cells are stored.
 
-import { GRID, type TilePart, findTile, parseTileId, windowToTiles, windowTransform } from "../format/grid.js";
-import { float32ToJson } from "../format/number-text.js";
-import type { DayEntry } from "../format/version-index.js";
-import type { RasterView, VersionView } from "../format/versions.js";
-import type { Answer } from "./answer.js";
-import type { Context } from "./context.js";
-import { encodeOffsetCursor, readOffset } from "./cursors.js";
-import { readCellIndex, readPageParams, readTileParam } from "./params.js";
-import { notFound, openData, toImmutableRecord } from "./records.js";
-import { describeTile, writePage, writeTile } from "./serialize.js";
+import { GRID, type TilePart, findTile, parseTileId, windowToTiles, windowTransform } from "../../format/grid.js";
+import { float32ToJson } from "../../format/number-text.js";
+import type { DayEntry } from "../../format/version-index.js";
+import type { RasterView, VersionView } from "../../format/versions.js";
+import type { Answer } from "../answer.js";
+import type { Context } from "../context.js";
+import { encodeOffsetCursor, readOffset } from "../cursors.js";
+import { readCellIndex, readPageParams, readTileParam } from "../parameters.js";
+import { notFound, openData, toImmutableRecord } from "../records.js";
+import { describeTile, writePage, writeTile } from "./pages.js";
 
 const FEWER = "ask for fewer items with a smaller limit, then follow nextCursor";
 /** A tile and a cell are not paged (they take no limit): a part of a tile is asked another way. */

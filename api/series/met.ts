@@ -3,12 +3,12 @@
 // line, the units line and one row a day. APSIM cannot read a missing value, so a file is made only when every value
 // is there: else a 422 that says which variable is missing where.
 
-import { colToLon, rowToLat } from "../format/grid.js";
-import { STORE_SLACK, VALUE_TEXT_MAX, float32ToShortest, valueWords } from "../format/number-text.js";
-import type { Variable } from "../format/variables.js";
-import { HttpError } from "./errors.js";
-import { ByteSink } from "./serialize.js";
-import type { Place } from "./series-params.js";
+import { colToLon, rowToLat } from "../../format/grid.js";
+import { STORE_SLACK, VALUE_TEXT_MAX, float32ToShortest, valueWords } from "../../format/number-text.js";
+import type { Variable } from "../../format/variables.js";
+import { HttpError } from "../errors.js";
+import { ByteSink } from "../bytes.js";
+import type { Place } from "./params.js";
 import { type PeriodDates, periodDates } from "./period-dates.js";
 
 /** One column of the file: a variable's values from `start`, and the version they come from. */

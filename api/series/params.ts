@@ -1,11 +1,11 @@
 // The query parameters of GET /api/v1/series (docs/contract.md §8.2): checked once, each problem a 400 that names the
 // parameter and what it accepts; each place is the cell format/grid.ts lonLatToCell gives it.
 
-import { isCalendarDate } from "../format/dates.js";
-import { GRID, colToEdgeLon, lonLatToCell, rowToEdgeLat } from "../format/grid.js";
-import { type Platform, utf8 } from "../format/storage.js";
-import { type Variable, VARIABLES, describeVariables, findVariable } from "../format/variables.js";
-import { HttpError, type Issue } from "./errors.js";
+import { isCalendarDate } from "../../format/dates.js";
+import { GRID, colToEdgeLon, lonLatToCell, rowToEdgeLat } from "../../format/grid.js";
+import { type Platform, utf8 } from "../../format/storage.js";
+import { type Variable, VARIABLES, describeVariables, findVariable } from "../../format/variables.js";
+import { HttpError, type Issue } from "../errors.js";
 
 /** Places a call may ask for (docs/contract.md §8.2). */
 export const MAX_SERIES_PLACES = 100;

@@ -1,8 +1,8 @@
 // The OpenAPI description of GET /api/v1/series beyond what the route table says of every route: its parameters,
 // the three forms of its 200 (JSON, CSV, an APSIM file) with their provenance headers, and its 413's plan items.
 
-import { describeVariables } from "../format/variables.js";
-import { MAX_SERIES_PLACES, MAX_SERIES_VALUES } from "./series-params.js";
+import { describeVariables } from "../../format/variables.js";
+import { MAX_SERIES_PLACES, MAX_SERIES_VALUES } from "./params.js";
 
 type Json = Record<string, unknown>;
 
