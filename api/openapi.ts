@@ -6,6 +6,7 @@ import { CONTRACT_SCHEMAS } from "../schemas/validate.js";
 import { API_VERSION, LIMITS } from "./contract.js";
 import { preflightHeaders } from "./cors.js";
 import { type ErrorKind, INTERNAL_ERROR_BODY, statusOf } from "./errors.js";
+import { type ParameterSchema, VERSION_ID_TEXT, describeParameterSchema } from "./parameters.js";
 import { type RouteSpec, type RouteTable, allowOf, findRoute, groupByPath } from "./routes.js";
 
 type Json = Record<string, unknown>;
@@ -104,7 +105,7 @@ const HEADERS: Json = {
   "Accept-Ranges": { description: "`bytes`: a single byte range of this answer may be asked for (Range).", required: true, schema: { type: "string", const: "bytes" } },
   "Content-Range": { description: "`bytes <first>-<last>/<size>` of a 206; `bytes */<size>` of a 416.", required: true, schema: { type: "string", pattern: "^bytes ([0-9]+-[0-9]+|\\*)/[0-9]+$" } },
   Location: { description: "Where the same key of the newest version is, relative to this path.", required: true, schema: { type: "string" } },
-  Link: { description: '`</api/v1/datasets/{id}>; rel="describedby"`: the dataset record, with source references, license and attribution.', required: true, schema: { type: "string", pattern: '^</api/v1/datasets/[a-zA-Z0-9_-]{1,128}>; rel="describedby"$' } },
+  Link: { description: '`</api/v1/datasets/{id}>; rel="describedby"`: the dataset record, with source references, license and attribution.', required: true, schema: { type: "string", pattern: `^</api/v1/datasets/${VERSION_ID_TEXT}>; rel="describedby"$` } },
 };
 
 type HeaderName = keyof typeof HEADERS;
@@ -219,6 +220,21 @@ function describeRangesAndRedirects(route: RouteSpec, head: boolean): Json {
   return out;
 }
 
+/**
+ * A route's query parameters as OpenAPI has them, from their one schema: a list is `form` without `explode`
+ * (`lat=-27.5,-28`), as the route reads it.
+ */
+function describeParameters(schema: ParameterSchema): Json[] {
+  return Object.entries(schema.properties).map(([name, property]) => ({
+    name,
+    in: "query",
+    required: schema.required?.includes(name) ?? false,
+    description: property.description,
+    schema: rewriteRefs(describeParameterSchema(property), name),
+    ...(property.type === "array" ? { style: "form", explode: false } : {}),
+  }));
+}
+
 function describeOperation(route: RouteSpec, method: Method): Json {
   const head = method === "head";
   const description = [
@@ -230,9 +246,7 @@ function describeOperation(route: RouteSpec, method: Method): Json {
     ...(route.tag ? { tags: [route.tag.name] } : {}),
     summary: head ? `Headers only: ${route.summary}` : route.summary,
     ...(description.length ? { description: description.join(" ") } : {}),
-    ...(route.query?.length
-      ? { parameters: route.query.map((p) => ({ name: p.name, in: "query", required: p.required ?? false, description: p.description, schema: p.schema })) }
-      : {}),
+    ...(route.parameters ? { parameters: describeParameters(route.parameters) } : {}),
     ...(route.body && !head
       ? {
           requestBody: {

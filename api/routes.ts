@@ -7,6 +7,7 @@ import type { Answer } from "./answer.js";
 import type { Context } from "./context.js";
 import type { CorsSpec } from "./cors.js";
 import type { ErrorKind } from "./errors.js";
+import type { ParameterSchema } from "./parameters.js";
 
 export interface ParameterSpec {
   name: string;
@@ -27,7 +28,11 @@ export interface RouteSpec<T = unknown> {
   operationId: string;
   summary: string;
   description?: string;
-  query?: ParameterSpec[];
+  /**
+   * its query parameters, one JSON Schema (api/parameters.ts queryParameters, which makes `check` read them with it):
+   * the OpenAPI document's parameters come from it
+   */
+  parameters?: ParameterSchema;
   /** schema id of the JSON body (POST routes), and whether the route reads it (the acquisition route never does) */
   body?: string;
   readsBody?: boolean;

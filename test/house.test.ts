@@ -256,6 +256,25 @@ house("house - the grid rule is declared once: format/grid.ts lonLatToCell maps 
   assert.equal(arithmetic, [], "grid arithmetic outside format/grid.ts");
 });
 
+/** The version id's pattern (its characters and length), declared once: common.schema.json's `version-id`. */
+const VERSION_ID = { file: "schemas/common.schema.json", text: "a-zA-Z0-9_-]{1,128}" };
+
+/** Every file of the project's code and schemas, JSON included (a pattern may be written out in either). */
+function listCodeAndSchemas(folder: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(join(ROOT, folder), { withFileTypes: true })) {
+    const path = join(folder, entry.name);
+    if (entry.isDirectory()) out.push(...listCodeAndSchemas(path));
+    else if (/\.(ts|json)$/.test(entry.name)) out.push(path);
+  }
+  return out;
+}
+
+house("house - the version-id pattern is declared once (common.schema.json's version-id); code derives its RegExp from it", () => {
+  const found = FOLDERS.flatMap(listCodeAndSchemas).flatMap((file) => readFileSync(join(ROOT, file), "utf8").split(VERSION_ID.text).slice(1).map(() => file));
+  assert.equal(found, [VERSION_ID.file]);
+});
+
 house("house - nothing is imported under the name of another export (one name, one thing)", () => {
   const exported = new Map<string, string>();
   for (const [file, source] of parsed) {

@@ -1,42 +1,32 @@
 // The listings' entries of the route table (docs/contract.md §1.1, §4.3, §8.4): the catalog, a version's record,
 // its observations, its revised dates, its tiles and one cell.
 
-import { LIMITS } from "../contract.js";
 import { READ_CORS } from "../cors.js";
 import type { ErrorKind } from "../errors.js";
-import { TILE_PARAM } from "../parameters.js";
-import type { ParameterSpec, RouteSpec } from "../routes.js";
+import { queryParameters } from "../parameters.js";
+import { type RouteSpec, defineRoute } from "../routes.js";
 import { answerCatalog, answerInspect, answerObservations } from "./datasets.js";
 import { answerLayers, answerSample } from "./layers.js";
+import { LAYERS, PAGE, REVISIONS, SAMPLE } from "./parameters.js";
 import { answerRevisions } from "./revisions.js";
 
-const limit: ParameterSpec = {
-  name: "limit",
-  description: `Items per page; the response is also capped at ${LIMITS.maxResponseBytes} bytes.`,
-  schema: { type: "integer", minimum: 1, maximum: LIMITS.maxPageLimit, default: LIMITS.defaultPageLimit },
-};
-const after: ParameterSpec = {
-  name: "after",
-  description: "Opaque `nextCursor` of the preceding page; omit for the first page.",
-  schema: { type: "string", maxLength: LIMITS.maxCursorLength },
-};
 const PAGE_ERRORS: ErrorKind[] = ["invalid_parameters", "not_found", "response_too_large"];
 
 export const LISTING_ROUTES: RouteSpec[] = [
-  {
+  defineRoute({
     method: "GET",
     path: "/api/v1/datasets",
     operationId: "listDatasets",
     cors: READ_CORS,
     computed: true,
     summary: "Published catalog metadata in stable id order (restricted datasets omitted); follow nextCursor until null.",
-    query: [limit, after],
+    ...queryParameters(PAGE),
     answers: ["catalog-response.schema.json"],
     errors: ["invalid_parameters", "response_too_large"],
     etag: "short",
     handle: answerCatalog,
-  },
-  {
+  }),
+  defineRoute({
     method: "GET",
     path: "/api/v1/datasets/:id",
     operationId: "getDataset",
@@ -47,21 +37,21 @@ export const LISTING_ROUTES: RouteSpec[] = [
     errors: ["invalid_parameters", "not_found", "response_too_large"],
     etag: "immutable",
     handle: answerInspect,
-  },
-  {
+  }),
+  defineRoute({
     method: "GET",
     path: "/api/v1/datasets/:id/observations",
     operationId: "listObservations",
     cors: READ_CORS,
     computed: true,
     summary: "Observations of a public demo version in stable id order; follow nextCursor until null.",
-    query: [limit, after],
+    ...queryParameters(PAGE),
     answers: ["observations-page.schema.json"],
     errors: PAGE_ERRORS,
     etag: "immutable",
     handle: answerObservations,
-  },
-  {
+  }),
+  defineRoute({
     method: "GET",
     path: "/api/v1/datasets/:id/revisions",
     operationId: "getRevisions",
@@ -75,44 +65,36 @@ export const LISTING_ROUTES: RouteSpec[] = [
     summary: "Which dates of a version have been revised since: the dates whose cells differ from the newest version of its dataset (or `against`).",
     description:
       "SILO rewrites recent days every night as late station reports arrive; each revision is a new version, and a pinned version never changes. This compares a pinned version with the newest of its dataset, or with the version `against` names, as inclusive date ranges: `revised` (both hold the date, with other cells), `added` (only the other holds it), `removed` (only the pinned one does).",
-    query: [{ name: "against", description: "The version to compare with (of the same dataset); default: the newest, the one a request without a pin reads.", schema: { type: "string", pattern: "^[a-zA-Z0-9_-]{1,128}$" } }],
+    ...queryParameters(REVISIONS),
     answers: ["revisions-response.schema.json"],
     errors: ["invalid_parameters", "not_found", "response_too_large"],
     etag: "short",
     handle: answerRevisions,
-  },
-  {
+  }),
+  defineRoute({
     method: "GET",
     path: "/api/v1/layers/:id",
     operationId: "getLayers",
     cors: READ_CORS,
     computed: true,
     summary: "Without `tile`: a page of tile metadata. With `tile`: that tile with its cells.",
-    query: [
-      limit,
-      after,
-      { name: "tile", description: "A tile id from the layer index; omit to list tile metadata (an empty value is 400).", schema: { type: "string", ...TILE_PARAM } },
-    ],
+    ...queryParameters(LAYERS),
     answers: ["layers-page.schema.json", "tile-response.schema.json"],
     errors: PAGE_ERRORS,
     etag: "immutable",
     handle: answerLayers,
-  },
-  {
+  }),
+  defineRoute({
     method: "GET",
     path: "/api/v1/layers/:id/sample",
     operationId: "getSample",
     cors: READ_CORS,
     computed: true,
     summary: "One raster cell by tile id and zero-based row and column within the tile.",
-    query: [
-      { name: "tile", required: true, description: "Tile id from the layer index.", schema: { type: "string", ...TILE_PARAM } },
-      { name: "row", required: true, description: "Zero-based row within the tile.", schema: { type: "integer", minimum: 0 } },
-      { name: "col", required: true, description: "Zero-based column within the tile.", schema: { type: "integer", minimum: 0 } },
-    ],
+    ...queryParameters(SAMPLE),
     answers: ["pixel-sample.schema.json"],
     errors: PAGE_ERRORS,
     etag: "immutable",
     handle: answerSample,
-  },
+  }),
 ];

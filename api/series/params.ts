@@ -1,11 +1,13 @@
-// The query parameters of GET /api/v1/series (docs/contract.md §8.2): checked once, each problem a 400 that names the
-// parameter and what it accepts; each place is the cell format/grid.ts lonLatToCell gives it.
+// The query parameters of GET /api/v1/series (docs/contract.md §8.2): one JSON Schema (api/parameters.ts) from which
+// come the check, the 400s naming each parameter and what it accepts, and the OpenAPI parameters; then the rules
+// across parameters a schema cannot state. Each place is the cell format/grid.ts lonLatToCell gives it.
 
-import { isCalendarDate } from "../../format/dates.js";
 import { GRID, colToEdgeLon, lonLatToCell, rowToEdgeLat } from "../../format/grid.js";
 import { type Platform, utf8 } from "../../format/storage.js";
-import { type Variable, VARIABLES, describeVariables, findVariable } from "../../format/variables.js";
-import { HttpError, type Issue } from "../errors.js";
+import { APSIM_REQUIRED, APSIM_VARIABLES, type Variable, VARIABLES, describeVariables, findVariable } from "../../format/variables.js";
+import { VERSION_ID_PATTERN } from "../../schemas/validate.js";
+import type { Issue } from "../errors.js";
+import { type ParamsOf, rejectParameters } from "../parameters.js";
 
 /** Places a call may ask for (docs/contract.md §8.2). */
 export const MAX_SERIES_PLACES = 100;
@@ -17,9 +19,6 @@ export const MAX_SERIES_VALUES = 300_000;
 
 export const SERIES_FORMATS = ["csv", "json", "met"] as const;
 export type SeriesFormat = (typeof SERIES_FORMATS)[number];
-
-/** The parameters a call may carry; any other is a 400 (a misspelt `variable=` would otherwise go unnoticed). */
-export const SERIES_PARAMS = ["lat", "lon", "start", "end", "variables", "format", "dataset_version"] as const;
 
 /** A place asked for: the point as given, and the global cell that holds it. */
 export interface Place {
@@ -41,55 +40,85 @@ export interface SeriesConfig {
   pins?: string[];
 }
 
-const VERSION_ID = /^[a-zA-Z0-9_-]{1,128}$/;
-/** A decimal number as people write one: no hex, no exponent, no Infinity, no blanks. */
-const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)$/;
-const APSIM_REQUIRED = ["surface_downwelling_shortwave_flux_in_air", "air_temperature_max", "air_temperature_min", "precipitation_amount"];
+/** "a, b, c and d": names in a sentence. */
+export function joinNames(names: readonly string[]): string {
+  return names.length <= 1 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
+}
+
+/** What an APSIM weather file holds, in words: "radiation, max_temp, min_temp and daily_rain (vp may be added)". */
+export const APSIM_TEXT = `${joinNames(APSIM_REQUIRED.map((v) => v.silo))} (${joinNames(APSIM_VARIABLES.filter((v) => !v.apsim!.required).map((v) => v.silo))} may be added)`;
+
+/** Latitudes or longitudes: decimal degrees, comma-separated. */
+function coordinates(name: "lat" | "lon", description: string) {
+  const [lo, hi, noun, example] = name === "lat" ? [-90, 90, "latitude", "-27.5"] : [-180, 180, "longitude", "153.0"];
+  const outside = `{value} is outside ${lo}..${hi}; give a ${noun} from ${lo} to ${hi}`;
+  return {
+    description,
+    type: "array",
+    maxItems: MAX_SERIES_PLACES,
+    items: { type: "number", minimum: lo, maximum: hi, "x-messages": { type: `{value} is not a decimal number of degrees; give one like ${example}`, minimum: outside, maximum: outside } },
+    "x-messages": {
+      required: `is required: one or more ${noun}s in decimal degrees, separated by commas`,
+      maxItems: `holds {count} values; at most ${MAX_SERIES_PLACES} places are answered a call`,
+    },
+  } as const;
+}
+
+/** A bound of the period: a calendar date, or the whole period when left out. */
+function date(name: "start" | "end", description: string) {
+  const format = `{value} is not a calendar date; give it as YYYY-MM-DD (leap years respected), or omit ${name} for the whole period`;
+  return { description, type: "string", format: "date", "x-messages": { format } } as const;
+}
+
+const PROPERTIES = {
+  lat: coordinates(
+    "lat",
+    `Latitudes in decimal degrees, comma-separated, at most ${MAX_SERIES_PLACES}; the i-th pairs with the i-th longitude. A place is the SILO cell whose area holds it; on an edge, the cell to the east or north.`,
+  ),
+  lon: coordinates("lon", "Longitudes in decimal degrees, comma-separated, as many as latitudes."),
+  start: date("start", "First date (inclusive); default: the first date every asked variable holds."),
+  end: date("end", "Last date (inclusive); default: the last date every asked variable holds."),
+  variables: {
+    description: `Comma-separated API or SILO names: ${describeVariables()}. Default ${VARIABLES[0].name}.`,
+    type: "array",
+    items: {
+      type: "string",
+      enum: VARIABLES.flatMap((v) => [v.name, v.silo]),
+      "x-messages": { enum: `{value} is not a variable here; the variables published are ${describeVariables()} (either name)` },
+    },
+    default: [VARIABLES[0].name],
+  },
+  format: {
+    description: `\`csv\` (default; tidy: one row per place and date), \`json\` (a manifest and the values by place), or \`met\` (an APSIM weather file: one place, ${APSIM_TEXT.replace(/ \((.*) may be added\)$/, ", $1 optional")}).`,
+    type: "string",
+    enum: SERIES_FORMATS,
+    default: "csv",
+    "x-messages": { enum: "{value} is not a format here; the formats allowed are csv (default), json, met (an APSIM weather file)" },
+  },
+  dataset_version: {
+    description: "Pins: one version id per variable, comma-separated, in the order of `variables`.",
+    type: "array",
+    items: { $ref: "common.schema.json#/$defs/version-id", "x-messages": { pattern: `{value} does not match ${VERSION_ID_PATTERN}; use a version id GET /api/v1/datasets lists` } },
+  },
+} as const;
+
+/** The series route's parameters: any other is a 400 (a misspelt `variable=` would otherwise go unnoticed). */
+export const SERIES_PARAMETERS = {
+  $schema: "https://json-schema.org/draft/2020-12/schema",
+  $id: "series-parameters.schema.json",
+  title: "Series parameters",
+  description: "The query of GET /api/v1/series: places, a period, variables, a format and pins (docs/contract.md §8.2).",
+  type: "object",
+  properties: PROPERTIES,
+  required: ["lat", "lon"],
+  additionalProperties: false,
+  "x-messages": { additionalProperties: `is not a parameter of this route: remove it; the parameters allowed are ${Object.keys(PROPERTIES).join(", ")}` },
+} as const;
 
 const GRID_TEXT = `the SILO grid spans longitude ${colToEdgeLon(0)}..${colToEdgeLon(GRID.width)} and latitude ${rowToEdgeLat(GRID.height)}..${rowToEdgeLat(0)}`;
 
-function reject(issues: Issue[]): HttpError {
-  const first = issues[0];
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more issue${issues.length > 2 ? "s" : ""})` : "";
-  return new HttpError({ kind: "invalid_parameters", message: `Query parameter ${first.path.join("[")}${first.path.length > 1 ? "]" : ""} ${first.message}${more}.`, issues });
-}
-
-/** One value of a parameter (a repeated one is ambiguous), split at commas; undefined when absent. */
-function readList(query: URLSearchParams, name: string, issues: Issue[]): string[] | undefined {
-  const values = query.getAll(name);
-  if (values.length > 1) {
-    issues.push({ code: "repeated", path: [name], message: `is given ${values.length} times; give it once, its values separated by commas` });
-    return undefined;
-  }
-  return values.length === 0 ? undefined : values[0].split(",").map((v) => v.trim());
-}
-
-function readCoordinates(query: URLSearchParams, name: "lat" | "lon", issues: Issue[]): number[] | null {
-  const items = readList(query, name, issues);
-  if (items === undefined) {
-    if (!issues.some((i) => i.path[0] === name)) issues.push({ code: "required", path: [name], message: `is required: one or more ${name === "lat" ? "latitudes" : "longitudes"} in decimal degrees, separated by commas` });
-    return null;
-  }
-  if (items.length > MAX_SERIES_PLACES) {
-    issues.push({ code: "length", path: [name], message: `holds ${items.length} values; at most ${MAX_SERIES_PLACES} places are answered a call` });
-    return null;
-  }
-  const [lo, hi] = name === "lat" ? [-90, 90] : [-180, 180];
-  const out: number[] = [];
-  items.forEach((text, i) => {
-    const n = Number(text);
-    if (!DECIMAL.test(text) || !Number.isFinite(n)) issues.push({ code: "type", path: [name, i], message: `${JSON.stringify(text)} is not a decimal number of degrees; give one like ${name === "lat" ? "-27.5" : "153.0"}` });
-    else if (n < lo || n > hi) issues.push({ code: "out_of_range", path: [name, i], message: `${text} is outside ${lo}..${hi}; give a ${name === "lat" ? "latitude" : "longitude"} from ${lo} to ${hi}` });
-    else out.push(n);
-  });
-  return out.length === items.length ? out : null;
-}
-
 /** lat and lon: the same count, each pair inside the SILO grid. */
-function readPlaces(query: URLSearchParams, issues: Issue[]): Place[] {
-  const lats = readCoordinates(query, "lat", issues);
-  const lons = readCoordinates(query, "lon", issues);
-  if (!lats || !lons) return [];
+function readPlaces(lats: number[], lons: number[], issues: Issue[]): Place[] {
   if (lats.length !== lons.length) {
     issues.push({ code: "length", path: ["lon"], message: `holds ${lons.length} values and lat ${lats.length}; give one longitude for each latitude` });
     return [];
@@ -103,80 +132,46 @@ function readPlaces(query: URLSearchParams, issues: Issue[]): Place[] {
   return places;
 }
 
-function readVariables(query: URLSearchParams, issues: Issue[]): Variable[] {
-  const names = readList(query, "variables", issues) ?? [VARIABLES[0].name];
+/** Each variable once (the schema has checked every name). */
+function readVariables(names: string[], issues: Issue[]): Variable[] {
   const out: Variable[] = [];
   names.forEach((name, i) => {
-    const variable = findVariable(name);
-    if (!variable) issues.push({ code: "enum", path: ["variables", i], message: `${JSON.stringify(name)} is not a variable here; the variables published are ${describeVariables()} (either name)` });
-    else if (out.includes(variable)) issues.push({ code: "repeated", path: ["variables", i], message: `names ${variable.name} twice; name each variable once` });
+    const variable = findVariable(name)!;
+    if (out.includes(variable)) issues.push({ code: "repeated", path: ["variables", i], message: `names ${variable.name} twice; name each variable once` });
     else out.push(variable);
   });
   return out;
 }
 
-function readDate(query: URLSearchParams, name: "start" | "end", issues: Issue[]): string | undefined {
-  const items = readList(query, name, issues);
-  if (items === undefined) return undefined;
-  const text = items.join(",");
-  if (!isCalendarDate(text)) issues.push({ code: "invalid_date", path: [name], message: `${JSON.stringify(text)} is not a calendar date; give it as YYYY-MM-DD (leap years respected), or omit ${name} for the whole period` });
-  return text;
-}
-
-function readFormat(query: URLSearchParams, issues: Issue[]): SeriesFormat {
-  const items = readList(query, "format", issues);
-  const text = items?.join(",") ?? "csv";
-  if ((SERIES_FORMATS as readonly string[]).includes(text)) return text as SeriesFormat;
-  issues.push({ code: "enum", path: ["format"], message: `${JSON.stringify(text)} is not a format here; the formats allowed are csv (default), json, met (an APSIM weather file)` });
-  return "csv";
-}
-
-function readPins(query: URLSearchParams, variables: Variable[], issues: Issue[]): string[] | undefined {
-  const pins = readList(query, "dataset_version", issues);
-  if (!pins) return undefined;
-  pins.forEach((id, i) => {
-    if (!VERSION_ID.test(id)) issues.push({ code: "pattern", path: ["dataset_version", i], message: `${JSON.stringify(id)} does not match ^[a-zA-Z0-9_-]{1,128}$; use a version id GET /api/v1/datasets lists` });
-  });
-  if (variables.length > 0 && pins.length !== variables.length) {
-    issues.push({ code: "length", path: ["dataset_version"], message: `holds ${pins.length} versions for ${variables.length} variables; pin one version per variable, in the order of variables` });
-  }
-  return pins;
-}
-
-/** APSIM's file: exactly one place, and radn maxt mint rain among the variables (vp may join them). */
+/** APSIM's file: exactly one place, and the columns it needs among the variables (format/variables.ts). */
 function checkMet(config: SeriesConfig, issues: Issue[]): void {
   if (config.places.length > 1) issues.push({ code: "length", path: ["lat"], message: `holds ${config.places.length} places; an APSIM weather file (format=met) holds exactly one` });
-  const missing = APSIM_REQUIRED.filter((name) => !config.variables.some((v) => v.name === name));
+  const missing = APSIM_REQUIRED.filter((v) => !config.variables.includes(v));
   if (missing.length > 0) {
-    const names = missing.map((name) => `${name} (${findVariable(name)!.silo})`).join(", ");
+    const names = missing.map((v) => `${v.name} (${v.silo})`).join(", ");
     issues.push({
       code: "required",
       path: ["variables"],
-      message: `lacks ${names}; an APSIM weather file (format=met) needs radiation, max_temp, min_temp and daily_rain (vp may be added): variables=radiation,max_temp,min_temp,daily_rain`,
+      message: `lacks ${names}; an APSIM weather file (format=met) needs ${APSIM_TEXT}: variables=${APSIM_REQUIRED.map((v) => v.silo).join(",")}`,
     });
   }
 }
 
-/** The checked parameters of a series call, or a 400 naming every parameter at fault. */
-export function readSeriesConfig(query: URLSearchParams): SeriesConfig {
+/** The series call its checked parameters ask for, or a 400 naming every rule across parameters it breaks. */
+export function readSeriesConfig(params: ParamsOf<typeof SERIES_PARAMETERS>): SeriesConfig {
   const issues: Issue[] = [];
-  for (const name of new Set(query.keys())) {
-    if (!(SERIES_PARAMS as readonly string[]).includes(name)) {
-      issues.push({ code: "additional_property", path: [name], message: `is not a parameter of this route: remove it; the parameters allowed are ${SERIES_PARAMS.join(", ")}` });
-    }
+  const places = readPlaces(params.lat, params.lon, issues);
+  const variables = readVariables(params.variables, issues);
+  const { start, end, format, dataset_version: pins } = params;
+  if (pins && pins.length !== variables.length) {
+    issues.push({ code: "length", path: ["dataset_version"], message: `holds ${pins.length} versions for ${variables.length} variables; pin one version per variable, in the order of variables` });
   }
-  const places = readPlaces(query, issues);
-  const variables = readVariables(query, issues);
-  const start = readDate(query, "start", issues);
-  const end = readDate(query, "end", issues);
-  const format = readFormat(query, issues);
-  const pins = readPins(query, variables, issues);
-  if (start && end && isCalendarDate(start) && isCalendarDate(end) && start > end) {
+  if (start && end && start > end) {
     issues.push({ code: "period_order", path: ["end"], message: `${end} precedes start ${start}: swap start and end (the period is start to end, both inclusive)` });
   }
   const config: SeriesConfig = { places, variables, start, end, format, ...(pins ? { pins } : {}) };
   if (format === "met" && issues.length === 0) checkMet(config, issues);
-  if (issues.length > 0) throw reject(issues);
+  if (issues.length > 0) throw rejectParameters(issues);
   return config;
 }
 

@@ -6,10 +6,11 @@ import { type Answer, CSV_TYPE, JSON_TYPE } from "../answer.js";
 import type { Context } from "../context.js";
 import { READ_CORS } from "../cors.js";
 import { HttpError } from "../errors.js";
+import { queryParameters } from "../parameters.js";
 import { type RouteSpec, defineRoute } from "../routes.js";
 import { type MetInput, writeMet } from "./met.js";
-import { SERIES_DESCRIPTION, SERIES_PARAMETERS, SERIES_PLAN_ITEM, describeSeriesOk } from "./openapi.js";
-import { MAX_SERIES_VALUES, type SeriesConfig, type SeriesFormat, hashSeriesRequest, readSeriesConfig } from "./params.js";
+import { SERIES_DESCRIPTION, SERIES_PLAN_ITEM, describeSeriesOk } from "./openapi.js";
+import { MAX_SERIES_VALUES, SERIES_PARAMETERS, type SeriesConfig, type SeriesFormat, hashSeriesRequest, readSeriesConfig } from "./params.js";
 import { planSeriesCalls } from "./plan.js";
 import { readSeriesValues } from "./read.js";
 import { type SeriesSelection, chooseVersions } from "./select.js";
@@ -67,14 +68,13 @@ export const SERIES_ROUTES: RouteSpec[] = [
     computed: true,
     summary: "Places over any period in one call (SILO's whole archive at a place): tidy CSV, JSON with a provenance manifest, or an APSIM weather file.",
     description: SERIES_DESCRIPTION,
-    query: SERIES_PARAMETERS,
+    // the parameters, checked before the call waits for a turn: a bad call is answered at once (docs/contract.md §4.7)
+    ...queryParameters(SERIES_PARAMETERS, readSeriesConfig),
     answers: [],
     errors: ["invalid_parameters", "request_too_large", "coverage_unavailable", "missing_values"],
     etag: "short",
     document: { ok: (head) => describeSeriesOk(head, true), planItem: SERIES_PLAN_ITEM },
     bounds: { seriesMaxValues: MAX_SERIES_VALUES },
-    // the parameters, checked before the call waits for a turn: a bad call is answered at once (docs/contract.md §4.7)
-    check: (ctx) => readSeriesConfig(ctx.query),
     handle: answerSeries,
   }),
 ];

@@ -1,6 +1,7 @@
 // The Zarr view's entries of the route table (decisions §8): paths, checks, handlers and what the OpenAPI document says
 // of them, under their own tag.
 
+import { VERSION_ID_PATTERN } from "../../schemas/validate.js";
 import { RANGE_CORS } from "../cors.js";
 import type { ErrorKind } from "../errors.js";
 import type { RouteSpec } from "../routes.js";
@@ -79,7 +80,7 @@ export const ZARR_ROUTES: RouteSpec[] = [
     cors: RANGE_CORS,
     tag: TAG,
     summary: "302 to the same array-level key of the newest published version of a dataset: follow today's data, or pin a version.",
-    pathParams: [{ name: "dataset", description: "A dataset key, such as `silo-tmax`.", schema: { type: "string", pattern: "^[a-zA-Z0-9_-]{1,128}$" } }, group, array, arrayKey],
+    pathParams: [{ name: "dataset", description: "A dataset key, such as `silo-tmax`.", schema: { type: "string", pattern: VERSION_ID_PATTERN } }, group, array, arrayKey],
     answers: [],
     errors: ERRORS,
     redirects: true,

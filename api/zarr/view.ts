@@ -9,6 +9,7 @@ import type { RasterView } from "../../format/versions.js";
 import { type Variable, variableOfRecord } from "../../format/variables.js";
 import type { Context } from "../context.js";
 import { HttpError } from "../errors.js";
+import { VERSION_ID } from "../parameters.js";
 import { openData } from "../records.js";
 
 export const ZARR_GROUPS = ["maps", "series"] as const;
@@ -49,8 +50,6 @@ export interface ZarrArray {
   fill: number | "NaN" | null;
   attrs: Record<string, unknown>;
 }
-
-const VERSION_ID = /^[a-zA-Z0-9_-]{1,128}$/;
 
 export function zarrNotFound(what: string): HttpError {
   return new HttpError({ kind: "not_found", message: `${what} is not a key of this Zarr view; open /zarr/v2/<version id>/maps or /series with consolidated metadata and read the keys it lists (docs/clients.md).` });
