@@ -191,9 +191,9 @@ export class Service {
       platform,
       environment: this.environment,
       bound: (name) => {
-        const bound = bounds[name] ?? route.bounds?.[name];
-        if (bound === undefined) throw new Error(`${route.operationId} has no bound named ${name}`);
-        return bound;
+        // a route states every bound it has (its spec carries its limits); a service given one overrides it (tests)
+        if (route.bounds?.[name] === undefined) throw new Error(`${route.operationId} has no bound named ${name}`);
+        return bounds[name] ?? route.bounds[name];
       },
       openApiText: () => (this.openApi ??= JSON.stringify(buildOpenApi(this.routes))),
       assertAvailable: (id) => {
