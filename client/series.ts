@@ -1,5 +1,6 @@
 // A place over any period, as the contract asks it: consecutive 31-day queries of one cell (docs/contract.md §3.3),
-// every one pinned to one version so a long series never mixes versions.
+// every one pinned to one version so a long series never mixes versions; the cell is the one the series route
+// answers for the same point (format/grid.ts lonLatToCell).
 
 import { makeDataRequest } from "../api/query/request.js";
 import { LIMITS } from "../api/contract.js";

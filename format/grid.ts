@@ -1,4 +1,5 @@
-// The SILO 0.05 degree grid and its fixed 256-cell tile lattice: integer arithmetic shared by pipeline and server.
+// The SILO 0.05 degree grid and its fixed 256-cell tile lattice: integer arithmetic shared by pipeline and server,
+// and the one rule from a longitude and latitude to the cell that holds it (lonLatToCell).
 //
 // All coordinates come from integer cell indices in thousandths of a degree, then one division and a
 // 9-decimal rounding (docs/contract.md §2, §6.1); nothing accumulates floating point, so 142.325 stays 142.325.

@@ -26,9 +26,6 @@ export interface MetInput {
   columns: MetColumn[];
 }
 
-/** APSIM's columns in the order SILO writes them; vp only when asked. */
-const COLUMN_ORDER = ["radn", "maxt", "mint", "rain", "vp"];
-
 /**
  * `tav` (annual average ambient temperature) and `amp` (annual amplitude in mean monthly temperature) as APSIM's
  * Weather component computes them (ApsimX Models/Weather.cs, ProcessMonthlyTAVAMP): the mean of (maxt + mint) / 2
@@ -137,7 +134,8 @@ function writeRows(out: ByteSink, columns: MetColumn[], dates: PeriodDates): voi
 
 /** The .met file of one place, or a 422 naming what is missing. */
 export function writeMet(input: MetInput): Uint8Array {
-  const columns = [...input.columns].sort((a, b) => COLUMN_ORDER.indexOf(a.variable.apsim!.column) - COLUMN_ORDER.indexOf(b.variable.apsim!.column));
+  // in the order SILO writes them (format/variables.ts): radn maxt mint rain, vp only when asked
+  const columns = [...input.columns].sort((a, b) => a.variable.apsim!.order - b.variable.apsim!.order);
   const dates = periodDates(input.start, input.days);
   checkComplete(input, dates);
   const column = (name: string) => columns.find((c) => c.variable.apsim!.column === name)!.values;
