@@ -1,5 +1,5 @@
-// What a route handler is given: the request, the one catalog snapshot it is answered from, and the few things
-// of the service it may use. A leaf: it imports nothing of the handlers or the service that builds it.
+// What a route's check and handler are given: the request, the one catalog snapshot it is answered from, and the few
+// things of the service they may use. A leaf: it imports nothing of the routes or the service that builds it.
 
 import type { Archive } from "../format/archive.js";
 import type { Snapshot } from "../format/snapshot.js";
@@ -37,10 +37,11 @@ export interface Context {
   readonly platform: Platform;
   /** health `environment` (docs/contract.md §4.5) */
   readonly environment: string;
-  /** the bound of a 413's body, plan included (docs/contract.md §3.3: 1,000,000 bytes; tests scale it down) */
-  readonly planBytes: number;
-  /** the bound on values of a series call (api/series-params.ts MAX_SERIES_VALUES; tests scale it down) */
-  readonly seriesMaxValues: number;
+  /**
+   * One of the route's bounds by name (RouteSpec.bounds: a 413's body, the values of a series call), as the service
+   * was given it (tests scale bounds down) or the route's own default.
+   */
+  bound(name: string): number;
   openApiText(): string;
   /** Throws 503 service_unavailable when version `id` failed verification in this catalog (docs/contract.md §4.6). */
   assertAvailable(id: string): void;

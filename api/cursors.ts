@@ -2,7 +2,7 @@
 // recognised; computed the same way by the server and by a mirror's client.
 
 import { type Platform, utf8 } from "../format/storage.js";
-import { rejectCursor } from "./params.js";
+import { VERSION_ID_TEXT, rejectCursor } from "./parameters.js";
 
 export type ListKind = "layers" | "observations";
 
@@ -11,7 +11,7 @@ const OFFSET_CURSOR = /^([1-9][0-9]{0,9})-([0-9a-f]{12})$/;
 const cursorCheckText = (versionId: string, kind: ListKind, offset: number) => `${versionId}/${kind}/${offset}`;
 
 /** Catalog pages: "<id>.<check>": ids, not offsets, so a publish between two pages skips and repeats nothing. */
-const CATALOG_CURSOR = /^([a-zA-Z0-9_-]{1,128})\.([0-9a-f]{12})$/;
+const CATALOG_CURSOR = new RegExp(`^(${VERSION_ID_TEXT})\\.([0-9a-f]{12})$`);
 const catalogCursorCheckText = (id: string) => `catalog/${id}`;
 
 const check = async (platform: Platform, text: string) => (await platform.sha256Hex(utf8(text))).slice(0, 12);

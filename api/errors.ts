@@ -1,6 +1,7 @@
 // The interface's one error type and its one table from error kind to HTTP status (docs/contract.md §4.2, §4).
 
 import type { Issue } from "../schemas/validate.js";
+import { LIMITS } from "./contract.js";
 
 export type { Issue };
 
@@ -83,6 +84,10 @@ export function errorToBody(err: HttpError): ErrorBody {
   return { error: err.kind, message: err.message, ...(err.issues ? { issues: err.issues } : {}), ...err.extra };
 }
 
+/** A request body over the contract's bound (docs/contract.md §4.1): the service's check, and the server's while reading. */
+export function payloadTooLarge(): HttpError {
+  return new HttpError({ kind: "payload_too_large", message: `The request body is over ${LIMITS.maxRequestBytes} bytes; send a data request of at most ${LIMITS.maxRequestBytes} bytes: it is a small JSON object (GET /api/v1/openapi.json has an example).` });
+}
 
 /** What an unexpected failure answers: a generic 500 that says nothing about the cause (docs/contract.md §4.2). */
 export const INTERNAL_ERROR_BODY: ErrorBody = {

@@ -1,9 +1,11 @@
-// GET health, capabilities and the OpenAPI document (docs/contract.md §1.1, §4).
+// GET health, capabilities and the OpenAPI document (docs/contract.md §1.1, §4): the service's own routes.
 
-import { API_VERSION, LIMITS, SPATIAL_SELECTION } from "./contract.js";
 import { QUERY_DATA_CLASS, QUERY_SOURCE, QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
 import type { Answer } from "./answer.js";
 import type { Context } from "./context.js";
+import { API_VERSION, LIMITS, SPATIAL_SELECTION } from "./contract.js";
+import { READ_CORS } from "./cors.js";
+import type { RouteSpec } from "./routes.js";
 
 export function answerHealth(ctx: Context): Promise<Answer> {
   const body = {
@@ -68,3 +70,38 @@ export function answerCapabilities(ctx: Context): Promise<Answer> {
 export function answerOpenApi(ctx: Context): Promise<Answer> {
   return ctx.answer(ctx.openApiText(), { cache: "short" });
 }
+
+export const META_ROUTES: RouteSpec[] = [
+  {
+    method: "GET",
+    path: "/api/health",
+    operationId: "getHealth",
+    cors: READ_CORS,
+    summary: "Process and configuration status (no database or source check).",
+    answers: ["health.schema.json"],
+    errors: [],
+    handle: answerHealth,
+  },
+  {
+    method: "GET",
+    path: "/api/v1/capabilities",
+    operationId: "getCapabilities",
+    cors: READ_CORS,
+    summary: "Implemented variables, sources, representations, limits and features.",
+    answers: ["capabilities.schema.json"],
+    errors: [],
+    etag: "short",
+    handle: answerCapabilities,
+  },
+  {
+    method: "GET",
+    path: "/api/v1/openapi.json",
+    operationId: "getOpenApi",
+    cors: READ_CORS,
+    summary: "This OpenAPI 3.1 description of the interface.",
+    answers: [],
+    errors: [],
+    etag: "short",
+    handle: answerOpenApi,
+  },
+];

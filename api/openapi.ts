@@ -1,15 +1,13 @@
-// GET /api/v1/openapi.json: OpenAPI 3.1 of every answer the server gives, from the route table and the contract's
+// GET /api/v1/openapi.json: OpenAPI 3.1 of every answer the server gives, from a route table and the contract's
 // schemas: each route's 200, 304, errors and HEAD form, and on every path its CORS preflight and the 405 of each
-// other method.
+// other method. What a family adds (its media types, its body's example, its tag) its routes say.
 
-import { API_VERSION, LIMITS } from "./contract.js";
-import { makeDataRequest } from "./request.js";
-import { bboxToWindow } from "../format/grid.js";
 import { CONTRACT_SCHEMAS } from "../schemas/validate.js";
-import { type ErrorKind, INTERNAL_ERROR_BODY, statusOf } from "./errors.js";
+import { API_VERSION, LIMITS } from "./contract.js";
 import { preflightHeaders } from "./cors.js";
-import { type RouteSpec, allowOf, findRoute, groupByPath } from "./routes.js";
-import { CSV_HEADER } from "./serialize.js";
+import { type ErrorKind, INTERNAL_ERROR_BODY, statusOf } from "./errors.js";
+import { type ParameterSchema, VERSION_ID_TEXT, describeParameterSchema } from "./parameters.js";
+import { type RouteSpec, type RouteTable, allowOf, findRoute, groupByPath } from "./routes.js";
 
 type Json = Record<string, unknown>;
 
@@ -62,13 +60,6 @@ const refSchema = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const refHeader = (name: string) => ({ $ref: `#/components/headers/${name}` });
 const schemaRef = (id: string) => refSchema(schemaIdToComponent(id));
 
-/** A valid request for the demo dist (README, docs/contract.md §6.2): the body example the 405 and 415 messages point to. */
-export const DATA_REQUEST_EXAMPLE = {
-  ...makeDataRequest(bboxToWindow([133.8, -23.8, 133.95, -23.65])!, "2003-01-01", "2003-01-31", { format: "json" }),
-  // the box as a person writes it (README's example), not on cell edges
-  region: { bbox: [133.8, -23.8, 133.95, -23.65], crs: "EPSG:4326" },
-};
-
 /** What each error kind means, as the error responses of the document say it (docs/contract.md §4). */
 const KIND_MEANINGS: Record<ErrorKind, string> = {
   bad_request: "`bad_request`: the request is not HTTP/1.1 the server can read (answered before any route; the connection is closed)",
@@ -114,7 +105,7 @@ const HEADERS: Json = {
   "Accept-Ranges": { description: "`bytes`: a single byte range of this answer may be asked for (Range).", required: true, schema: { type: "string", const: "bytes" } },
   "Content-Range": { description: "`bytes <first>-<last>/<size>` of a 206; `bytes */<size>` of a 416.", required: true, schema: { type: "string", pattern: "^bytes ([0-9]+-[0-9]+|\\*)/[0-9]+$" } },
   Location: { description: "Where the same key of the newest version is, relative to this path.", required: true, schema: { type: "string" } },
-  Link: { description: '`</api/v1/datasets/{id}>; rel="describedby"`: the dataset record, with source references, license and attribution.', required: true, schema: { type: "string", pattern: '^</api/v1/datasets/[a-zA-Z0-9_-]{1,128}>; rel="describedby"$' } },
+  Link: { description: '`</api/v1/datasets/{id}>; rel="describedby"`: the dataset record, with source references, license and attribution.', required: true, schema: { type: "string", pattern: `^</api/v1/datasets/${VERSION_ID_TEXT}>; rel="describedby"$` } },
 };
 
 type HeaderName = keyof typeof HEADERS;
@@ -179,16 +170,8 @@ function describeResponses(route: RouteSpec, method: Method): Json {
   const responses: Json = {};
   if (route.document) responses["200"] = route.document.ok(head);
   else if (route.answers.length > 0 || route.content || (route.method === "GET" && !route.redirects)) {
-    const content: Json = route.content ? { ...route.content } : { "application/json": { schema: okSchema(route) } };
-    if (route.csv) {
-      content["text/csv"] = {
-        schema: {
-          type: "string",
-          description: `With \`"format": "csv"\`: the header row \`${CSV_HEADER}\`, then one row per cell and date in the JSON order; every non-null field double-quoted, a null value an empty unquoted field, every line ending with CRLF.`,
-          pattern: `^${CSV_HEADER}\\r\\n`,
-        },
-      };
-    }
+    const json = route.answers.length > 0 || !route.content ? { "application/json": { schema: okSchema(route) } } : {};
+    const content: Json = { ...json, ...route.content };
     const extra = [...(route.etag ? ["ETag"] : []), ...(route.ranges ? ["Accept-Ranges"] : [])];
     const headers: HeaderName[] = [...bodyHeaders, ...extra, ...(route.provenance ? ["Service-Dataset-Version", "Service-Request-SHA256", "Link"] : [])];
     responses["200"] = { description: route.summary, headers: headersOf(headers), ...body(content) };
@@ -237,6 +220,21 @@ function describeRangesAndRedirects(route: RouteSpec, head: boolean): Json {
   return out;
 }
 
+/**
+ * A route's query parameters as OpenAPI has them, from their one schema: a list is `form` without `explode`
+ * (`lat=-27.5,-28`), as the route reads it.
+ */
+function describeParameters(schema: ParameterSchema): Json[] {
+  return Object.entries(schema.properties).map(([name, property]) => ({
+    name,
+    in: "query",
+    required: schema.required?.includes(name) ?? false,
+    description: property.description,
+    schema: rewriteRefs(describeParameterSchema(property), name),
+    ...(property.type === "array" ? { style: "form", explode: false } : {}),
+  }));
+}
+
 function describeOperation(route: RouteSpec, method: Method): Json {
   const head = method === "head";
   const description = [
@@ -245,18 +243,16 @@ function describeOperation(route: RouteSpec, method: Method): Json {
   ].filter(Boolean);
   return {
     operationId: head ? `${route.operationId}Head` : route.operationId,
-    ...(route.tag ? { tags: [route.tag] } : {}),
+    ...(route.tag ? { tags: [route.tag.name] } : {}),
     summary: head ? `Headers only: ${route.summary}` : route.summary,
     ...(description.length ? { description: description.join(" ") } : {}),
-    ...(route.query?.length
-      ? { parameters: route.query.map((p) => ({ name: p.name, in: "query", required: p.required ?? false, description: p.description, schema: p.schema })) }
-      : {}),
+    ...(route.parameters ? { parameters: describeParameters(route.parameters) } : {}),
     ...(route.body && !head
       ? {
           requestBody: {
             required: true,
             description: `A JSON body of at most ${LIMITS.maxRequestBytes} bytes, sent with \`Content-Type: application/json\` (parameters such as charset allowed).`,
-            content: { "application/json": { schema: schemaRef(route.body), example: DATA_REQUEST_EXAMPLE } },
+            content: { "application/json": { schema: schemaRef(route.body), ...(route.bodyExample ? { example: route.bodyExample } : {}) } },
           },
         }
       : {}),
@@ -283,7 +279,7 @@ function methodNotAllowed(responses: Json, allow: string, head: boolean): string
   return name;
 }
 
-function describePath(path: string, routes: RouteSpec[], responses: Json): Json {
+function describePath(table: RouteTable, path: string, routes: RouteSpec[], responses: Json): Json {
   const item: Json = {};
   const example = path.replace(/:[a-z]+/g, "x");
   const parameters = [
@@ -319,7 +315,7 @@ function describePath(path: string, routes: RouteSpec[], responses: Json): Json 
   };
   for (const method of PATH_METHODS) {
     if (item[method]) continue;
-    const found = findRoute(method.toUpperCase(), example);
+    const found = findRoute(table, method.toUpperCase(), example);
     if (!found || !("allow" in found)) throw new Error(`${method.toUpperCase()} ${path}: the route table neither answers nor refuses it`);
     item[method] = {
       operationId: `${first}${capitalize(method)}NotAllowed`,
@@ -330,11 +326,18 @@ function describePath(path: string, routes: RouteSpec[], responses: Json): Json 
   return Object.fromEntries([...(item.parameters ? ["parameters"] : []), ...PATH_METHODS].map((key) => [key, item[key]]));
 }
 
-/** The OpenAPI 3.1 document; built once on first use from the same schemas the server validates with. */
-export function buildOpenApi(): Json {
+/** The tags routes beyond the contract name, each described once, in the order of the table. */
+function describeTags(table: RouteTable): Json[] {
+  const tags = new Map<string, string>();
+  for (const { tag } of table) if (tag && !tags.has(tag.name)) tags.set(tag.name, tag.description);
+  return [...tags].map(([name, description]) => ({ name, description }));
+}
+
+/** The OpenAPI 3.1 document of a route table, from the same schemas the service validates with; built once a service. */
+export function buildOpenApi(table: RouteTable): Json {
   const paths: Json = {};
   const responses: Json = {};
-  for (const [path, routes] of groupByPath()) paths[path.replace(/:([a-z]+)/g, "{$1}")] = describePath(path, routes, responses);
+  for (const [path, routes] of groupByPath(table)) paths[path.replace(/:([a-z]+)/g, "{$1}")] = describePath(table, path, routes, responses);
   return {
     openapi: "3.1.0",
     info: {
@@ -350,18 +353,7 @@ export function buildOpenApi(): Json {
     servers: [{ url: "/", description: "This server." }],
     // Public demo endpoints need no credentials: no security scheme applies (docs/contract.md §4.5).
     security: [],
-    tags: [
-      {
-        name: "revisions",
-        description:
-          "Beyond the contract (decisions §9): SILO rewrites recent days every night; each revision is a new version and pins never change. This says which dates of a pinned version were revised since (docs/clients.md \"Revised days\").",
-      },
-      {
-        name: "zarr",
-        description:
-          "Beyond the contract (decisions §8): every raster version as two Zarr v2 groups, `maps` and `series`, with consolidated metadata, read by xarray, GDAL (QGIS, R terra) and zarrita.js with no project code; values are exactly the query route's float32 (NaN for missing). docs/clients.md shows how.",
-      },
-    ],
+    tags: describeTags(table),
     paths,
     components: { schemas: describeSchemas(), responses, headers: HEADERS },
   };

@@ -1,5 +1,6 @@
-// The interface, computed: a request -> an Answer, from a dist behind a Storage. The server and the mirror client
-// both call Service.handle; only where the bytes come from, and how an answer travels, differs.
+// The interface, computed: a request -> an Answer, from a dist behind a Storage, by a table of routes (the
+// interface's: api/interface.ts). The server and the mirror client both call Service.handle; only where the bytes
+// come from, and how an answer travels, differs.
 
 import { Archive, type ArchiveOptions, CatalogError } from "../format/archive.js";
 import { LruCache } from "../format/cache.js";
@@ -7,19 +8,19 @@ import { Snapshot } from "../format/snapshot.js";
 import { IntegrityError, type Platform, type Storage, StorageError } from "../format/storage.js";
 import { VersionReadError } from "../format/versions.js";
 import { type Answer, makeAnswer } from "./answer.js";
+import { ByteSink } from "./bytes.js";
 import type { ApiRequest, Context } from "./context.js";
 import { LIMITS } from "./contract.js";
 import { preflightHeaders } from "./cors.js";
-import { HttpError, INTERNAL_ERROR_BODY, errorToBody } from "./errors.js";
+import { HttpError, INTERNAL_ERROR_BODY, errorToBody, payloadTooLarge } from "./errors.js";
 import { buildOpenApi } from "./openapi.js";
-import { payloadTooLarge } from "./request.js";
-import { type RouteSpec, findRoute } from "./routes.js";
-import { MAX_SERIES_VALUES } from "./series-params.js";
-import { ByteSink } from "./serialize.js";
+import { type RouteSpec, type RouteTable, findRoute } from "./routes.js";
 
 export type { ApiRequest };
 
 export interface ServiceOptions extends ArchiveOptions {
+  /** the routes it answers (the interface's: api/interface.ts ROUTES) */
+  routes: RouteTable;
   storage: Storage;
   platform: Platform;
   /** health `environment` (docs/contract.md §4.5: SERVICE_ENVIRONMENT, default demo) */
@@ -33,10 +34,8 @@ export interface ServiceOptions extends ArchiveOptions {
   onUnverified?: "answer-503" | "throw";
   /** bytes of computed answers kept for repeated requests (default 8 MiB) */
   answerCacheBytes?: number;
-  /** the bound of a 413's body, plan included (default the contract's 1,000,000 bytes; tests scale it down) */
-  planBytes?: number;
-  /** the bound on values of a series call (default MAX_SERIES_VALUES; tests scale it down) */
-  seriesMaxValues?: number;
+  /** bounds by name, over the routes' own defaults (RouteSpec.bounds; undefined: the default): tests scale them down */
+  bounds?: Record<string, number | undefined>;
 }
 
 export class Service {
@@ -57,8 +56,8 @@ export class Service {
   private readonly warn: (message: string) => void;
   private readonly throwUnverified: boolean;
   private openApi: string | null = null;
-  private readonly planBytes: number;
-  private readonly seriesMaxValues: number;
+  private readonly routes: RouteTable;
+  private readonly bounds: Record<string, number | undefined>;
 
   constructor(options: ServiceOptions) {
     this.archive = new Archive(options.storage, options.platform, options);
@@ -66,8 +65,8 @@ export class Service {
     this.warn = options.warn ?? ((m) => console.error(m));
     this.throwUnverified = options.onUnverified === "throw";
     this.answers = new LruCache(options.answerCacheBytes ?? 8 << 20);
-    this.planBytes = options.planBytes ?? LIMITS.maxResponseBytes;
-    this.seriesMaxValues = options.seriesMaxValues ?? MAX_SERIES_VALUES;
+    this.routes = options.routes;
+    this.bounds = options.bounds ?? {};
   }
 
   get platform(): Platform {
@@ -134,7 +133,7 @@ export class Service {
    * route that takes a body reads it, bounded before any check (docs/contract.md §4.1).
    */
   async handle(request: ApiRequest): Promise<Answer> {
-    const found = findRoute(request.method, request.path);
+    const found = findRoute(this.routes, request.method, request.path);
     if (!found) {
       return this.errorAnswer(new HttpError({ kind: "not_found", message: `No route ${request.method} ${request.path}; GET /api/v1/openapi.json describes every route.` }), request);
     }
@@ -164,9 +163,10 @@ export class Service {
       const hit = this.answers.get(key);
       // an answer computed before its version failed verification is not served after (docs/contract.md §4.6)
       if (hit && !this.failures.has(hit.headers["Service-Dataset-Version"] ?? params.id ?? "")) return hit;
-      const ctx = this.contextFor(request, params, body, snapshot);
-      route.precheck?.(ctx);
-      const work = () => route.handle(ctx);
+      const ctx = this.contextFor(route, request, params, body, snapshot);
+      // checked before the answer waits for a turn: a bad request is answered at once, never queued nor shed
+      const checked = route.check?.(ctx);
+      const work = () => route.handle(ctx, checked);
       const answer = await (route.computed && request.admit ? request.admit(work) : work());
       // counted twice: the server keeps an answer's compressed forms with it. A HEAD is kept at once: its GET
       // usually follows (GDAL's /vsicurl/ asks a Zarr chunk's size first), and would compute it all again
@@ -178,8 +178,9 @@ export class Service {
     }
   }
 
-  private contextFor(request: ApiRequest, params: Record<string, string>, body: Uint8Array | null, snapshot: Snapshot): Context {
+  private contextFor(route: RouteSpec, request: ApiRequest, params: Record<string, string>, body: Uint8Array | null, snapshot: Snapshot): Context {
     const platform = this.platform;
+    const bounds = this.bounds;
     return {
       request,
       query: request.query,
@@ -189,9 +190,12 @@ export class Service {
       archive: this.archive,
       platform,
       environment: this.environment,
-      planBytes: this.planBytes,
-      seriesMaxValues: this.seriesMaxValues,
-      openApiText: () => (this.openApi ??= JSON.stringify(buildOpenApi())),
+      bound: (name) => {
+        // a route states every bound it has (its spec carries its limits); a service given one overrides it (tests)
+        if (route.bounds?.[name] === undefined) throw new Error(`${route.operationId} has no bound named ${name}`);
+        return bounds[name] ?? route.bounds[name];
+      },
+      openApiText: () => (this.openApi ??= JSON.stringify(buildOpenApi(this.routes))),
       assertAvailable: (id) => {
         if (this.failures.has(id)) throw unavailable(`Dataset version ${id}`);
       },

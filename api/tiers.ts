@@ -1,23 +1,11 @@
-// Which tier answers a selection's cells, and reading them (docs/format.md §9): the day pieces (one read per
-// date and block) or the series spans (one read per span and chunk), whichever reads less. Both give the
-// very same cells; a tile or a single date reads day pieces, a place over days reads series chunks.
+// Which tier answers a read (docs/format.md §9), decided here for every family: the series spans that hold a period
+// (one binary search), whether they hold the cells asked, and when they read fewer pieces than the day pieces.
 
 import { countBlocks } from "../format/blocks.js";
-import { type Coverage, holdsDate } from "../format/coverage.js";
 import { dateToDayNumber } from "../format/dates.js";
 import { type Window, containsWindow } from "../format/grid.js";
-import type { SourceEntry } from "../format/records.js";
 import { GroupLattice, type SeriesSpan } from "../format/series.js";
-import type { DayEntry } from "../format/version-index.js";
 import type { RasterView } from "../format/versions.js";
-import type { DayCells } from "./serialize.js";
-
-/** A date of a selection: its day's window (tile-local indices follow from it) and its sources. */
-export interface SelectedDay {
-  date: string;
-  window: Window;
-  sources: SourceEntry[];
-}
 
 /** Days [from, to) of a series span (0 = its first date). */
 export interface SpanSlice {
@@ -26,69 +14,54 @@ export interface SpanSlice {
   to: number;
 }
 
-/** Where a selection's cells are read from. */
-export type CellSource = { kind: "days"; entries: DayEntry[] } | { kind: "series"; slices: SpanSlice[] };
-
-export interface SelectedDays {
-  days: SelectedDay[];
-  source: CellSource;
-}
-
-/** Whether the version holds every cell of `window` on every date, and how to read them; null if not. */
-export async function selectDays(view: RasterView, coverage: Coverage, window: Window, dates: string[]): Promise<SelectedDays | null> {
-  if (!dates.every((d) => holdsDate(coverage, d)) || !containsWindow(coverage.windowAny, window)) return null;
-  const series = containsWindow(coverage.windowAll, window) ? await selectSeries(view, window, dates) : null;
-  if (series) return series;
-  const entries: DayEntry[] = [];
-  for (const date of dates) {
-    const day = await view.findDay(date);
-    if (!day || !containsWindow(day.window, window)) return null;
-    entries.push(day);
+/** The parts of the spans (in date order, none overlapping) that lie in days [d0, d1) since 1970-01-01, in order. */
+export function sliceSpans(spans: SeriesSpan[], d0: number, d1: number): SpanSlice[] {
+  let lo = 0;
+  let hi = spans.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (dateToDayNumber(spans[mid].last) < d0) lo = mid + 1;
+    else hi = mid;
   }
-  return { days: entries.map((e) => ({ date: e.date, window: e.window, sources: e.sources })), source: { kind: "days", entries } };
+  const out: SpanSlice[] = [];
+  for (let i = lo; i < spans.length; i++) {
+    const first = dateToDayNumber(spans[i].first);
+    if (first >= d1) break;
+    out.push({ span: spans[i], from: Math.max(d0, first) - first, to: Math.min(d1, dateToDayNumber(spans[i].last) + 1) - first });
+  }
+  return out;
 }
 
 /** The spans that hold `first`..`last` in order, or null when some date of it has no span. */
 export function findSlices(spans: SeriesSpan[], first: string, last: string): SpanSlice[] | null {
-  let lo = 0;
-  let hi = spans.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (spans[mid].first <= first) lo = mid;
-    else hi = mid - 1;
+  const d0 = dateToDayNumber(first);
+  const d1 = dateToDayNumber(last) + 1;
+  const slices = sliceSpans(spans, d0, d1);
+  let day = d0;
+  for (const s of slices) {
+    if (dateToDayNumber(s.span.first) + s.from !== day) return null; // a date between two spans
+    day += s.to - s.from;
   }
-  const slices: SpanSlice[] = [];
-  let day = dateToDayNumber(first);
-  const end = dateToDayNumber(last);
-  for (let i = lo; i < spans.length && day <= end; i++) {
-    const start = dateToDayNumber(spans[i].first);
-    const stop = dateToDayNumber(spans[i].last);
-    if (start > day || stop < day) return null;
-    slices.push({ span: spans[i], from: day - start, to: Math.min(stop, end) - start + 1 });
-    day = Math.min(stop, end) + 1;
-  }
-  return day > end ? slices : null;
+  return day === d1 ? slices : null;
 }
 
-/** The series tier for these dates and cells, when it holds them and reads fewer pieces than the day pieces. */
-async function selectSeries(view: RasterView, window: Window, dates: string[]): Promise<SelectedDays | null> {
-  const spans = view.index.series;
-  const slices = findSlices(spans, dates[0], dates[dates.length - 1]);
-  if (!slices || slices.some((s) => !containsWindow(s.span.window, window))) return null;
+/**
+ * The series tier's slices when they hold every cell of `windows` on every date of first..last, in order, else null.
+ * A span's days all hold its window, so its window says exactly which cells every date of it holds.
+ */
+export function findHoldingSlices(view: RasterView, windows: Window[], first: string, last: string): SpanSlice[] | null {
+  const slices = findSlices(view.index.series, first, last);
+  return slices?.every((s) => windows.every((w) => containsWindow(s.span.window, w))) ? slices : null;
+}
+
+/**
+ * Which tier answers a read of `window` over the `days` consecutive dates first..last: the series tier (its slices)
+ * when it holds them all and reads fewer pieces than the day pieces (one read per span and chunk against one per
+ * date and block: a place over days), else null, the day pieces (a tile, a single date). Both give the very same cells.
+ */
+export function chooseSeriesTier(view: RasterView, window: Window, first: string, last: string, days: number): SpanSlice[] | null {
+  const slices = findHoldingSlices(view, [window], first, last);
+  if (!slices) return null;
   const seriesReads = slices.reduce((n, s) => n + new GroupLattice(s.span.window, s.span.chunkSide).countChunks(window), 0);
-  if (seriesReads >= dates.length * countBlocks(window)) return null;
-  const days: SelectedDay[] = [];
-  for (const { span, from, to } of slices) {
-    const sources = await view.readSpanSources(span);
-    for (let d = from; d < to; d++) days.push({ date: dates[days.length], window: span.window, sources: sources[d] });
-  }
-  return { days, source: { kind: "series", slices } };
-}
-
-/** The selected cells of every date, in date order, from the chosen tier. */
-export async function readSelectedCells(view: RasterView, window: Window, days: SelectedDay[], source: CellSource): Promise<DayCells[]> {
-  let cells: Float32Array[];
-  if (source.kind === "days") cells = await Promise.all(source.entries.map((e) => view.readCells(e, window)));
-  else cells = (await Promise.all(source.slices.map((s) => view.readSeries(s.span, window, s.from, s.to)))).flat();
-  return days.map((d, i) => ({ date: d.date, window: d.window, cells: cells[i] }));
+  return seriesReads < days * countBlocks(window) ? slices : null;
 }

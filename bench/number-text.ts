@@ -5,11 +5,13 @@
 //                                                 NUMBER_TEXT_ONLY: only the shapes whose name holds it)
 
 import { createHash } from "node:crypto";
-import { writeMet } from "../api/met.js";
-import type { SeriesConfig } from "../api/series-params.js";
-import type { SeriesSelection } from "../api/series-select.js";
-import { writeSeriesCsv } from "../api/series-write.js";
-import { ByteSink, writeCsvRows, writeJsonRows, writeTile } from "../api/serialize.js";
+import { writeMet } from "../api/series/met.js";
+import type { SeriesConfig } from "../api/series/params.js";
+import type { SeriesSelection } from "../api/series/select.js";
+import { writeSeriesCsv } from "../api/series/write.js";
+import { ByteSink } from "../api/bytes.js";
+import { writeTile } from "../api/listings/pages.js";
+import { writeCsvRows, writeJsonRows } from "../api/query/serialize.js";
 import { findTile } from "../format/grid.js";
 import { VARIABLES } from "../format/variables.js";
 

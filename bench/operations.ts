@@ -8,7 +8,7 @@ import http from "node:http";
 import { join } from "node:path";
 import { bboxToWindow } from "../format/grid.js";
 import { listDates } from "../format/dates.js";
-import { makeDataRequest } from "../api/request.js";
+import { makeDataRequest } from "../api/query/request.js";
 import { type CountedRun, type Proc, pacedScript, readRss, runWrkCounting, startServer, variedQueryScript } from "./load.js";
 import { runSoak } from "./soak.js";
 import type { OperationsContext } from "./tools.js";

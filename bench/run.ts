@@ -29,7 +29,7 @@ import { findSiloFiles } from "../pipeline/ingest/discover.js";
 import { readSiloTiff } from "../pipeline/ingest/geotiff.js";
 import { formatBytes } from "../pipeline/progress.js";
 import { publish } from "../pipeline/publish/publish.js";
-import { makeDataRequest } from "../api/request.js";
+import { makeDataRequest } from "../api/query/request.js";
 import type { Window } from "../format/grid.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { type Proc, type WrkResult, postScript, readRss, runWrk, startBareNode, startServer, startStatic, variedQueryScript, variedTileScript } from "./load.js";

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { createMirrorClient } from "../client/index.js";
 import { startMirrorServer } from "../client/mirror-server.js";
-import { makeDataRequest } from "../api/request.js";
+import { makeDataRequest } from "../api/query/request.js";
 import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
 import { colToLon, rowToLat } from "../format/grid.js";
 import { formatBytes } from "../pipeline/progress.js";

@@ -6,7 +6,7 @@
 import { execFile } from "node:child_process";
 import http from "node:http";
 import { promisify } from "node:util";
-import { makeDataRequest } from "../api/request.js";
+import { makeDataRequest } from "../api/query/request.js";
 import { type Proc, readRss, startServer } from "./load.js";
 import type { OperationsContext } from "./tools.js";
 

@@ -13,8 +13,9 @@ import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { deflateSync } from "node:zlib";
 import { Service } from "../api/service.js";
-import { readSeriesChunk } from "../api/zarr-chunks.js";
-import { CHUNK_SHAPES, type ChunkShape, type ZarrVersion } from "../api/zarr.js";
+import { ROUTES } from "../api/interface.js";
+import { readSeriesChunk } from "../api/zarr/chunks.js";
+import { CHUNK_SHAPES, type ChunkShape, type ZarrVersion } from "../api/zarr/view.js";
 import { Archive } from "../format/archive.js";
 import { candidatesOf } from "../format/catalog.js";
 import { dateToDayNumber } from "../format/dates.js";
@@ -142,7 +143,7 @@ async function benchCompressors(ctx: ZarrBenchContext, yearDist: string): Promis
 
 /** A chunk's server time: Service.handle in this process (warm), another chunk each request, median of 200. */
 async function benchServerTime(ctx: ZarrBenchContext, yearDist: string): Promise<void> {
-  const service = new Service({ storage: new LocalStorage(yearDist), platform: nodePlatform, warn: () => {}, cacheBytes: 24 << 20 });
+  const service = new Service({ routes: ROUTES, storage: new LocalStorage(yearDist), platform: nodePlatform, warn: () => {}, cacheBytes: 24 << 20 });
   const { pointer } = await service.archive.readPointer();
   const id = candidatesOf(pointer, VARIABLE)[0].id;
   const ask = async (path: string) => {

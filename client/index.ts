@@ -5,6 +5,7 @@
 // test/mirror.test.ts checks by bundling this file for the browser.
 
 import { type Answer, JSON_TYPE, answerHeaders, answerSha256 } from "../api/answer.js";
+import { ROUTES } from "../api/interface.js";
 import { Service } from "../api/service.js";
 import { CatalogError } from "../format/archive.js";
 import { candidatesOf } from "../format/catalog.js";
@@ -12,7 +13,7 @@ import { type Dataset, QUERY_VARIABLE } from "../format/records.js";
 import { IntegrityError, StorageError, fromUtf8, utf8 } from "../format/storage.js";
 import { type Fetch, HttpStorage, type TransferStats } from "../format/http-storage.js";
 import { type DateDiff, type DateSide, diffVersions } from "./diff.js";
-import { type SeriesFormat, seriesPath } from "../api/series-params.js";
+import { type SeriesFormat, seriesPath } from "../api/series/params.js";
 import { type SeriesOptions, planSeries } from "./series.js";
 import { webPlatform } from "./platform.js";
 
@@ -54,7 +55,7 @@ export interface MirrorClientOptions {
   catalogTtlMs?: number;
   /** where catalog reload failures are reported (default: nowhere; the previous catalog keeps answering) */
   warn?: (message: string) => void;
-  /** the bound on values of a series call, as the server's (default api/series-params.ts MAX_SERIES_VALUES; tests scale it down) */
+  /** the bound on values of a series call, as the server's (default api/series/params.ts MAX_SERIES_VALUES; tests scale it down) */
   seriesMaxValues?: number;
 }
 
@@ -137,6 +138,7 @@ export class MirrorClient {
     this.catalogTtlMs = options.catalogTtlMs ?? 60_000;
     const cacheBytes = options.cacheBytes ?? 64 << 20;
     this.service = new Service({
+      routes: ROUTES,
       storage: this.storage,
       platform: webPlatform,
       environment: options.environment,
@@ -145,7 +147,7 @@ export class MirrorClient {
       onUnverified: "throw",
       cacheBytes,
       answerCacheBytes: Math.max(1 << 20, cacheBytes / 4),
-      seriesMaxValues: options.seriesMaxValues,
+      bounds: { seriesMaxValues: options.seriesMaxValues },
     });
   }
 

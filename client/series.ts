@@ -1,10 +1,11 @@
 // A place over any period, as the contract asks it: consecutive 31-day queries of one cell (docs/contract.md §3.3),
-// every one pinned to one version so a long series never mixes versions.
+// every one pinned to one version so a long series never mixes versions; the cell is the one the series route
+// answers for the same point (format/grid.ts lonLatToCell).
 
-import { makeDataRequest } from "../api/request.js";
+import { makeDataRequest } from "../api/query/request.js";
 import { LIMITS } from "../api/contract.js";
 import { dateToDayNumber, dayNumberToDate, isCalendarDate } from "../format/dates.js";
-import { pointToCell } from "../format/grid.js";
+import { lonLatToCell } from "../format/grid.js";
 
 export interface SeriesOptions {
   format?: "json" | "csv";
@@ -26,7 +27,7 @@ export function splitPeriod(start: string, end: string): [string, string][] {
 export function planSeries(points: [number, number][], start: string, end: string, format: "json" | "csv", datasetVersion: string | undefined): object[] {
   const periods = splitPeriod(start, end);
   return points.flatMap(([lon, lat]) => {
-    const cell = pointToCell(lon, lat);
+    const cell = lonLatToCell(lon, lat); // the series route's rule: on an edge, the cell east or north
     if (!cell) throw new RangeError(`${lon}, ${lat} is outside the SILO grid`);
     const extra = { format, ...(datasetVersion ? { dataset_version: datasetVersion } : {}) };
     return periods.map(([first, last]) => makeDataRequest([cell.col, cell.row, 1, 1], first, last, extra));

@@ -2,12 +2,13 @@
 // It talks to nothing but the mirror it was loaded from, through the client library (every piece verified).
 
 import { AnswerError, type MirrorAnswer, createMirrorClient } from "../client/index.js";
-import { makeDataRequest } from "../api/request.js";
+import { makeDataRequest } from "../api/query/request.js";
 import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
 import { GRID, type Window, bboxToWindow, colToLon, rowToLat, tileId, windowToTiles } from "../format/grid.js";
 import type { Dataset } from "../format/records.js";
 import { QUERY_VARIABLE } from "../format/records.js";
 import { type Variable, VARIABLES } from "../format/variables.js";
+import { pointerToCell } from "./pointer.js";
 
 /** A colour scale: a value's place between min and max (after `shape`), mapped through the stops. */
 interface Scale {
@@ -218,12 +219,10 @@ async function drawMap(version: Version, date: string): Promise<void> {
   setStatus(`${date}: ${tiles.length} tiles, verified (${requests} requests, ${(bytes / 1e6).toFixed(1)} MB read from the mirror so far).`);
 }
 
-/** The global cell under a pointer event, or null outside the grid. */
+/** The global cell under a pointer event (explorer/pointer.ts: the series route's rule), or null off the map. */
 function cellAt(event: PointerEvent): { col: number; row: number } | null {
   const rect = $<HTMLCanvasElement>("map").getBoundingClientRect();
-  const col = Math.floor(((event.clientX - rect.left) / rect.width) * GRID.width);
-  const row = Math.floor(((event.clientY - rect.top) / rect.height) * GRID.height);
-  return col >= 0 && row >= 0 && col < GRID.width && row < GRID.height ? { col, row } : null;
+  return pointerToCell((event.clientX - rect.left) / rect.width, (event.clientY - rect.top) / rect.height);
 }
 
 const dataRequest = (cells: Window, start: string, end: string, version: Version) => makeDataRequest(cells, start, end, { dataset_version: version.record.id });

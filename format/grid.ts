@@ -1,4 +1,5 @@
-// The SILO 0.05 degree grid and its fixed 256-cell tile lattice: integer arithmetic shared by pipeline and server.
+// The SILO 0.05 degree grid and its fixed 256-cell tile lattice: integer arithmetic shared by pipeline and server,
+// and the one rule from a longitude and latitude to the cell that holds it (lonLatToCell).
 //
 // All coordinates come from integer cell indices in thousandths of a degree, then one division and a
 // 9-decimal rounding (docs/contract.md §2, §6.1); nothing accumulates floating point, so 142.325 stays 142.325.
@@ -36,14 +37,37 @@ export function rowToLat(row: number): number {
   return round9((GRID.northEdgeMilliDeg - GRID.cellMilliDeg * row - GRID.cellMilliDeg / 2) / 1000);
 }
 
+/** A degree in nano-degrees: points are placed in integers of the contract's ninth decimal (docs/contract.md §2). */
+const NANO_PER_DEG = 1e9;
+const NANO_PER_MILLI = 1e6;
+const CELL_NANO = GRID.cellMilliDeg * NANO_PER_MILLI;
+
 /**
- * The global cell whose square holds a point, or null outside the grid. A point on an edge belongs to the cell
- * east or south of it, as a box's west and south edges include their centres (docs/contract.md §3.2).
+ * The SILO cell whose area holds a point: the one rule from a longitude and latitude to a cell (decisions §8,
+ * docs/contract.md §8.2), for the series route, the mirror client, the explorer's click and the Zarr view's docs. On an
+ * edge between two cells, the one to the east or north, as SILO rounds a point to its grid; on the grid's outer edge,
+ * the cell inside it; null outside the grid. In integer nano-degrees: floating division lands on the wrong side of an
+ * edge ((142.325 - 111.975) / 0.05 is 606.9999999999999), and a point given with nine decimals is exact there.
  */
-export function pointToCell(lon: number, lat: number): { col: number; row: number } | null {
-  const col = Math.floor(round9((lon * 1000 - GRID.westEdgeMilliDeg) / GRID.cellMilliDeg));
-  const row = Math.floor(round9((GRID.northEdgeMilliDeg - lat * 1000) / GRID.cellMilliDeg));
-  return col >= 0 && row >= 0 && col < GRID.width && row < GRID.height ? { col, row } : null;
+export function lonLatToCell(lon: number, lat: number): { col: number; row: number } | null {
+  if (!Number.isFinite(lon) || !Number.isFinite(lat)) return null;
+  const east = Math.round(lon * NANO_PER_DEG) - GRID.westEdgeMilliDeg * NANO_PER_MILLI; // east of the grid's west edge
+  const south = GRID.northEdgeMilliDeg * NANO_PER_MILLI - Math.round(lat * NANO_PER_DEG); // south of its north edge
+  if (east < 0 || east > GRID.width * CELL_NANO || south < 0 || south > GRID.height * CELL_NANO) return null;
+  // whole cells to the point (exact: both are integers far below 2^53); on an edge east is the cell that starts
+  // there, north the cell that ends there
+  const col = (east - (east % CELL_NANO)) / CELL_NANO;
+  const row = (south - (south % CELL_NANO)) / CELL_NANO - (south % CELL_NANO === 0 ? 1 : 0);
+  return { col: Math.min(col, GRID.width - 1), row: Math.max(row, 0) };
+}
+
+/**
+ * The point at fractions `x` (eastward) and `y` (southward) of the whole grid's extent from its north-west corner,
+ * to nine decimals: where a pointer on a picture of the grid (the explorer's map) is, so a pointer on the line between
+ * two cells' pixels is exactly on their edge.
+ */
+export function gridFractionToLonLat(x: number, y: number): [number, number] {
+  return [round9((GRID.westEdgeMilliDeg + x * GRID.width * GRID.cellMilliDeg) / 1000), round9((GRID.northEdgeMilliDeg - y * GRID.height * GRID.cellMilliDeg) / 1000)];
 }
 
 /** Affine [a,b,c,d,e,f] of a block whose top-left cell is (col, row); the contract's order (docs/contract.md §1.2). */

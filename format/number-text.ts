@@ -5,8 +5,13 @@
 
 import { tenthsValue } from "./cells.js";
 
-/** The longest value text: a float32's shortest decimal (at most 9 significant digits, sign, point, exponent). */
-export const VALUE_TEXT_MAX = 16;
+/**
+ * A bound on the text of any value in a variable's plausible range (format/variables.ts): at most 9 significant
+ * digits, a sign, a point and the zeros JavaScript writes before the digits of 1e-6 <= |v| < 1e-5 ("-0.00000" and 9
+ * digits). Every writer sizes its buffers by it, and the query's 413 plans bound their rows by it (one constant: the
+ * plan's and the writers' bounds once disagreed, 17 and 16).
+ */
+export const VALUE_TEXT_MAX = 17;
 /** Bytes a writer of word stores (ValueWords) may store past the end of what it writes. */
 export const STORE_SLACK = 8;
 /** Entries each map of other (not tenths) values keeps: SILO's values are tenths, so these stay small. */

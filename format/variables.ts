@@ -19,8 +19,11 @@ export interface Variable {
   cellMethods: string | null;
   /** SILO's observation-time convention for the value of a date */
   observed: string;
-  /** APSIM's column name for it in a weather (.met) file, and that column's unit */
-  apsim: { column: string; unit: string } | null;
+  /**
+   * APSIM's column of it in a weather (.met) file: its name, its unit, its place among the file's value columns (SILO's
+   * order: radn maxt mint rain vp) and whether a file must hold it (APSIM reads radn maxt mint rain; vp may follow)
+   */
+  apsim: { column: string; unit: string; order: number; required: boolean } | null;
   /** how a NetCDF file may spell the unit (lower case, spaces as underscores) */
   unitSpellings: readonly string[];
 }
@@ -40,7 +43,7 @@ export const VARIABLES: readonly Variable[] = [
     standardName: "air_temperature",
     cellMethods: "time: maximum",
     observed: FROM_9AM,
-    apsim: { column: "maxt", unit: "oC" },
+    apsim: { column: "maxt", unit: "oC", order: 1, required: true },
     unitSpellings: CELSIUS,
   },
   {
@@ -53,7 +56,7 @@ export const VARIABLES: readonly Variable[] = [
     standardName: "air_temperature",
     cellMethods: "time: minimum",
     observed: TO_9AM,
-    apsim: { column: "mint", unit: "oC" },
+    apsim: { column: "mint", unit: "oC", order: 2, required: true },
     unitSpellings: CELSIUS,
   },
   {
@@ -66,7 +69,7 @@ export const VARIABLES: readonly Variable[] = [
     standardName: "lwe_thickness_of_precipitation_amount",
     cellMethods: "time: sum",
     observed: TO_9AM,
-    apsim: { column: "rain", unit: "mm" },
+    apsim: { column: "rain", unit: "mm", order: 3, required: true },
     unitSpellings: ["mm", "millimeters", "millimetres", "kg_m-2", "kg/m2"],
   },
   {
@@ -79,7 +82,7 @@ export const VARIABLES: readonly Variable[] = [
     standardName: "surface_downwelling_shortwave_flux_in_air",
     cellMethods: "time: mean",
     observed: "the calendar day (midnight to midnight local time)",
-    apsim: { column: "radn", unit: "MJ/m2" },
+    apsim: { column: "radn", unit: "MJ/m2", order: 0, required: true },
     unitSpellings: ["mj/m2", "mj_m-2", "mj_m-2_day-1", "mj/m2/day", "mj_m-2_d-1"],
   },
   {
@@ -92,7 +95,7 @@ export const VARIABLES: readonly Variable[] = [
     standardName: "water_vapor_partial_pressure_in_air",
     cellMethods: null,
     observed: "9 am local time on the date",
-    apsim: { column: "vp", unit: "hPa" },
+    apsim: { column: "vp", unit: "hPa", order: 4, required: false },
     unitSpellings: ["hpa", "hectopascal", "hectopascals", "mb", "mbar"],
   },
 ];
@@ -114,6 +117,12 @@ export function variableOfRecord(record: { variables?: Record<string, string> })
 export function describeVariables(): string {
   return VARIABLES.map((v) => `${v.name} (${v.silo})`).join(", ");
 }
+
+/** The variables an APSIM weather file holds, in the order of its columns (SILO's: radn maxt mint rain, then vp). */
+export const APSIM_VARIABLES: readonly Variable[] = VARIABLES.filter((v) => v.apsim).sort((a, b) => a.apsim!.order - b.apsim!.order);
+
+/** Those an APSIM weather file must hold, in the order of its columns. */
+export const APSIM_REQUIRED: readonly Variable[] = APSIM_VARIABLES.filter((v) => v.apsim!.required);
 
 /** The contract's one queryable variable (docs/contract.md §1.1): SILO's max_temp. */
 export const MAX_TEMP: Variable = VARIABLES[0];

@@ -59,14 +59,39 @@ export const schemas: Record<string, object> = Object.fromEntries(
   [...CONTRACT_SCHEMAS, ...DIST_SCHEMAS].map((schema) => [(schema as { $id: string }).$id, deepFreeze(schema)]),
 );
 
+/**
+ * An annotation of a schema: what an issue's message says when that schema's value breaks a keyword, by keyword
+ * (`required`, `minimum`, ...; `*` for any other), `{value}` standing for the value as quoted and `{count}` for an
+ * array's length. The GET routes' parameters say what they allow in their own words this way (api/parameters.ts).
+ */
+export const MESSAGES_KEYWORD = "x-messages";
+
 // allowUnionTypes: the contract's "number or null" fields are `type: ["number", "null"]`, which keeps their
 // errors to one `type` issue instead of anyOf noise. validateSchema off: checking every schema against the
 // 2020-12 meta-schema costs 50 ms at each start; the tests check them (schemas.test.ts) instead.
-export const AJV_OPTIONS = { strict: true, allErrors: true, useDefaults: true, allowUnionTypes: true } as const;
+export const AJV_OPTIONS = { strict: true, allErrors: true, useDefaults: true, allowUnionTypes: true, keywords: [MESSAGES_KEYWORD] };
 // verbose: each error carries the schema holding its keyword, which messages read what is allowed from.
 const ajv = new Ajv2020({ ...AJV_OPTIONS, verbose: true, validateSchema: false });
 addFormats.default(ajv);
 for (const schema of Object.values(schemas)) ajv.addSchema(schema);
+
+/**
+ * Adds a schema declared in code (a GET route's parameters, api/parameters.ts) to the ones the contract's checks use,
+ * under its `$id`; the same object again is a no-op, another one under a known id an error.
+ */
+export function registerSchema(schema: { $id: string }): void {
+  const known = schemas[schema.$id];
+  if (known === schema) return;
+  if (known) throw new Error(`a schema with $id "${schema.$id}" is registered already`);
+  schemas[schema.$id] = deepFreeze(schema);
+  ajv.addSchema(schema);
+}
+
+/**
+ * The version id's pattern as common.schema.json declares it, its one declaration: code that needs a RegExp, or a
+ * pattern holding a version id, derives it from this.
+ */
+export const VERSION_ID_PATTERN: string = (common as { $defs: { "version-id": { pattern: string } } }).$defs["version-id"].pattern;
 
 /** The compiled validator of a schema id; ajv compiles it on first use and caches it. */
 export function validatorFor(id: string): ValidateFunction {
@@ -336,7 +361,21 @@ function toDraft(e: ErrorObject, data: unknown, hasData: boolean, rootId?: strin
   const code =
     e.keyword === "format" ? (p.format === "date" ? "invalid_date" : "format") : (CODES[e.keyword] ?? e.keyword);
   const facts = factsOf(e, rootId, hasData ? valueAt(data, e.instancePath) : undefined, hasData);
-  return { code, path, message: describe(e, facts), pointer: e.instancePath };
+  return { code, path, message: annotatedMessage(e, facts, rootId) ?? describe(e, facts), pointer: e.instancePath };
+}
+
+/**
+ * The message the schema of the value at fault gives for this keyword (MESSAGES_KEYWORD; for `required`, the missing
+ * property's schema), filled in; undefined when it gives none.
+ */
+function annotatedMessage(e: ErrorObject, facts: ErrorFacts, rootId: string | undefined): string | undefined {
+  if (!rootId) return undefined;
+  const missing = e.keyword === "required" ? `/${String((e.params as Record<string, unknown>).missingProperty).replaceAll("~", "~0").replaceAll("/", "~1")}` : "";
+  const messages = schemaForInstance(rootId, `${e.instancePath}${missing}`)?.[MESSAGES_KEYWORD] as Record<string, string> | undefined;
+  const template = e.keyword === "required" ? messages?.required : (messages?.[e.keyword] ?? messages?.["*"]);
+  if (template === undefined) return undefined;
+  const count = Array.isArray(facts.value) ? String(facts.value.length) : "";
+  return template.replaceAll("{value}", quote(facts.value)).replaceAll("{count}", count);
 }
 
 const isUnder = (pointer: string, parent: string) => pointer === parent || pointer.startsWith(`${parent}/`);

@@ -10,6 +10,7 @@ import { type Answer, JSON_TYPE, makeAnswer } from "../api/answer.js";
 import type { ApiRequest } from "../api/context.js";
 import { INTERNAL_ERROR_BODY, statusOf } from "../api/errors.js";
 import { CORS_HEADERS } from "../api/cors.js";
+import { ROUTES } from "../api/interface.js";
 import { Service } from "../api/service.js";
 import { HttpStorage } from "../format/http-storage.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
@@ -37,7 +38,7 @@ export interface AppOptions {
   answerCacheBytes?: number;
   /** the bound of a 413's body (default the contract's 1,000,000 bytes; tests scale it down) */
   planBytes?: number;
-  /** the bound on values of a series call (default api/series-params.ts MAX_SERIES_VALUES; tests scale it down) */
+  /** the bound on values of a series call (default api/series/params.ts MAX_SERIES_VALUES; tests scale it down) */
   seriesMaxValues?: number;
   /** load shedding, fairness and timeouts (default DEFAULT_LIMITS) */
   limits?: Partial<ServeLimits>;
@@ -213,14 +214,14 @@ export async function createApp(options: AppOptions): Promise<App> {
   const remote = isDistUrl(options.dist);
   const storage: Storage = remote ? new HttpStorage(options.dist) : new LocalStorage(options.dist);
   const service = new Service({
+    routes: ROUTES,
     storage,
     platform: nodePlatform,
     environment: options.environment,
     warn: options.warn,
     cacheBytes: options.cacheBytes,
     answerCacheBytes: options.answerCacheBytes,
-    planBytes: options.planBytes,
-    seriesMaxValues: options.seriesMaxValues,
+    bounds: { planBytes: options.planBytes, seriesMaxValues: options.seriesMaxValues },
   });
   await service.snapshot();
   const admission = new Admission(limits);

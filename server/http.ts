@@ -4,8 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { promisify } from "node:util";
 import zlib from "node:zlib";
 import { type Answer, BINARY_TYPE, JSON_TYPE, answerHeaders } from "../api/answer.js";
-import { HttpError, errorToBody } from "../api/errors.js";
-import { payloadTooLarge } from "../api/request.js";
+import { HttpError, errorToBody, payloadTooLarge } from "../api/errors.js";
 import { LIMITS } from "../api/contract.js";
 import { sha256Hex } from "../format/hash.js";
 import { parseRange } from "./ranges.js";
@@ -126,36 +125,87 @@ export function discardBody(req: IncomingMessage, body: BodyState, timeoutMs: nu
 }
 
 /**
- * A 206 of one byte range, or a 416, of an answer that allows ranges (identity coding); false when the request
- * asks for none, or asks If-Range of another representation (then the whole answer is sent).
+ * The body of an answer too large to hold: a stored file (a dist piece, up to tens of MB) read a part at a time as
+ * it is sent. Its sha256 (the answer's) is its name; its size is known only once it is read to its end.
  */
-function sendRange(req: IncomingMessage, res: ServerResponse, answer: Answer, transport: Record<string, string | number>): boolean {
+export interface StoredBody {
+  /** `length` bytes from `offset` (fewer at the end, none past it); rejects as the storage does (a missing file) */
+  read(offset: number, length: number): Promise<Uint8Array>;
+}
+
+/** Bytes of a stored body read at a time: a whole series piece never sits in memory at once. */
+const PART_BYTES = 1 << 20;
+
+/** A stored body's size, by halving (a 416 must name it): about 50 one-byte reads, however large the body. */
+async function measureStored(stored: StoredBody, past: number): Promise<number> {
+  let [lo, hi] = [0, past]; // the size is in [lo, hi]
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi + 1) / 2);
+    if ((await stored.read(mid - 1, 1)).byteLength > 0) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** The 416 of a range past the end of a body of `size` bytes: the contract's error, and `Content-Range: bytes *\/size`. */
+function sendUnsatisfiable(res: ServerResponse, answer: Answer, transport: Record<string, string | number>, size: number): void {
+  const message = `The answer is ${size} bytes; ask for a range inside it, or for the whole answer without Range.`;
+  const error = new TextEncoder().encode(JSON.stringify(errorToBody(new HttpError({ kind: "range_not_satisfiable", message }))));
+  const headers = answerHeaders({ ...answer, type: JSON_TYPE, etag: false }, sha256Hex(error), null, false);
+  res.writeHead(416, { ...headers, ...transport, "Content-Range": `bytes */${size}`, "Content-Length": error.byteLength });
+  res.end(error);
+}
+
+/**
+ * A 206 of one byte range, or a 416, of an answer that allows ranges (identity coding), held or stored; false when the
+ * request asks for none, or asks If-Range of another representation (then the whole answer is sent). A stored body's
+ * 206 says `/*` for its size (RFC 9110 §14.4), which is not known without reading it to its end.
+ */
+async function sendRange(req: IncomingMessage, res: ServerResponse, answer: Answer, transport: Record<string, string | number>, stored?: StoredBody): Promise<boolean> {
   if (!answer.ranges || answer.status !== 200 || req.method !== "GET" || !answer.sha256) return false;
   const ifRange = req.headers["if-range"];
   if (ifRange !== undefined && !isNotModified(String(ifRange), answer.sha256)) return false;
-  const size = answer.body.byteLength;
+  const size = stored ? null : answer.body.byteLength;
   const asked = req.headers.range;
   const range = parseRange(Array.isArray(asked) ? asked[0] : asked, size);
   if (range === null) return false;
-  if (range === "unsatisfiable") {
-    const message = `The answer is ${size} bytes; ask for a range inside it, or for the whole answer without Range.`;
-    const error = new TextEncoder().encode(JSON.stringify(errorToBody(new HttpError({ kind: "range_not_satisfiable", message }))));
-    const headers = answerHeaders({ ...answer, type: JSON_TYPE, etag: false }, sha256Hex(error), null, false);
-    res.writeHead(416, { ...headers, ...transport, "Content-Range": `bytes */${size}`, "Content-Length": error.byteLength });
-    res.end(error);
-    return true;
-  }
-  const part = answer.body.subarray(range[0], range[1] + 1);
+  if (range === "unsatisfiable") return (sendUnsatisfiable(res, answer, transport, size!), true);
+  const [first, last] = range;
+  const part = stored ? await stored.read(first, last - first + 1) : answer.body.subarray(first, last + 1);
+  if (part.byteLength === 0) return (sendUnsatisfiable(res, answer, transport, size ?? (await measureStored(stored!, first))), true);
   const headers = answerHeaders(answer, sha256Hex(part), null, false);
-  res.writeHead(206, { ...headers, ...transport, "Content-Range": `bytes ${range[0]}-${range[1]}/${size}`, "Content-Length": part.byteLength });
+  res.writeHead(206, { ...headers, ...transport, "Content-Range": `bytes ${first}-${first + part.byteLength - 1}/${size ?? "*"}`, "Content-Length": part.byteLength });
   res.end(part);
   return true;
 }
 
-/** Sends an Answer: every response of the server goes through here. */
-export async function sendAnswer(req: IncomingMessage, res: ServerResponse, answer: Answer, body: BodyState): Promise<void> {
+/**
+ * A stored body whole, streamed a part at a time as the client takes it (no Content-Length: its size is known only
+ * at its end). Its first part is read before the head, so a file the storage does not have fails before anything is sent.
+ */
+async function sendStored(req: IncomingMessage, res: ServerResponse, answer: Answer, transport: Record<string, string | number>, stored: StoredBody): Promise<void> {
+  let at = 0;
+  let bytes = await stored.read(at, PART_BYTES);
+  const head = req.method === "HEAD";
+  res.writeHead(answer.status, { ...answerHeaders(answer, answer.sha256!, null, head), ...transport });
+  if (head) return void res.end();
+  for (;;) {
+    if (bytes.byteLength > 0 && !res.write(bytes)) await new Promise((resolve) => res.once("drain", resolve));
+    if (bytes.byteLength < PART_BYTES || res.destroyed) break;
+    at += bytes.byteLength;
+    bytes = await stored.read(at, PART_BYTES);
+  }
+  res.end();
+}
+
+/**
+ * Sends an Answer: every response of the server goes through here, with its one ETag, 304, 206 and 416. A `stored`
+ * answer (a dist piece) carries its sha256 and no body: its bytes are read from `stored` as they are sent, never
+ * compressed (they are DEFLATE blocks already).
+ */
+export async function sendAnswer(req: IncomingMessage, res: ServerResponse, answer: Answer, body: BodyState, stored?: StoredBody): Promise<void> {
   // a chunk's own codec compressed it already: content coding would spend CPU to gain nothing
-  const compressible = answer.body.byteLength > MIN_COMPRESS_BYTES && answer.type !== BINARY_TYPE;
+  const compressible = !stored && answer.body.byteLength > MIN_COMPRESS_BYTES && answer.type !== BINARY_TYPE;
   const coding = compressible ? selectCoding(req.headers["accept-encoding"]) : null;
   const transport: Record<string, string | number> = compressible ? { Vary: "Accept-Encoding" } : {};
   if (closesConnection(req, body)) transport.Connection = "close";
@@ -166,7 +216,8 @@ export async function sendAnswer(req: IncomingMessage, res: ServerResponse, answ
     res.end();
     return;
   }
-  if (sendRange(req, res, answer, transport)) return;
+  if (await sendRange(req, res, answer, transport, stored)) return;
+  if (stored) return sendStored(req, res, answer, transport, stored);
   const { payload, sha256 } = await encodeAnswer(answer, coding);
   const head = req.method === "HEAD";
   res.writeHead(answer.status, { ...answerHeaders(answer, sha256, coding, head), ...transport, "Content-Length": payload.byteLength });

@@ -4,7 +4,7 @@
 // (format/objects.ts isReaderFile, on the path exactly as sent); anything else falls through to the interface's 404.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { type Answer, CACHE_CONTROL, makeAnswer } from "../api/answer.js";
+import { type Answer, BINARY_TYPE, CACHE_CONTROL, makeAnswer } from "../api/answer.js";
 import { HttpError } from "../api/errors.js";
 import { makeErrorAnswer } from "../api/service.js";
 import { CATALOG_FILE, isReaderFile, objectPath } from "../format/objects.js";
@@ -12,30 +12,13 @@ import type { Snapshot } from "../format/snapshot.js";
 import { type Platform, type Storage, StorageError } from "../format/storage.js";
 import { type BodyState, sendAnswer } from "./http.js";
 import { landingPage } from "./landing.js";
-import { readRangeHeader } from "./ranges.js";
 
 const HTML_TYPE = "text/html; charset=utf-8";
 const TYPES: Record<string, string> = {
   json: "application/json; charset=utf-8",
   html: HTML_TYPE,
   js: "text/javascript; charset=utf-8",
-  day: "application/octet-stream",
-  ser: "application/octet-stream",
 };
-
-/** Pieces are sent in reads of this size: a whole series piece (tens of MB) never sits in memory at once. */
-const PIECE_READ_BYTES = 1 << 20;
-
-/**
- * A single closed byte range `bytes=a-b` (what the mirror client and browsers' readers send); null for none, or
- * for one this server ignores by sending the whole piece (RFC 9110 §14.2: open, suffix and multiple ranges): a
- * piece's size is not known before it is read to its end.
- */
-function closedRange(header: string | undefined): { start: number; end: number } | null {
-  const asked = readRangeHeader(header);
-  if (!asked || asked.first === null || asked.last === null || asked.last < asked.first) return null;
-  return { start: asked.first, end: asked.last };
-}
 
 export interface Site {
   storage: Storage;
@@ -79,7 +62,7 @@ export async function answerSite(site: Site, req: IncomingMessage, res: ServerRe
   }
   const kind = file.slice(file.lastIndexOf(".") + 1);
   try {
-    if (kind === "day" || kind === "ser") await sendPiece(site.storage, req, res, file);
+    if (kind === "day" || kind === "ser") await sendPiece(site.storage, req, res, file, body);
     else await sendAnswer(req, res, await readWhole(site, file, TYPES[kind]), body);
   } catch (err) {
     if (err instanceof StorageError && err.missing && !res.headersSent) return false;
@@ -108,43 +91,11 @@ async function readWhole(site: Site, file: string, type: string): Promise<Answer
 }
 
 /**
- * A day or series piece: the byte range asked for (206), or the whole piece streamed in bounded reads (200). The
- * piece is named by its sha256, which is its ETag. The total length is not known without reading to the end, so
- * a 206 says `/*` (RFC 9110 §14.4), as the mirror client and browsers accept.
+ * A day or series piece as an answer of the shared path (server/http.ts: its ETag, 304, 206 and 416 are every
+ * answer's): immutable, named by its sha256, read from the storage a part at a time as it is sent, never held whole.
  */
-async function sendPiece(storage: Storage, req: IncomingMessage, res: ServerResponse, file: string): Promise<void> {
-  const etag = `"${file.slice(file.lastIndexOf("/") + 1, file.lastIndexOf("."))}"`;
-  const headers = { "Content-Type": TYPES.day, "Cache-Control": CACHE_CONTROL.immutable, ETag: etag, "Accept-Ranges": "bytes" };
-  if (req.headers["if-none-match"]?.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag)) {
-    res.writeHead(304, headers).end();
-    return;
-  }
-  const range = closedRange(req.headers.range);
-  if (range) {
-    const bytes = await storage.read(file, range.start, range.end - range.start + 1);
-    if (bytes.byteLength === 0) {
-      await storage.read(file, 0, 1); // a piece that does not exist is a 404, not a range past its end
-      res.writeHead(416, { ...headers, "Content-Length": "0" }).end();
-      return;
-    }
-    const last = range.start + bytes.byteLength - 1;
-    res.writeHead(206, { ...headers, "Content-Range": `bytes ${range.start}-${last}/*`, "Content-Length": bytes.byteLength });
-    res.end(req.method === "HEAD" ? undefined : bytes);
-    return;
-  }
-  // the first read before the head, so a missing piece is still the interface's 404
-  let at = 0;
-  let bytes = await storage.read(file, at, PIECE_READ_BYTES);
-  res.writeHead(200, headers);
-  if (req.method === "HEAD") {
-    res.end();
-    return;
-  }
-  for (;;) {
-    if (bytes.byteLength > 0 && !res.write(bytes)) await new Promise((resolve) => res.once("drain", resolve));
-    if (bytes.byteLength < PIECE_READ_BYTES || res.destroyed) break;
-    at += bytes.byteLength;
-    bytes = await storage.read(file, at, PIECE_READ_BYTES);
-  }
-  res.end();
+function sendPiece(storage: Storage, req: IncomingMessage, res: ServerResponse, file: string, body: BodyState): Promise<void> {
+  const sha256 = file.slice(file.lastIndexOf("/") + 1, file.lastIndexOf("."));
+  const answer: Answer = { status: 200, type: BINARY_TYPE, cache: "immutable", body: new Uint8Array(0), sha256, etag: true, headers: {}, ranges: true };
+  return sendAnswer(req, res, answer, body, { read: (offset, length) => storage.read(file, offset, length) });
 }

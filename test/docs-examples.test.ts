@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { checkRequest } from "../api/request.js";
+import { checkRequest } from "../api/query/request.js";
+import { describeSeriesCall } from "../api/series/hint.js";
 import { validatorFor } from "../schemas/validate.js";
 import { NOT_AN_EXAMPLE, REPO, docBlock, findBlocks, listDocBlocks, localize, readClaims } from "./doc-blocks.js";
 import { freePort, makeCheckout, READER_ENV, runBash, startUntilAnswered } from "./doc-run.js";
@@ -51,7 +52,7 @@ registry("docs - every make target and variable is documented; every example dat
   for (const body of bodies) {
     const spec = JSON.parse(body);
     assert.ok(validatorFor("data-request.schema.json")(spec), body);
-    assert.is(checkRequest(spec).region.bbox.length, 4);
+    assert.is(checkRequest(spec, describeSeriesCall).region.bbox.length, 4);
   }
 });
 

@@ -8,7 +8,7 @@ import { type Browser, type Page, chromium } from "playwright-core";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { startMirrorServer } from "../client/mirror-server.js";
-import { makeDataRequest } from "../api/request.js";
+import { makeDataRequest } from "../api/query/request.js";
 import { type Window, colToLon, rowToLat } from "../format/grid.js";
 import { objectPath } from "../format/objects.js";
 import { publish } from "../pipeline/publish/publish.js";

@@ -11,7 +11,7 @@ const encodeCursor = (id: string, kind: "layers" | "observations", offset: numbe
 const decodeCursor = (id: string, kind: "layers" | "observations", cursor: string) => decodeAsync(nodePlatform, id, kind, cursor);
 import { GRID, bboxToWindow, colToEdgeLon, findTile, colToLon, parseTileId, rowToEdgeLat, rowToLat, tileId, windowBbox, windowToTiles, windowTransform } from "../format/grid.js";
 import { float32ToJson, float32ToShortest } from "../format/number-text.js";
-import { writeTile } from "../api/serialize.js";
+import { writeTile } from "../api/listings/pages.js";
 import { tenthsValue } from "../format/cells.js";
 
 const grid = suite("grid");

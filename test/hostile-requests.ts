@@ -4,6 +4,7 @@
 // are contract answers) and error-messages.test.ts (every 4xx message says what to send instead).
 
 import fc from "fast-check";
+import { SERIES_PARAMETERS } from "../api/series/params.js";
 import { DATES_A, type Fixture, WINDOW_A, WINDOW_B, requestFor } from "./server-fixture.js";
 
 export const SEED = Number(process.env.HOSTILE_SEED ?? 20261123);
@@ -47,7 +48,8 @@ function idsOf(fixture: Fixture) {
 
 const ROUTES = ["/api/health", "/api/v1/capabilities", "/api/v1/openapi.json", "/api/v1/datasets", "/api/v1/datasets/{id}", "/api/v1/datasets/{id}/observations", "/api/v1/layers/{id}", "/api/v1/layers/{id}/sample", "/api/v1/data/validate", "/api/v1/data/resolve", "/api/v1/data/query", "/api/v1/data/requests", "/api/v1/series"];
 const PARAMS = ["limit", "after", "tile", "row", "col", "__proto__", "constructor", "x", "lat", "lon"];
-const SERIES_PARAMS = ["lat", "lon", "start", "end", "variables", "format", "dataset_version"];
+/** The series route's parameters, as their one schema declares them. */
+const SERIES_PARAMS = Object.keys(SERIES_PARAMETERS.properties);
 
 /** Series calls: a valid place and period, with parameters added, repeated, emptied and bent (lists, dates, names, pins). */
 function seriesPathArb(fixture: Fixture) {

@@ -1,6 +1,7 @@
-// The shape of the house, checked: no import circle, nothing imports a folder above it, no function over 60 lines,
-// every document a comment cites exists in the repository (and the section it names, in it), docs/layout.md lists
-// every file, and no identifier uses a word docs/glossary.md retired.
+// The shape of the house, checked: no import circle, nothing imports a folder above it, the rooms of pipeline/ and
+// api/, one declaration of the grid rule and the version-id pattern, no function over 60 lines, every document a
+// comment cites exists in the repository (and the section it names, in it), docs/layout.md lists every file, and no
+// identifier uses a word docs/glossary.md retired.
 
 import { execFileSync } from "node:child_process";
 import { readFileSync, readdirSync, existsSync } from "node:fs";
@@ -40,6 +41,22 @@ const PIPELINE_ROOMS: Record<string, string[]> = {
 };
 /** The pipeline's entry: the one file of the top that may import every room. */
 const PIPELINE_ENTRY = "pipeline/cli.ts";
+/**
+ * The rooms of api/ and which rooms each may import: its own files at the top are the core (service, routes,
+ * answer, errors, CORS, parameters, OpenAPI, context, records, cursors, tiers, bytes), which has no request family in
+ * it; each family (query/: validate, resolve and query; series/: the series route; zarr/: the Zarr view; listings/:
+ * catalog, records, observations, layers, samples, revisions) imports the core, never another family: what two
+ * families share lives in the core or in format/.
+ */
+const API_ROOMS: Record<string, string[]> = {
+  "api": [],
+  "api/query": ["api"],
+  "api/series": ["api"],
+  "api/zarr": ["api"],
+  "api/listings": ["api"],
+};
+/** The interface's route table: the one file of api/ that imports every room, and that no file of api/ imports. */
+const API_ENTRY = "api/interface.ts";
 const MAX_FUNCTION_LINES = 60;
 /**
  * Identifiers retired when each word got one meaning (docs/glossary.md, issue 24), with the word that replaced
@@ -116,6 +133,19 @@ house("house - pipeline/ rooms import only the rooms below them; the entry alone
     for (const target of importsOf(file).filter((t) => t.startsWith("pipeline/"))) {
       const to = roomOf(target);
       if (to !== room && !PIPELINE_ROOMS[room].includes(to)) wrong.push(`${file} -> ${target}`);
+    }
+  }
+  assert.equal(wrong, []);
+});
+
+house("house - api/ families import the core, never each other; the core imports no family; only the route table imports every room", () => {
+  const wrong: string[] = [];
+  for (const file of files.filter((f) => f.startsWith("api/") && f !== API_ENTRY)) {
+    const room = dirname(file);
+    assert.ok(room in API_ROOMS, `${file} is in no room of api/`);
+    for (const target of importsOf(file).filter((t) => t.startsWith("api/"))) {
+      const to = dirname(target);
+      if (target === API_ENTRY || (to !== room && !API_ROOMS[room].includes(to))) wrong.push(`${file} -> ${target}`);
     }
   }
   assert.equal(wrong, []);
@@ -229,6 +259,50 @@ house("house - no identifier uses a retired word (docs/glossary.md): no slot, no
     }
   }
   assert.equal([...new Set(found)], []);
+});
+
+/** The one place rule (decisions §8): a longitude and latitude to the cell that holds them, in format/grid.ts. */
+const PLACE_RULE = { file: "format/grid.ts", name: "lonLatToCell" };
+/** Names of a function from a point to a cell (pointToCell, lonLatToPlaceCell, placeToCell, ...): each must be the rule or call it. */
+const POINT_TO_CELL = /^(point|lonlat|latlon|place|coord\w*)\w*to\w*cell$/i;
+/** The folders that read a dist: their grid arithmetic is format/grid.ts's (the pipeline snaps source origins, another rule). */
+const READERS = ["api", "client", "explorer", "server"];
+
+house("house - the grid rule is declared once: format/grid.ts lonLatToCell maps a point to a cell, no reader does grid arithmetic of its own", () => {
+  const rules: string[] = [];
+  const arithmetic: string[] = [];
+  for (const [file, source] of parsed) {
+    const walk = (node: ts.Node) => {
+      const named = (ts.isFunctionDeclaration(node) || ts.isVariableDeclaration(node) || ts.isMethodDeclaration(node)) && node.name && ts.isIdentifier(node.name) ? node.name.text : "";
+      // a function from a point to a cell is the rule, or asks the rule (the explorer's pointer does)
+      const body = ts.isVariableDeclaration(node) ? node.initializer : (node as ts.FunctionLikeDeclaration).body;
+      if (POINT_TO_CELL.test(named) && !body?.getText(source).includes(`${PLACE_RULE.name}(`)) rules.push(`${file}: ${named}`);
+      node.forEachChild(walk);
+    };
+    walk(source);
+    if (READERS.includes(file.split("/")[0]) && /GRID\.(westEdgeMilliDeg|northEdgeMilliDeg|cellMilliDeg)/.test(source.text)) arithmetic.push(file);
+  }
+  assert.equal(rules, [`${PLACE_RULE.file}: ${PLACE_RULE.name}`]);
+  assert.equal(arithmetic, [], "grid arithmetic outside format/grid.ts");
+});
+
+/** The version id's pattern (its characters and length), declared once: common.schema.json's `version-id`. */
+const VERSION_ID = { file: "schemas/common.schema.json", text: "a-zA-Z0-9_-]{1,128}" };
+
+/** Every file of the project's code and schemas, JSON included (a pattern may be written out in either). */
+function listCodeAndSchemas(folder: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(join(ROOT, folder), { withFileTypes: true })) {
+    const path = join(folder, entry.name);
+    if (entry.isDirectory()) out.push(...listCodeAndSchemas(path));
+    else if (/\.(ts|json)$/.test(entry.name)) out.push(path);
+  }
+  return out;
+}
+
+house("house - the version-id pattern is declared once (common.schema.json's version-id); code derives its RegExp from it", () => {
+  const found = FOLDERS.flatMap(listCodeAndSchemas).flatMap((file) => readFileSync(join(ROOT, file), "utf8").split(VERSION_ID.text).slice(1).map(() => file));
+  assert.equal(found, [VERSION_ID.file]);
 });
 
 house("house - nothing is imported under the name of another export (one name, one thing)", () => {

@@ -5,6 +5,7 @@ import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
+import { ROUTES } from "../api/interface.js";
 import { buildOpenApi } from "../api/openapi.js";
 
 type Json = Record<string, any>;
@@ -42,7 +43,7 @@ function decode(bytes: Buffer, coding: string | undefined): Buffer {
 
 async function buildValidator(): Promise<OpenApiValidator> {
   // swagger-parser dereferences in place: give it a copy
-  const document = (await SwaggerParser.dereference(structuredClone(buildOpenApi()) as any)) as Json;
+  const document = (await SwaggerParser.dereference(structuredClone(buildOpenApi(ROUTES)) as any)) as Json;
   const ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true });
   addFormats.default(ajv);
   const compiled = new Map<object, ValidateFunction>();

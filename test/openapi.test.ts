@@ -9,9 +9,11 @@ import { promisify } from "node:util";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { DATA_REQUEST_EXAMPLE, buildOpenApi } from "../api/openapi.js";
-import { checkRequest } from "../api/request.js";
-import { ROUTES } from "../api/routes.js";
+import { buildOpenApi } from "../api/openapi.js";
+import { DATA_REQUEST_EXAMPLE } from "../api/query/routes.js";
+import { checkRequest } from "../api/query/request.js";
+import { describeSeriesCall } from "../api/series/hint.js";
+import { ROUTES } from "../api/interface.js";
 import { CONTRACT_SCHEMAS, DIST_SCHEMAS } from "../schemas/validate.js";
 import { type Fixture, buildFixture, post, request, requestFor, withServer } from "./server-fixture.js";
 
@@ -37,7 +39,7 @@ document.before(useFixture);
 
 document("openapi - the served document is valid OpenAPI 3.1 for swagger-parser and is the one api/openapi.ts builds", async () => {
   const served = await fetchDocument();
-  assert.equal(served, JSON.parse(JSON.stringify(buildOpenApi())));
+  assert.equal(served, JSON.parse(JSON.stringify(buildOpenApi(ROUTES))));
   const api: any = await SwaggerParser.validate(structuredClone(served));
   assert.is(api.openapi, "3.1.0");
   assert.equal(Object.keys(api.paths).sort(), [...new Set(ROUTES.map((r) => r.path.replace(/:([a-z]+)/g, "{$1}")))].sort());
@@ -63,7 +65,7 @@ document("openapi - redocly lint (recommended ruleset, redocly.yaml) reports no 
 });
 
 document("openapi - publishes the contract's schemas only, no security scheme, a license, the data request example", () => {
-  const doc: any = buildOpenApi();
+  const doc: any = buildOpenApi(ROUTES);
   const names = Object.keys(doc.components.schemas);
   for (const schema of DIST_SCHEMAS) {
     const base = (schema as { $id: string }).$id.replace(".schema.json", "");
@@ -76,12 +78,12 @@ document("openapi - publishes the contract's schemas only, no security scheme, a
   assert.ok(doc.info.license.name && doc.info.license.identifier);
   const body = doc.paths["/api/v1/data/query"].post.requestBody.content["application/json"];
   assert.equal(body.example, DATA_REQUEST_EXAMPLE);
-  assert.equal(checkRequest(structuredClone(DATA_REQUEST_EXAMPLE)).region.bbox, [133.8, -23.8, 133.95, -23.65]);
+  assert.equal(checkRequest(structuredClone(DATA_REQUEST_EXAMPLE), describeSeriesCall).region.bbox, [133.8, -23.8, 133.95, -23.65]);
   assert.ok(doc.paths["/api/v1/data/query"].post.responses["413"].content["application/json"].schema.allOf[1].properties.plan);
 });
 
 document("openapi - every path documents HEAD for GET, OPTIONS, and a 405 with Allow for each other method", () => {
-  const doc: any = buildOpenApi();
+  const doc: any = buildOpenApi(ROUTES);
   for (const [path, item] of Object.entries<any>(doc.paths)) {
     const methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
     for (const method of methods) assert.ok(item[method], `${method} ${path}`);
@@ -95,7 +97,7 @@ document("openapi - every path documents HEAD for GET, OPTIONS, and a 405 with A
 });
 
 document("openapi - every array schema has items (Spectral's oas rule array-items); period and units say they ignore extra properties, the body and region stay closed; tile has minLength 1 on layers and sample", () => {
-  const doc: any = buildOpenApi();
+  const doc: any = buildOpenApi(ROUTES);
   const bare: string[] = [];
   const walk = (node: unknown, path: string) => {
     if (!node || typeof node !== "object") return;
@@ -133,7 +135,7 @@ function concretePath(template: string): string {
 }
 
 live("openapi - every documented operation of every path answers one of its documented statuses", async () => {
-  const doc: any = buildOpenApi();
+  const doc: any = buildOpenApi(ROUTES);
   const body = requestFor({ col: 250, row: 250, width: 2, height: 2 }, "2004-02-01", "2004-02-01");
   await withServer(fixture.dist, async (served) => {
     for (const [template, item] of Object.entries<any>(doc.paths)) {

@@ -5,7 +5,8 @@ import * as assert from "uvu/assert";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { AJV_OPTIONS, assertValid, schemas, toIssues, validatorFor, type Issue } from "../schemas/validate.js";
-import { checkRequest } from "../api/request.js";
+import { checkRequest } from "../api/query/request.js";
+import { describeSeriesCall } from "../api/series/hint.js";
 
 type Json = Record<string, unknown>;
 const clone = <T>(value: T): T => structuredClone(value);
@@ -69,7 +70,7 @@ DataRequest("data request - period and units accept extra properties, which the 
     r.units = { air_temperature_max: "degC", precipitation_amount: "mm" };
   });
   assert.equal(check("data-request.schema.json", spec).issues, []);
-  assert.equal(checkRequest(clone(spec)), { ...REQUEST, format: "json" });
+  assert.equal(checkRequest(clone(spec), describeSeriesCall), { ...REQUEST, format: "json" });
 });
 
 DataRequest("data request - 2004-02-29 is a valid date", () => {

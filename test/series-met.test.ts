@@ -3,9 +3,9 @@
 
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { type MetColumn, type MetInput, computeTavAmp, writeMet } from "../api/met.js";
+import { type MetColumn, type MetInput, computeTavAmp, writeMet } from "../api/series/met.js";
 import { HttpError } from "../api/errors.js";
-import { PeriodDates } from "../api/period-dates.js";
+import { PeriodDates } from "../api/series/period-dates.js";
 import { findVariable } from "../format/variables.js";
 
 const VERSION = { id: "silo-x-20031130-20040101-0123456789abcdef", license: "CC-BY-4.0", attribution: "Queensland Government SILO; interpolated Bureau of Meteorology and other observations." };

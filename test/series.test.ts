@@ -9,6 +9,7 @@ import { suite } from "uvu";
 import { buildDemoDist } from "./server-fixture.js";
 import * as assert from "uvu/assert";
 import { Service } from "../api/service.js";
+import { ROUTES } from "../api/interface.js";
 import { createMirrorClient } from "../client/index.js";
 import { startMirrorServer } from "../client/mirror-server.js";
 import { Archive } from "../format/archive.js";
@@ -188,7 +189,7 @@ function countingStorage(root: string): Storage & { reads: Record<string, number
 
 tiers("series - a place over days reads series chunks, one date reads its day piece: both answer the same rows", async () => {
   const storage = countingStorage(dist);
-  const service = new Service({ storage, platform: nodePlatform });
+  const service = new Service({ routes: ROUTES, storage, platform: nodePlatform });
   const ask = async (body: unknown) => {
     const answer = await service.handle({ method: "POST", path: "/api/v1/data/query", query: new URLSearchParams(), contentType: "application/json", baseUrl: "http://x", readBody: async () => Buffer.from(JSON.stringify(body)) });
     assert.is(answer.status, 200, Buffer.from(answer.body).toString());

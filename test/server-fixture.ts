@@ -17,7 +17,7 @@ import type { StoredEntry } from "../format/entries.js";
 import { GroupLattice, type SeriesSpan, SpanLayout, groupEntry } from "../format/series.js";
 import { addToCatalog, updateCandidates, writeCatalog } from "../pipeline/dist/catalog.js";
 import { ObjectStore } from "../pipeline/dist/files.js";
-import { makeDataRequest } from "../api/request.js";
+import { makeDataRequest } from "../api/query/request.js";
 import { sha256Hex } from "../format/hash.js";
 import type { Dataset } from "../format/records.js";
 import type { Window } from "../format/grid.js";

@@ -12,6 +12,7 @@ import { Snapshot } from "../format/snapshot.js";
 import { type RasterView, openVersion } from "../format/versions.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
 import { type ApiRequest, Service } from "../api/service.js";
+import { ROUTES } from "../api/interface.js";
 import type { Storage } from "../format/storage.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
 import { ObjectStore, writeFileAtomic } from "../pipeline/dist/files.js";
@@ -265,7 +266,7 @@ const apiGet = (path: string, query = ""): ApiRequest => ({ method: "GET", path,
 start("start - the service reads catalog.json alone at start, then only the objects and blocks a request needs, once", async () => {
   const storage = new CountingStorage(fixture.dist);
   const warnings: string[] = [];
-  const service = new Service({ storage, platform: nodePlatform, warn: (m) => warnings.push(m) });
+  const service = new Service({ routes: ROUTES, storage, platform: nodePlatform, warn: (m) => warnings.push(m) });
   await service.snapshot(); // what createApp awaits before listening
   assert.equal(storage.take(), ["catalog.json"]);
   for (const path of ["/api/health", "/api/v1/capabilities", "/api/v1/openapi.json"]) {

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import stableStringify from "fast-json-stable-stringify";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { pointToPlaceCell } from "../api/series-params.js";
+import { lonLatToCell } from "../format/grid.js";
 import { DATES_A, type Fixture, VALUE_B, VALUE_C, assertError, buildFixture, copyDist, exchange, findSeriesChunk, flipByte, post, request, requestFor, sha256Base64, valueA, withServer } from "./server-fixture.js";
 
 let fixture: Fixture;
@@ -116,7 +116,7 @@ answers("series - the place rule: the cell whose area holds the point; on an edg
     [130, -9.97, null],
     [130, -44.03, null],
   ];
-  for (const [lon, lat, cell] of table) assert.equal(pointToPlaceCell(lon, lat), cell, `${lon}, ${lat}`);
+  for (const [lon, lat, cell] of table) assert.equal(lonLatToCell(lon, lat), cell, `${lon}, ${lat}`);
   await withServer(fixture.dist, async (s) => {
     const centre = await request(s, "/api/v1/series?lat=-23&lon=124.55&start=2004-02-01&end=2004-02-03");
     const edge = await request(s, "/api/v1/series?lat=-23.025&lon=124.525&start=2004-02-01&end=2004-02-03");

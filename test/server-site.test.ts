@@ -69,7 +69,7 @@ site("site - the landing page of the generated demo says so in a banner", async 
   });
 });
 
-site("site - the explorer, catalog.json and objects are the dist's bytes; pieces by range, whole, and revalidated", async () => {
+site("site - the explorer, catalog.json and objects are the dist's bytes; pieces by range, whole and revalidated, through the answers' one path (ETag, 304, 206, 416)", async () => {
   await withServer(fixture.dist, async (served: Served) => {
     const moved = await exchange(served, "/explorer");
     assert.equal([moved.status, moved.headers.location], [301, "/explorer/"]);
@@ -99,12 +99,20 @@ site("site - the explorer, catalog.json and objects are the dist's bytes; pieces
     const whole = await exchange(served, `/${piece.path}`);
     assert.equal([whole.status, whole.headers["content-type"]], [200, "application/octet-stream"]);
     assert.ok(whole.bytes.equals(piece.bytes));
+    // a piece's ETag and digest are every answer's: the first 32 hex digits of its sha256 (its name), and its sha256
+    const sha256 = piece.path.slice(11, 75);
     const etag = whole.headers.etag!;
-    assert.is(etag, `"${piece.path.slice(11, 75)}"`);
+    assert.is(etag, `"${sha256.slice(0, 32)}"`);
+    assert.is(whole.headers["content-digest"], `sha-256=:${Buffer.from(sha256, "hex").toString("base64")}:`);
+    assert.equal([whole.headers["cache-control"], whole.headers["accept-ranges"]], ["public, max-age=31536000, immutable", "bytes"]);
     assert.is((await exchange(served, `/${piece.path}`, { headers: { "If-None-Match": etag } })).status, 304);
-    assert.is((await exchange(served, `/${piece.path}`, { headers: { Range: `bytes=${piece.bytes.length}-${piece.bytes.length + 9}` } })).status, 416);
+    // past its end: the contract's 416, naming the piece's size
+    const past = await exchange(served, `/${piece.path}`, { headers: { Range: `bytes=${piece.bytes.length}-${piece.bytes.length + 9}` } });
+    assert.equal([past.status, past.headers["content-range"], past.json().error], [416, `bytes */${piece.bytes.length}`, "range_not_satisfiable"]);
+    // an open or suffix range of a piece, whose size is not known before it is read to its end, is answered whole
+    assert.is((await exchange(served, `/${piece.path}`, { headers: { Range: "bytes=10-" } })).status, 200);
     const head = await exchange(served, `/${piece.path}`, { method: "HEAD" });
-    assert.equal([head.status, head.bytes.length], [200, 0]);
+    assert.equal([head.status, head.bytes.length, head.headers["repr-digest"]], [200, 0, whole.headers["content-digest"]]);
     // a reader file's name the dist does not hold: the contract's 404
     const absent = `/objects/ab/ab${"0".repeat(62)}.day`;
     assertError(await exchange(served, absent), 404, "not_found");

@@ -134,8 +134,10 @@ readers("zarr readers - every example of docs/clients.md's Zarr section runs aga
   await withServer(dist, async (served) => {
     const live = (text: string) => text.replaceAll("http://127.0.0.1:8080", served.url);
     const cwd = await mkdtemp(join(out, "docs-"));
-    const python = docBlock("docs/clients.md", "import xarray as xr");
+    // the xarray block reads its cell with the block before it (the place rule, silo_cell)
+    const python = docBlock("docs/clients.md", "def silo_cell(lon, lat):") + docBlock("docs/clients.md", "import xarray as xr");
     const xarray = await run("/usr/bin/python3", ["-c", live(python)], { cwd, timeout: 120_000 });
+    assert.match(xarray.stdout, /^\(437, 274\) \(437, 274\)$/m);
     assert.match(xarray.stdout, /count\s+31\.0/);
     assert.match(xarray.stdout, /\(41, 41\)/);
     const sh = docBlock("docs/clients.md", "export GDAL_DISABLE_READDIR_ON_OPEN=EMPTY_DIR");

@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { inflateSync } from "node:zlib";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { CHUNK_SHAPES } from "../api/zarr.js";
+import { CHUNK_SHAPES } from "../api/zarr/view.js";
 import { createMirrorClient } from "../client/index.js";
 import { startMirrorServer } from "../client/mirror-server.js";
 import { dateToDayNumber } from "../format/dates.js";

@@ -5,17 +5,17 @@
 // The 413 itself is bounded too: the parts of the first dates that fit its byte bound, then `planRest`, the
 // original request from the first date not planned; work grows with that bound, never with the box.
 
-import { LIMITS } from "./contract.js";
-import { QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
-import { colToLon, rowToEdgeLat, rowToLat } from "../format/grid.js";
-import type { SelectedDay } from "./tiers.js";
-import { PENDING_SHA256, buildManifest } from "./manifest.js";
+import { colToLon, rowToEdgeLat, rowToLat } from "../../format/grid.js";
+import { VALUE_TEXT_MAX } from "../../format/number-text.js";
+import { QUERY_UNIT, QUERY_VARIABLE } from "../../format/records.js";
+import { PENDING_SHA256 } from "../bytes.js";
+import { LIMITS } from "../contract.js";
+import { buildManifest } from "./manifest.js";
 import type { RequestConfig } from "./request.js";
 import { CSV_HEADER } from "./serialize.js";
 import type { Selection } from "./selection.js";
+import type { SelectedDay } from "./tiers.js";
 
-/** Longest text of a float32 value in the plausible range: "-0.0000123456789" style, 9 significant digits. */
-const VALUE_MAX = 17;
 const TILE_ID_MAX = "YYYYMMDD-r0-c0".length;
 const INDEX_MAX = 3; // tile-local row and col are 0..255
 /** Room a 413 keeps besides `plan` and `planRest`: its `error` and `message`, and the JSON around them. */
@@ -36,7 +36,7 @@ function rowBound(selection: Selection, format: "json" | "csv"): number {
   const [c0, r0, w, h] = selection.window;
   const lon = Math.max(...[c0, c0 + w - 1].map((c) => String(colToLon(c)).length));
   const lat = Math.max(...[r0, r0 + h - 1].map((r) => String(rowToLat(r)).length));
-  const fields = "YYYY-MM-DD".length + lon + lat + QUERY_VARIABLE.length + VALUE_MAX + QUERY_UNIT.length + TILE_ID_MAX + 2 * INDEX_MAX;
+  const fields = "YYYY-MM-DD".length + lon + lat + QUERY_VARIABLE.length + VALUE_TEXT_MAX + QUERY_UNIT.length + TILE_ID_MAX + 2 * INDEX_MAX;
   // the text around the fields: JSON keys and a separating comma, or nine quoted fields, eight commas and CRLF
   const frame = format === "json" ? '{"date":"","longitude":,"latitude":,"variable":"","value":,"unit":"","tile":"","row":,"col":},' : `${'"",'.repeat(8)}""\r\n`;
   return fields + frame.length;

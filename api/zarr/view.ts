@@ -1,15 +1,16 @@
 // The Zarr v2 view of a raster version (decisions §8, docs/clients.md "Zarr"): its keys and their metadata. Two
 // groups per version, `maps` (one day by one 256 x 256 tile) and `series` (many days by a few cells), over the
 // whole SILO grid and the version's first..last dates. Nothing is stored for it: every key is computed from the
-// version's verified index and pieces (chunk bytes: zarr-chunks.ts).
+// version's verified index and pieces (chunk bytes: api/zarr/chunks.ts).
 
-import { GRID, TILE_SIDE } from "../format/grid.js";
-import { dateToDayNumber } from "../format/dates.js";
-import type { RasterView } from "../format/versions.js";
-import { type Variable, variableOfRecord } from "../format/variables.js";
-import type { Context } from "./context.js";
-import { HttpError } from "./errors.js";
-import { openData } from "./records.js";
+import { GRID, TILE_SIDE } from "../../format/grid.js";
+import { dateToDayNumber } from "../../format/dates.js";
+import type { RasterView } from "../../format/versions.js";
+import { type Variable, variableOfRecord } from "../../format/variables.js";
+import type { Context } from "../context.js";
+import { HttpError } from "../errors.js";
+import { VERSION_ID } from "../parameters.js";
+import { openData } from "../records.js";
 
 export const ZARR_GROUPS = ["maps", "series"] as const;
 export type ZarrGroup = (typeof ZARR_GROUPS)[number];
@@ -49,8 +50,6 @@ export interface ZarrArray {
   fill: number | "NaN" | null;
   attrs: Record<string, unknown>;
 }
-
-const VERSION_ID = /^[a-zA-Z0-9_-]{1,128}$/;
 
 export function zarrNotFound(what: string): HttpError {
   return new HttpError({ kind: "not_found", message: `${what} is not a key of this Zarr view; open /zarr/v2/<version id>/maps or /series with consolidated metadata and read the keys it lists (docs/clients.md).` });

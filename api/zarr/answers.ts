@@ -1,11 +1,11 @@
 // The Zarr view's routes (decisions §8): a pinned version's keys (metadata JSON, chunks as zlib float32), and the
 // `latest/<dataset_key>/...` redirects to the newest version's same key. Every unknown key is 404.
 
-import type { Answer } from "./answer.js";
-import { BINARY_TYPE } from "./answer.js";
-import type { Context } from "./context.js";
-import { readChunkBytes } from "./zarr-chunks.js";
-import { type ZarrGroup, ZARR_COMPRESSOR, ZARR_GROUPS, describeArrays, groupDocument, isCompressed, isZarrKeyShape, openZarrVersion, parseChunkKey, zarrNotFound, zarrayOf } from "./zarr.js";
+import type { Answer } from "../answer.js";
+import { BINARY_TYPE } from "../answer.js";
+import type { Context } from "../context.js";
+import { readChunkBytes } from "./chunks.js";
+import { type ZarrGroup, ZARR_COMPRESSOR, ZARR_GROUPS, describeArrays, groupDocument, isCompressed, isZarrKeyShape, openZarrVersion, parseChunkKey, zarrNotFound, zarrayOf } from "./view.js";
 
 const isGroup = (group: string): group is ZarrGroup => (ZARR_GROUPS as readonly string[]).includes(group);
 
@@ -14,7 +14,7 @@ function answerDocument(ctx: Context, id: string, document: Record<string, unkno
   return ctx.answer(JSON.stringify(document), { cache: "immutable", ranges: true, headers: { "Service-Dataset-Version": id } });
 }
 
-/** Cheap checks before a turn (Context.precheck): a path that cannot be a key of the view is 404 at once. */
+/** The routes' check, before a turn: a path that cannot be a key of the view is 404 at once. */
 export function checkZarrPath(ctx: Context): void {
   const { id, group, array, key, dataset } = ctx.params;
   const ok = dataset !== undefined ? isZarrKeyShape(group, array, key) : id === "latest" ? isZarrKeyShape(array, null, key) : isZarrKeyShape(group, array ?? null, key);

@@ -2,32 +2,22 @@
 // manifest, or an APSIM weather file. Check the parameters, choose each variable's version and the period, bound
 // the values (else a 413 with a plan of calls that fit), read them from the series tier, write them.
 
-import { type Answer, CSV_TYPE, JSON_TYPE } from "./answer.js";
-import type { Context } from "./context.js";
-import { HttpError } from "./errors.js";
+import { type Answer, CSV_TYPE, JSON_TYPE } from "../answer.js";
+import type { Context } from "../context.js";
+import { READ_CORS } from "../cors.js";
+import { HttpError } from "../errors.js";
+import { queryParameters } from "../parameters.js";
+import { type RouteSpec, defineRoute } from "../routes.js";
 import { type MetInput, writeMet } from "./met.js";
-import { type SeriesConfig, type SeriesFormat, hashSeriesRequest, readSeriesConfig } from "./series-params.js";
-import { planSeriesCalls } from "./series-plan.js";
-import { readSeriesValues } from "./series-read.js";
-import { type SeriesSelection, selectSeries } from "./series-select.js";
-import { writeSeriesCsv, writeSeriesJson } from "./series-write.js";
+import { SERIES_DESCRIPTION, SERIES_PLAN_ITEM, describeSeriesOk } from "./openapi.js";
+import { MAX_SERIES_VALUES, SERIES_PARAMETERS, type SeriesConfig, type SeriesFormat, hashSeriesRequest, readSeriesConfig } from "./params.js";
+import { planSeriesCalls } from "./plan.js";
+import { readSeriesValues } from "./read.js";
+import { type SeriesSelection, chooseVersions } from "./select.js";
+import { writeSeriesCsv, writeSeriesJson } from "./write.js";
 
 export const MET_TYPE = "text/plain; charset=utf-8";
 const TYPES: Record<SeriesFormat, string> = { csv: CSV_TYPE, json: JSON_TYPE, met: MET_TYPE };
-
-/** Each request's checked parameters, made once (the precheck and the answer share its context). */
-const configs = new WeakMap<Context, SeriesConfig>();
-
-function configOf(ctx: Context): SeriesConfig {
-  let config = configs.get(ctx);
-  if (!config) configs.set(ctx, (config = readSeriesConfig(ctx.query)));
-  return config;
-}
-
-/** The parameter check, run before the call waits for a turn: a bad call is answered at once (docs/contract.md §4.7). */
-export function precheckSeries(ctx: Context): void {
-  configOf(ctx);
-}
 
 /** A 413 when the call asks for more values than one answer holds, with the calls that do. */
 function checkBound(config: SeriesConfig, selection: SeriesSelection, bound: number): void {
@@ -53,10 +43,9 @@ function toMetInput(config: SeriesConfig, selection: SeriesSelection, values: Fl
   return { place: config.places[0], start: selection.start, days: selection.days, columns };
 }
 
-export async function answerSeries(ctx: Context): Promise<Answer> {
-  const config = configOf(ctx);
-  const selection = await selectSeries(ctx, config);
-  checkBound(config, selection, ctx.seriesMaxValues);
+export async function answerSeries(ctx: Context, config: SeriesConfig): Promise<Answer> {
+  const selection = await chooseVersions(ctx, config);
+  checkBound(config, selection, ctx.bound("seriesMaxValues"));
   const values = await readSeriesValues(selection, config.places);
   const requestSha256 = await hashSeriesRequest(ctx.platform, config);
   const body =
@@ -69,3 +58,23 @@ export async function answerSeries(ctx: Context): Promise<Answer> {
   const cache = config.pins && config.start && config.end ? "immutable" : "short";
   return ctx.answer(body, { cache, type: TYPES[config.format], headers: provenanceHeaders(selection, requestSha256) });
 }
+
+export const SERIES_ROUTES: RouteSpec[] = [
+  defineRoute({
+    method: "GET",
+    path: "/api/v1/series",
+    operationId: "getSeries",
+    cors: READ_CORS,
+    computed: true,
+    summary: "Places over any period in one call (SILO's whole archive at a place): tidy CSV, JSON with a provenance manifest, or an APSIM weather file.",
+    description: SERIES_DESCRIPTION,
+    // the parameters, checked before the call waits for a turn: a bad call is answered at once (docs/contract.md §4.7)
+    ...queryParameters(SERIES_PARAMETERS, readSeriesConfig),
+    answers: [],
+    errors: ["invalid_parameters", "request_too_large", "coverage_unavailable", "missing_values"],
+    etag: "short",
+    document: { ok: (head) => describeSeriesOk(head, true), planItem: SERIES_PLAN_ITEM },
+    bounds: { seriesMaxValues: MAX_SERIES_VALUES },
+    handle: answerSeries,
+  }),
+];

@@ -1,14 +1,14 @@
 // Version choice and coverage of a data request (docs/contract.md §3.4): which version answers, which cells and dates,
 // or why none can. Decided from catalog.json's candidates and the versions' indexes, never by scanning.
 
-import type { Coverage } from "../format/coverage.js";
-import { GRID, type Window, bboxToWindow, intersectWindows, windowBbox, windowTransform } from "../format/grid.js";
-import { candidatesOf } from "../format/catalog.js";
-import { type Dataset, QUERY_VARIABLE, isQueryCompatible } from "../format/records.js";
-import { type RasterView, openVersion } from "../format/versions.js";
-import type { Context } from "./context.js";
-import { LIMITS } from "./contract.js";
-import { isVisible } from "./records.js";
+import { candidatesOf } from "../../format/catalog.js";
+import type { Coverage } from "../../format/coverage.js";
+import { type Window, bboxToWindow, intersectWindows, windowBbox } from "../../format/grid.js";
+import { type Dataset, QUERY_VARIABLE, isQueryCompatible } from "../../format/records.js";
+import { type RasterView, openVersion } from "../../format/versions.js";
+import type { Context } from "../context.js";
+import { LIMITS } from "../contract.js";
+import { isSupportedGrid, isVisible } from "../records.js";
 import { type RequestConfig, listPeriodDates } from "./request.js";
 import { type CellSource, type SelectedDay, selectDays } from "./tiers.js";
 
@@ -32,19 +32,6 @@ interface Candidate {
   id: string;
   coverage: Coverage;
   record: Dataset;
-}
-
-/**
- * The candidate's grid must be the north-up regular EPSG:4326 grid whose arithmetic grid.ts does: the SILO
- * grid itself (docs/contract.md §3.4, unsupported_grid). Any other grid cannot be selected by these cell rules.
- */
-export function isSupportedGrid(record: Dataset): boolean {
-  const support = record.spatial_support as { crs?: unknown; grid_transform?: unknown };
-  const transform = support.grid_transform;
-  if (support.crs !== GRID.crs || !Array.isArray(transform) || transform.length !== 6) return false;
-  const [a, b, , d, e] = transform as number[];
-  if (a <= 0 || b !== 0 || d !== 0 || e >= 0) return false;
-  return windowTransform(0, 0).every((x, i) => x === transform[i]);
 }
 
 /** The box touches the candidate's extent, cell edges included (docs/contract.md §3.4, no_cell_centers). */

@@ -2,15 +2,14 @@
 // docs/contract.md §3, §4).
 
 import stableStringify from "fast-json-stable-stringify";
-import { LIMITS } from "./contract.js";
-import { QUERY_DATA_CLASS, QUERY_SOURCE, QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
-import { dateToDayNumber, listDates } from "../format/dates.js";
-import { type Window, windowBbox } from "../format/grid.js";
-import { formatPath, schemas, toIssues, validatorFor } from "../schemas/validate.js";
-import { HttpError, type Issue } from "./errors.js";
-import { describeSeriesCall } from "./series-hint.js";
-import { describeVariables, findVariable } from "../format/variables.js";
-import { type Platform, fromUtf8, utf8 } from "../format/storage.js";
+import { QUERY_DATA_CLASS, QUERY_SOURCE, QUERY_UNIT, QUERY_VARIABLE } from "../../format/records.js";
+import { dateToDayNumber, listDates } from "../../format/dates.js";
+import { type Window, windowBbox } from "../../format/grid.js";
+import { describeVariables, findVariable } from "../../format/variables.js";
+import { type Platform, fromUtf8, utf8 } from "../../format/storage.js";
+import { formatPath, schemas, toIssues, validatorFor } from "../../schemas/validate.js";
+import { LIMITS } from "../contract.js";
+import { HttpError, type Issue, payloadTooLarge } from "../errors.js";
 
 /** The data request after the contract check, with `format` filled in (docs/contract.md §3.1). */
 export interface RequestConfig {
@@ -27,15 +26,17 @@ export interface RequestConfig {
   dataset_version?: string;
 }
 
+/**
+ * The series call that answers what a data request asks (api/series/hint.ts, handed in where the route table is made,
+ * api/interface.ts): the query's 422s for more than 31 days or another variable point there (docs/contract.md §8.2).
+ */
+export type SeriesCallHint = (spec: unknown, variable?: string) => string;
+
 export const JSON_CONTENT_HINT = "send the header -H 'Content-Type: application/json' (GET /api/v1/openapi.json has an example data request)";
 
 /** `application/json`, with or without parameters such as charset (docs/contract.md §4). */
 export function isJsonContentType(header: string | undefined): boolean {
   return (header ?? "").split(";")[0].trim().toLowerCase() === "application/json";
-}
-
-export function payloadTooLarge(): HttpError {
-  return new HttpError({ kind: "payload_too_large", message: `The request body is over ${LIMITS.maxRequestBytes} bytes; send a data request of at most ${LIMITS.maxRequestBytes} bytes: it is a small JSON object (GET /api/v1/openapi.json has an example).` });
 }
 
 /** 415 on another media type, 413 over the size bound, 400 on empty, non-UTF-8 or malformed JSON (docs/contract.md §4). */
@@ -79,7 +80,7 @@ function rejectRequest(issues: Issue[]): HttpError {
  * A variable the direct query does not answer (docs/contract.md §8.1): a SILO variable is served by the series route,
  * and its issue gives the call for this request; any other name is told the variables published.
  */
-function pointToSeries(issues: Issue[], spec: unknown): Issue[] {
+function pointToSeries(issues: Issue[], spec: unknown, seriesCall: SeriesCallHint): Issue[] {
   const asked = (spec as { variables?: unknown }).variables;
   return issues.map((issue) => {
     const value = Array.isArray(asked) && issue.code === "enum" && issue.path[0] === "variables" && issue.path.length === 2 ? asked[issue.path[1] as number] : undefined;
@@ -87,7 +88,7 @@ function pointToSeries(issues: Issue[], spec: unknown): Issue[] {
     const variable = typeof value === "string" ? findVariable(value) : undefined;
     if (!variable) return { ...issue, message: `${issue.message}. The variables published are ${describeVariables()}; the others are answered by GET /api/v1/series` };
     if (variable.name === QUERY_VARIABLE) return issue;
-    const message = `${value} is not answered by the direct query (air_temperature_max only); use the series route: ${describeSeriesCall(spec, variable.name)}`;
+    const message = `${value} is not answered by the direct query (air_temperature_max only); use the series route: ${seriesCall(spec, variable.name)}`;
     return { ...issue, message };
   });
 }
@@ -95,7 +96,7 @@ function pointToSeries(issues: Issue[], spec: unknown): Issue[] {
 const BBOX_ORDER = "bbox is [west, south, east, north] in degrees, longitudes first";
 
 /** The run-time rules the schema cannot express (docs/contract.md §3.1): ordered bounds, at most 31 days. */
-function checkOrder(config: RequestConfig): Issue[] {
+function checkOrder(config: RequestConfig, seriesCall: SeriesCallHint): Issue[] {
   const issues: Issue[] = [];
   const [west, south, east, north] = config.region.bbox;
   if (!(west < east)) {
@@ -114,7 +115,7 @@ function checkOrder(config: RequestConfig): Issue[] {
     issues.push({
       code: "too_many_days",
       path: ["period", "end"],
-      message: `the period holds ${days} days; at most ${LIMITS.maxDays} are allowed (inclusive bounds). ${describeSeriesCall(config)}`,
+      message: `the period holds ${days} days; at most ${LIMITS.maxDays} are allowed (inclusive bounds). ${seriesCall(config)}`,
     });
   }
   return issues;
@@ -124,13 +125,13 @@ function checkOrder(config: RequestConfig): Issue[] {
  * The contract check shared by validate, resolve and query (docs/contract.md §3): the schema, then the run-time
  * rules it cannot express. Any violation is 422 invalid_request with issues pointing at the fields.
  */
-export function checkRequest(spec: unknown): RequestConfig {
+export function checkRequest(spec: unknown, seriesCall: SeriesCallHint): RequestConfig {
   if (spec === null || typeof spec !== "object" || Array.isArray(spec)) {
     throw rejectRequest([{ code: "type", path: [], message: "is not a JSON object; send the data request as one JSON object (GET /api/v1/openapi.json has an example)" }]);
   }
   const validate = validatorFor(DATA_REQUEST_SCHEMA);
   // ajv fills `format` with its default here (useDefaults), on the body we own.
-  if (!validate(spec)) throw rejectRequest(pointToSeries(toIssues(validate.errors, spec, DATA_REQUEST_SCHEMA), spec));
+  if (!validate(spec)) throw rejectRequest(pointToSeries(toIssues(validate.errors, spec, DATA_REQUEST_SCHEMA), spec, seriesCall));
   const config = spec as RequestConfig;
   config.format ??= "json";
   // period and units accept extra properties and ignore them: the checked request (validate's echo, the hash,
@@ -138,7 +139,7 @@ export function checkRequest(spec: unknown): RequestConfig {
   config.period = keepDeclared(config.period, ["start", "end"]);
   config.units = keepDeclared(config.units, UNIT_KEYS);
 
-  const issues = checkOrder(config);
+  const issues = checkOrder(config, seriesCall);
   if (issues.length > 0) throw rejectRequest(issues);
   return config;
 }

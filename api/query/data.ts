@@ -1,36 +1,27 @@
 // POST validate, resolve and query (docs/contract.md §1.1, §3) and the reserved acquisition route.
 
-import { tileId, windowToTiles } from "../format/grid.js";
-import { type Answer, CSV_TYPE, assertResponseSize } from "./answer.js";
-import type { Context } from "./context.js";
-import { LIMITS } from "./contract.js";
-import { HttpError } from "./errors.js";
-import { PENDING_SHA256, buildManifest } from "./manifest.js";
+import { tileId, windowToTiles } from "../../format/grid.js";
+import { type Answer, CSV_TYPE, assertResponseSize } from "../answer.js";
+import { ByteSink, PENDING_SHA256, writeHashedData } from "../bytes.js";
+import type { Context } from "../context.js";
+import { LIMITS } from "../contract.js";
+import { HttpError } from "../errors.js";
+import { buildManifest } from "./manifest.js";
 import { planRequests } from "./plan.js";
-import { type RequestConfig, checkRequest, hashRequest, parseJsonBody } from "./request.js";
+import { type RequestConfig, type SeriesCallHint, checkRequest, hashRequest, parseJsonBody } from "./request.js";
 import { type Selection, type UnavailableReason, resolveRequest } from "./selection.js";
-import { ByteSink, patchAscii, writeCsvRows, writeJsonRows } from "./serialize.js";
+import { writeCsvRows, writeJsonRows } from "./serialize.js";
 import { readSelectedCells } from "./tiers.js";
-
-/** Each request's checked data request, made once (the precheck and the answer share its context). */
-const configs = new WeakMap<Context, RequestConfig>();
-
-function readDataRequest(ctx: Context): RequestConfig {
-  let config = configs.get(ctx);
-  if (!config) configs.set(ctx, (config = checkRequest(parseJsonBody(ctx.request.contentType, ctx.body))));
-  return config;
-}
 
 /**
  * The contract check of a data request's body (docs/contract.md §3.1, §4.1), run before the request waits for a
- * turn: cheap, and what most bad requests fail; the answer reuses what it checked.
+ * turn: cheap, and what most bad requests fail. Its 422s point to the series call that answers the request.
  */
-export function precheckDataRequest(ctx: Context): void {
-  readDataRequest(ctx);
+export function checkDataRequest(seriesCall: SeriesCallHint): (ctx: Context) => RequestConfig {
+  return (ctx) => checkRequest(parseJsonBody(ctx.request.contentType, ctx.body), seriesCall);
 }
 
-export async function answerValidate(ctx: Context): Promise<Answer> {
-  const config = readDataRequest(ctx);
+export async function answerValidate(ctx: Context, config: RequestConfig): Promise<Answer> {
   return ctx.answer(
     JSON.stringify({
       valid: true,
@@ -56,18 +47,8 @@ async function writeQueryBody(ctx: Context, config: RequestConfig, selection: Se
     body = out.finish();
   } else {
     // only the sources of the dates answered, in date order (docs/contract.md §3.5)
-    const manifest = buildManifest(record, requestSha256, selection.rowCount, selection.days.flatMap((d) => d.sources));
-    // dataSha256 is the last field: its 64 hex digits are patched in once the data bytes exist (one encoding)
-    const head = `{"manifest":${JSON.stringify(manifest)}`;
-    const out = new ByteSink();
-    out.text(head.slice(0, -2 - 64));
-    const shaAt = out.offset;
-    out.text(`${PENDING_SHA256}"},"data":`);
-    const dataAt = out.offset;
-    writeJsonRows(out, selection.window, days);
-    out.text("}");
-    body = out.finish();
-    patchAscii(body, shaAt, await ctx.platform.sha256Hex(body.subarray(dataAt, body.length - 1)));
+    const manifest = buildManifest(record, requestSha256, selection.rowCount, selection.days.flatMap((d) => d.sources), PENDING_SHA256);
+    body = await writeHashedData(manifest, (out) => writeJsonRows(out, selection.window, days), (bytes) => ctx.platform.sha256Hex(bytes));
   }
   return {
     body,
@@ -87,8 +68,7 @@ function listSelectionTiles(selection: Selection): string[] {
   return [...ids].sort();
 }
 
-export async function answerResolve(ctx: Context): Promise<Answer> {
-  const config = readDataRequest(ctx);
+export async function answerResolve(ctx: Context, config: RequestConfig): Promise<Answer> {
   const resolved = await resolveRequest(ctx, config);
   let reason: UnavailableReason | "available" = resolved.available ? "available" : resolved.reason;
   // Resolve and query never disagree (docs/contract.md §3.3): an answer over the byte bound is not available either.
@@ -109,12 +89,11 @@ export async function answerResolve(ctx: Context): Promise<Answer> {
   return ctx.answer(JSON.stringify(body), { cache: "no-store" });
 }
 
-export async function answerQuery(ctx: Context): Promise<Answer> {
-  const config = readDataRequest(ctx);
+export async function answerQuery(ctx: Context, config: RequestConfig): Promise<Answer> {
   const resolved = await resolveRequest(ctx, config);
   if (!resolved.available) {
     if (resolved.reason === "request_too_large" && resolved.selection) {
-      const { summary, members } = planRequests(config, resolved.selection, ctx.planBytes);
+      const { summary, members } = planRequests(config, resolved.selection, ctx.bound("planBytes"));
       throw new HttpError({ kind: "request_too_large", message: `${resolved.message} ${summary}`, members });
     }
     throw new HttpError({ kind: resolved.reason, message: resolved.message });
@@ -125,7 +104,7 @@ export async function answerQuery(ctx: Context): Promise<Answer> {
       ? "narrow the box or shorten the period (a JSON row is about 150 bytes; a CSV row about 95), or follow the plan"
       : "narrow the box or shorten the period, or follow the plan";
   if (body.byteLength > LIMITS.maxResponseBytes) {
-    const { summary, members } = planRequests(config, resolved.selection, ctx.planBytes);
+    const { summary, members } = planRequests(config, resolved.selection, ctx.bound("planBytes"));
     assertResponseSize(body.byteLength, `${advice}. ${summary.replace(/\.$/, "")}`, members);
   }
   return ctx.answer(body, { cache: "no-store", type: config.format === "csv" ? CSV_TYPE : undefined, headers });

@@ -1,13 +1,14 @@
-// Chunk values of the Zarr view (api/zarr.ts): C-order little-endian arrays computed from a version's verified
+// Chunk values of the Zarr view (api/zarr/view.ts): C-order little-endian arrays computed from a version's verified
 // pieces, never stored. A maps chunk is one tile of one day piece (its blocks are one contiguous range); a series
 // chunk is read from the series spans its days lie in (docs/format.md §9). Null: the version holds no cell of the
 // chunk (answered 404, which Zarr readers take as the fill value, NaN).
 
-import { holdsDate } from "../format/coverage.js";
-import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
-import { GRID, type Window, colToLon, intersectWindows, rowToLat } from "../format/grid.js";
-import type { SeriesSpan } from "../format/series.js";
-import { type ChunkShape, type ZarrGroup, type ZarrVersion, CHUNK_SHAPES } from "./zarr.js";
+import { holdsDate } from "../../format/coverage.js";
+import { dateToDayNumber, dayNumberToDate } from "../../format/dates.js";
+import { GRID, type Window, colToLon, intersectWindows, rowToLat } from "../../format/grid.js";
+import type { SeriesSpan } from "../../format/series.js";
+import { sliceSpans } from "../tiers.js";
+import { type ChunkShape, type ZarrGroup, type ZarrVersion, CHUNK_SHAPES } from "./view.js";
 
 const GRID_WINDOW: Window = [0, 0, GRID.width, GRID.height];
 
@@ -41,29 +42,13 @@ async function readMapsChunk(zv: ZarrVersion, t: number, row: number, col: numbe
   return out;
 }
 
-/** Series spans holding any of the days [d0, d1) (days since 1970-01-01), by binary search on their first dates. */
-function spansOver(spans: SeriesSpan[], d0: number, d1: number): SeriesSpan[] {
-  let lo = 0;
-  let hi = spans.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (dateToDayNumber(spans[mid].last) < d0) lo = mid + 1;
-    else hi = mid;
-  }
-  const out: SeriesSpan[] = [];
-  for (let i = lo; i < spans.length && dateToDayNumber(spans[i].first) < d1; i++) out.push(spans[i]);
-  return out;
-}
-
 /** Fills a series chunk from the spans over its days; false when none of them holds a cell of it. */
 async function fillFromSpans(zv: ZarrVersion, spans: SeriesSpan[], out: Float32Array, cells: Window, d0: number, d1: number, shape: ChunkShape, row: number, col: number): Promise<boolean> {
-  const reads = spansOver(spans, d0, d1).flatMap((span) => {
+  const reads = sliceSpans(spans, d0, d1).flatMap(({ span, from, to }) => {
     const area = intersectWindows(cells, span.window);
     if (isEmpty(area)) return [];
-    const first = dateToDayNumber(span.first);
-    const from = Math.max(d0, first) - first;
-    const to = Math.min(d1, dateToDayNumber(span.last) + 1) - first;
-    return [zv.view.readSeries(span, area, from, to).then((days) => ({ days, area, at: first + from - d0 }))];
+    const at = dateToDayNumber(span.first) + from - d0;
+    return [zv.view.readSeries(span, area, from, to).then((days) => ({ days, area, at }))];
   });
   for (const { days, area, at } of await Promise.all(reads)) {
     days.forEach((dayCells, i) => placeCells(out, dayCells, area, col * shape.side, row * shape.side, shape.side, at + i));

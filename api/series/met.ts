@@ -3,12 +3,12 @@
 // line, the units line and one row a day. APSIM cannot read a missing value, so a file is made only when every value
 // is there: else a 422 that says which variable is missing where.
 
-import { colToLon, rowToLat } from "../format/grid.js";
-import { STORE_SLACK, VALUE_TEXT_MAX, float32ToShortest, valueWords } from "../format/number-text.js";
-import type { Variable } from "../format/variables.js";
-import { HttpError } from "./errors.js";
-import { ByteSink } from "./serialize.js";
-import type { Place } from "./series-params.js";
+import { colToLon, rowToLat } from "../../format/grid.js";
+import { STORE_SLACK, VALUE_TEXT_MAX, float32ToShortest, valueWords } from "../../format/number-text.js";
+import type { Variable } from "../../format/variables.js";
+import { HttpError } from "../errors.js";
+import { ByteSink } from "../bytes.js";
+import type { Place } from "./params.js";
 import { type PeriodDates, periodDates } from "./period-dates.js";
 
 /** One column of the file: a variable's values from `start`, and the version they come from. */
@@ -25,9 +25,6 @@ export interface MetInput {
   days: number;
   columns: MetColumn[];
 }
-
-/** APSIM's columns in the order SILO writes them; vp only when asked. */
-const COLUMN_ORDER = ["radn", "maxt", "mint", "rain", "vp"];
 
 /**
  * `tav` (annual average ambient temperature) and `amp` (annual amplitude in mean monthly temperature) as APSIM's
@@ -137,7 +134,8 @@ function writeRows(out: ByteSink, columns: MetColumn[], dates: PeriodDates): voi
 
 /** The .met file of one place, or a 422 naming what is missing. */
 export function writeMet(input: MetInput): Uint8Array {
-  const columns = [...input.columns].sort((a, b) => COLUMN_ORDER.indexOf(a.variable.apsim!.column) - COLUMN_ORDER.indexOf(b.variable.apsim!.column));
+  // in the order SILO writes them (format/variables.ts): radn maxt mint rain, vp only when asked
+  const columns = [...input.columns].sort((a, b) => a.variable.apsim!.order - b.variable.apsim!.order);
   const dates = periodDates(input.start, input.days);
   checkComplete(input, dates);
   const column = (name: string) => columns.find((c) => c.variable.apsim!.column === name)!.values;

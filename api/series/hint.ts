@@ -2,11 +2,11 @@
 // a period over 31 days, or another variable than air_temperature_max. The exact series call for that request: the
 // box's cells as places (lat/lon of their centres, north to south, west to east) over its period.
 
-import { isCalendarDate } from "../format/dates.js";
-import { bboxToWindow, colToLon, rowToLat } from "../format/grid.js";
-import { QUERY_VARIABLE } from "../format/records.js";
-import { findVariable } from "../format/variables.js";
-import { MAX_SERIES_PLACES, seriesPath } from "./series-params.js";
+import { isCalendarDate } from "../../format/dates.js";
+import { bboxToWindow, colToLon, rowToLat } from "../../format/grid.js";
+import { QUERY_VARIABLE } from "../../format/records.js";
+import { findVariable } from "../../format/variables.js";
+import { MAX_SERIES_PLACES, seriesPath } from "./params.js";
 
 const isNumber = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
 

@@ -1,8 +1,8 @@
 // The values of a series call: each variable at each place over the period, from the series tier (one chunk a span
 // at a place); every byte verified as it is read.
 
-import type { Place } from "./series-params.js";
-import type { SeriesChoice, SeriesSelection } from "./series-select.js";
+import type { Place } from "./params.js";
+import type { SeriesChoice, SeriesSelection } from "./select.js";
 
 /** One variable at one place over start..end from its version's series spans: NaN for missing. */
 async function readFromSpans(choice: SeriesChoice, place: Place, days: number): Promise<Float32Array> {

@@ -3,22 +3,16 @@
 // dates ascending), missing an empty field, LF line ends. JSON is a manifest and the values by place, a column
 // a variable. Rows are copied from parts made once per answer (a place, the dates) and per value (cached).
 
-import { colToLon, rowToLat } from "../format/grid.js";
-import { PENDING_SHA256 } from "./manifest.js";
-import { ByteSink, patchAscii } from "./serialize.js";
-import { buildSeriesManifest } from "./series-manifest.js";
-import type { SeriesConfig } from "./series-params.js";
-import type { SeriesSelection } from "./series-select.js";
-import { STORE_SLACK, VALUE_TEXT_MAX, putBytes, valueWords } from "../format/number-text.js";
+import { colToLon, rowToLat } from "../../format/grid.js";
+import { STORE_SLACK, VALUE_TEXT_MAX, putBytes, valueWords } from "../../format/number-text.js";
+import { ByteSink, PENDING_SHA256, asciiBytes, writeHashedData } from "../bytes.js";
+import { buildSeriesManifest } from "./manifest.js";
+import type { SeriesConfig } from "./params.js";
 import { type PeriodDates, periodDates } from "./period-dates.js";
+import type { SeriesSelection } from "./select.js";
 
 const COMMA = 44;
 const NEWLINE = 10;
-
-function asciiOf(text: string): Uint8Array {
-  return Uint8Array.from(text, (c) => c.charCodeAt(0));
-}
-
 
 /** The CSV header line. */
 export function seriesCsvHeader(selection: SeriesSelection): string {
@@ -51,7 +45,7 @@ export function writeSeriesCsv(config: SeriesConfig, selection: SeriesSelection,
   out.text(seriesCsvHeader(selection));
   const dates = periodDates(selection.start, selection.days);
   config.places.forEach((place, p) => {
-    const prefix = asciiOf(`${colToLon(place.col)},${rowToLat(place.row)},`);
+    const prefix = asciiBytes(`${colToLon(place.col)},${rowToLat(place.row)},`);
     const columns = values.map((v) => v[p]);
     const rowMost = prefix.length + 4 + 10 + columns.length * (1 + VALUE_TEXT_MAX) + 1;
     out.write(selection.days * rowMost + STORE_SLACK, (buffer, start) => writePlaceRows(buffer, start, prefix, dates, columns));
@@ -78,7 +72,7 @@ function writeSeriesData(out: ByteSink, config: SeriesConfig, selection: SeriesS
   const dates = periodDates(selection.start, selection.days);
   out.write(selection.days * 13 + 12 + STORE_SLACK, (buffer, start) => {
     const view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
-    let at = putBytes(buffer, start, asciiOf('{"dates":['));
+    let at = putBytes(buffer, start, asciiBytes('{"dates":['));
     for (let d = 0; d < selection.days; d++) {
       if (d > 0) buffer[at++] = COMMA;
       buffer[at++] = 34; // "
@@ -108,16 +102,6 @@ export async function writeSeriesJson(
   requestSha256: string,
   sha256Hex: (bytes: Uint8Array) => Promise<string>,
 ): Promise<Uint8Array> {
-  const manifest = JSON.stringify(buildSeriesManifest(config, selection, requestSha256, PENDING_SHA256));
-  const out = new ByteSink();
-  // dataSha256 is the manifest's last field: its 64 hex digits are patched in once the data bytes exist
-  out.text(`{"manifest":${manifest.slice(0, -2 - 64)}`);
-  const shaAt = out.offset;
-  out.text(`${PENDING_SHA256}"},"data":`);
-  const dataAt = out.offset;
-  writeSeriesData(out, config, selection, values);
-  out.text("}");
-  const body = out.finish();
-  patchAscii(body, shaAt, await sha256Hex(body.subarray(dataAt, body.length - 1)));
-  return body;
+  const manifest = buildSeriesManifest(config, selection, requestSha256, PENDING_SHA256);
+  return writeHashedData(manifest, (out) => writeSeriesData(out, config, selection, values), sha256Hex);
 }

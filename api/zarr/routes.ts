@@ -1,12 +1,17 @@
-// The Zarr view's entries of the one route table (api/routes.ts spreads them into ROUTES): paths, handlers and
-// what the OpenAPI document says of them, under their own tag. Typed where they are spread (RouteSpec), so this
-// module imports nothing of the table.
+// The Zarr view's entries of the route table (decisions §8): paths, checks, handlers and what the OpenAPI document says
+// of them, under their own tag.
 
-import { RANGE_CORS } from "./cors.js";
-import type { ErrorKind } from "./errors.js";
-import { answerZarrArrayKey, answerZarrGroupKey, answerZarrLatest, checkZarrPath } from "./zarr-answers.js";
+import { VERSION_ID_PATTERN } from "../../schemas/validate.js";
+import { RANGE_CORS } from "../cors.js";
+import type { ErrorKind } from "../errors.js";
+import type { RouteSpec } from "../routes.js";
+import { answerZarrArrayKey, answerZarrGroupKey, answerZarrLatest, checkZarrPath } from "./answers.js";
 
-const TAG = "zarr";
+const TAG = {
+  name: "zarr",
+  description:
+    "Beyond the contract (decisions §8): every raster version as two Zarr v2 groups, `maps` and `series`, with consolidated metadata, read by xarray, GDAL (QGIS, R terra) and zarrita.js with no project code; values are exactly the query route's float32 (NaN for missing). docs/clients.md shows how.",
+};
 const ERRORS: ErrorKind[] = ["not_found"];
 
 const group = { name: "group", description: "`maps` (chunks of one day by one 256 x 256 tile) or `series` (chunks of many days by a few cells).", schema: { type: "string", enum: ["maps", "series"] } };
@@ -30,9 +35,9 @@ const CONTENT = {
 const PINNED =
   "Pinned keys never change: an ETag, `Cache-Control: immutable`, HEAD and single byte ranges (Range, 206, 416). A chunk none of whose cells the version holds (outside its window or dates, a gap) and every unknown key answer 404, which Zarr readers take as the fill value (NaN).";
 
-export const ZARR_ROUTES = [
+export const ZARR_ROUTES: RouteSpec[] = [
   {
-    method: "GET" as const,
+    method: "GET",
     path: "/zarr/v2/:id/:group/:key",
     operationId: "getZarrGroupKey",
     cors: RANGE_CORS,
@@ -44,13 +49,13 @@ export const ZARR_ROUTES = [
     answers: [],
     content: { "application/json": CONTENT["application/json"] },
     errors: ERRORS,
-    etag: "immutable" as const,
+    etag: "immutable",
     ranges: true,
-    precheck: checkZarrPath,
+    check: checkZarrPath,
     handle: answerZarrGroupKey,
   },
   {
-    method: "GET" as const,
+    method: "GET",
     path: "/zarr/v2/:id/:group/:array/:key",
     operationId: "getZarrArrayKey",
     cors: RANGE_CORS,
@@ -62,24 +67,24 @@ export const ZARR_ROUTES = [
     answers: [],
     content: CONTENT,
     errors: ERRORS,
-    etag: "immutable" as const,
+    etag: "immutable",
     ranges: true,
     redirects: true,
-    precheck: checkZarrPath,
+    check: checkZarrPath,
     handle: answerZarrArrayKey,
   },
   {
-    method: "GET" as const,
+    method: "GET",
     path: "/zarr/v2/latest/:dataset/:group/:array/:key",
     operationId: "getZarrLatest",
     cors: RANGE_CORS,
     tag: TAG,
     summary: "302 to the same array-level key of the newest published version of a dataset: follow today's data, or pin a version.",
-    pathParams: [{ name: "dataset", description: "A dataset key, such as `silo-tmax`.", schema: { type: "string", pattern: "^[a-zA-Z0-9_-]{1,128}$" } }, group, array, arrayKey],
+    pathParams: [{ name: "dataset", description: "A dataset key, such as `silo-tmax`.", schema: { type: "string", pattern: VERSION_ID_PATTERN } }, group, array, arrayKey],
     answers: [],
     errors: ERRORS,
     redirects: true,
-    precheck: checkZarrPath,
+    check: checkZarrPath,
     handle: answerZarrLatest,
   },
 ];

@@ -1,42 +1,25 @@
-// The OpenAPI description of GET /api/v1/series beyond what the route table says of every route: its parameters,
-// the three forms of its 200 (JSON, CSV, an APSIM file) with their provenance headers, and its 413's plan items.
+// The OpenAPI description of GET /api/v1/series beyond what its route entry says (its parameters come from their
+// schema, api/series/params.ts): the three forms of its 200 (JSON, CSV, an APSIM file) with their provenance
+// headers, and its 413's plan items.
 
-import { describeVariables } from "../format/variables.js";
-import { MAX_SERIES_PLACES, MAX_SERIES_VALUES } from "./series-params.js";
+import { APSIM_VARIABLES } from "../../format/variables.js";
+import { VERSION_ID_TEXT } from "../parameters.js";
+import { MAX_SERIES_PLACES, MAX_SERIES_VALUES } from "./params.js";
 
 type Json = Record<string, unknown>;
 
-const VERSION_LIST = "[a-zA-Z0-9_-]{1,128}";
-
-export const SERIES_PARAMETERS = [
-  {
-    name: "lat",
-    required: true,
-    description: `Latitudes in decimal degrees, comma-separated, at most ${MAX_SERIES_PLACES}; the i-th pairs with the i-th longitude. A place is the SILO cell whose area holds it; on an edge, the cell to the east or north.`,
-    schema: { type: "string", pattern: "^[-+0-9.,]+$" },
-  },
-  { name: "lon", required: true, description: "Longitudes in decimal degrees, comma-separated, as many as latitudes.", schema: { type: "string", pattern: "^[-+0-9.,]+$" } },
-  { name: "start", description: "First date (inclusive); default: the first date every asked variable holds.", schema: { type: "string", format: "date" } },
-  { name: "end", description: "Last date (inclusive); default: the last date every asked variable holds.", schema: { type: "string", format: "date" } },
-  {
-    name: "variables",
-    description: `Comma-separated API or SILO names: ${describeVariables()}. Default air_temperature_max.`,
-    schema: { type: "string", default: "air_temperature_max" },
-  },
-  {
-    name: "format",
-    description: "`csv` (default; tidy: one row per place and date), `json` (a manifest and the values by place), or `met` (an APSIM weather file: one place, radiation, max_temp, min_temp and daily_rain, vp optional).",
-    schema: { type: "string", enum: ["csv", "json", "met"], default: "csv" },
-  },
-  { name: "dataset_version", description: "Pins: one version id per variable, comma-separated, in the order of `variables`.", schema: { type: "string", pattern: `^${VERSION_LIST}(,${VERSION_LIST})*$` } },
-];
+/** The value columns of an APSIM file, in order, the optional ones said apart: "`year day radn maxt mint rain` and `vp`". */
+const APSIM_LINE = `\`year day ${APSIM_VARIABLES.filter((v) => v.apsim!.required).map((v) => v.apsim!.column).join(" ")}\` and ${APSIM_VARIABLES.filter((v) => !v.apsim!.required).map((v) => `\`${v.apsim!.column}\``).join(", ")}`;
+/** One version id, and a comma-separated list of them. */
+const VERSION_LIST = `^${VERSION_ID_TEXT}(,${VERSION_ID_TEXT})*$`;
+const DESCRIBED_BY = `</api/v1/datasets/${VERSION_ID_TEXT}>; rel="describedby"`;
 
 export const SERIES_DESCRIPTION = [
   `One call answers places over any period: at most ${MAX_SERIES_PLACES} places and ${MAX_SERIES_VALUES} values (places x days x variables), which holds SILO's whole archive at one place with its five variables.`,
   "Each variable is answered by its newest published version that holds every asked date at every asked place (or by its pin); one answer never mixes versions of a variable.",
   "A larger call is 413 `request_too_large` with `plan`: calls of this route, pinned, each within the bound, whose answers in order hold exactly the asked values.",
   "CSV: header `longitude,latitude,date,<variable>...` (cell centres, variables in the order asked), one row per place and date, missing an empty field, LF line ends.",
-  "`met`: an APSIM weather file (`[weather.met.weather]`, latitude, longitude, tav and amp computed as APSIM computes them over the period answered, `year day radn maxt mint rain` and `vp` when asked); a missing value or an ocean cell is 422 `missing_values`.",
+  `\`met\`: an APSIM weather file (\`[weather.met.weather]\`, latitude, longitude, tav and amp computed as APSIM computes them over the period answered, ${APSIM_LINE} when asked); a missing value or an ocean cell is 422 \`missing_values\`.`,
 ].join(" ");
 
 /** A plan item of the series route's 413: a GET path of this route. */
@@ -54,13 +37,13 @@ export function describeSeriesOk(head: boolean, etag: boolean): Json {
     "Service-Dataset-Version": {
       description: "The versions that answered, comma-separated, in the order of the variables.",
       required: true,
-      schema: { type: "string", pattern: `^${VERSION_LIST}(,${VERSION_LIST})*$` },
+      schema: { type: "string", pattern: VERSION_LIST },
     },
     "Service-Request-SHA256": ref("headers", "Service-Request-SHA256"),
     Link: {
       description: 'Each version\'s record, `</api/v1/datasets/{id}>; rel="describedby"`, comma-separated: source references, license and attribution.',
       required: true,
-      schema: { type: "string", pattern: '^</api/v1/datasets/[a-zA-Z0-9_-]{1,128}>; rel="describedby"(, </api/v1/datasets/[a-zA-Z0-9_-]{1,128}>; rel="describedby")*$' },
+      schema: { type: "string", pattern: `^${DESCRIBED_BY}(, ${DESCRIBED_BY})*$` },
     },
   };
   const content = {

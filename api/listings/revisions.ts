@@ -2,13 +2,14 @@
 // the newest version of its dataset (or another, `against`): both index trees walked side by side, every year and
 // month they share skipped (format/diff.ts), so the answer costs the changes, not the archive.
 
-import { DateRanges, diffIndexTrees } from "../format/diff.js";
-import type { Ref } from "../format/objects.js";
-import type { RasterView } from "../format/versions.js";
-import type { Answer } from "./answer.js";
-import type { Context } from "./context.js";
-import { checkVersionId, readParam, rejectParameter } from "./params.js";
-import { openData } from "./records.js";
+import { DateRanges, diffIndexTrees } from "../../format/diff.js";
+import type { Ref } from "../../format/objects.js";
+import type { RasterView } from "../../format/versions.js";
+import type { Answer } from "../answer.js";
+import type { Context } from "../context.js";
+import { rejectParameter } from "../parameters.js";
+import { openData } from "../records.js";
+import type { RevisionsParams } from "./parameters.js";
 
 async function openRaster(ctx: Context, id: string, param: string): Promise<RasterView> {
   const view = await openData(ctx, id);
@@ -16,12 +17,11 @@ async function openRaster(ctx: Context, id: string, param: string): Promise<Rast
   return view;
 }
 
-export async function answerRevisions(ctx: Context): Promise<Answer> {
+export async function answerRevisions(ctx: Context, params: RevisionsParams): Promise<Answer> {
   const pinned = await openRaster(ctx, ctx.params.id, "id");
   const key = pinned.record.dataset_key;
   const newestId = ctx.snapshot.pointer.candidates.find((c) => c.record.dataset_key === key)?.id ?? pinned.record.id;
-  const againstId = readParam(ctx.query, "against") ?? newestId;
-  checkVersionId(againstId);
+  const againstId = params.against ?? newestId;
   const against = await openRaster(ctx, againstId, "against");
   if (against.record.dataset_key !== key) throw rejectParameter("against", "other_dataset", `names a version of ${against.record.dataset_key}, not of ${key}; give a version of the same dataset`);
   const side = (view: RasterView) => ({ years: view.index.years, readPage: <T>(ref: Ref) => view.readJson<T>(ref) });

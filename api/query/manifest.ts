@@ -1,12 +1,10 @@
 // The provenance manifest of a query answer (docs/contract.md §3.5): built here only, for the answer itself and
 // for the size bound of a 413's plan, so the bound always counts every field the answer has.
 
-import { GRID } from "../format/grid.js";
-import type { Dataset, SourceEntry } from "../format/records.js";
-import { QUERY_VERSION, SPATIAL_SELECTION } from "./contract.js";
-
-/** A sha256 not yet known: 64 characters, as long as the real one. */
-export const PENDING_SHA256 = "0".repeat(64);
+import { GRID } from "../../format/grid.js";
+import type { Dataset, SourceEntry } from "../../format/records.js";
+import { PENDING_SHA256 } from "../bytes.js";
+import { QUERY_VERSION, SPATIAL_SELECTION } from "../contract.js";
 
 /** The manifest, fields in the contract's order; `dataSha256` last, so the answer can patch it in place. */
 export function buildManifest(record: Dataset, requestSha256: string, rowCount: number, sources: SourceEntry[], dataSha256 = PENDING_SHA256) {

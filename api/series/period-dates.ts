@@ -1,7 +1,7 @@
 // A period's dates as the series writers put them: `YYYY-MM-DD` bytes written by counting, never by formatting each
 // date, with each one's year, month and day of the year (values become text in format/number-text.ts).
 
-import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
+import { dateToDayNumber, dayNumberToDate } from "../../format/dates.js";
 
 const MONTH_DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 const isLeap = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;

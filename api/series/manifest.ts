@@ -2,12 +2,12 @@
 // license and attribution, and its dates' source lists by reference (the objects that hold them, a few per year),
 // never the lists themselves: an answer over 137 years would otherwise carry 50,000 entries a variable.
 
-import { GRID, colToLon, rowToLat } from "../format/grid.js";
-import { objectPath } from "../format/objects.js";
-import type { Dataset } from "../format/records.js";
-import { indexRefOf } from "../format/version-index.js";
-import type { SeriesConfig } from "./series-params.js";
-import type { SeriesChoice, SeriesSelection } from "./series-select.js";
+import { GRID, colToLon, rowToLat } from "../../format/grid.js";
+import { objectPath } from "../../format/objects.js";
+import type { Dataset } from "../../format/records.js";
+import { indexRefOf } from "../../format/version-index.js";
+import type { SeriesConfig } from "./params.js";
+import type { SeriesChoice, SeriesSelection } from "./select.js";
 
 export const SERIES_QUERY_VERSION = "silo-cell-series-v1";
 export const PLACE_RULE = "silo_cell_area_holds_point_east_or_north_on_edges";

@@ -3,19 +3,18 @@
 // catalog.json's candidates and the versions' index roots, never by scanning. The period defaults to the one every
 // asked variable holds.
 
-import { type Candidate, type CatalogPointer, candidatesOf } from "../format/catalog.js";
-import type { Coverage } from "../format/coverage.js";
-import { dateToDayNumber } from "../format/dates.js";
-import { type Window, containsWindow, windowBbox } from "../format/grid.js";
-import { type Dataset, isCandidate } from "../format/records.js";
-import { type Variable, variableOfRecord } from "../format/variables.js";
-import { type RasterView, openVersion } from "../format/versions.js";
-import type { Context } from "./context.js";
-import { HttpError } from "./errors.js";
-import { isVisible } from "./records.js";
-import { isSupportedGrid } from "./selection.js";
-import type { Place, SeriesConfig } from "./series-params.js";
-import { type SpanSlice, findSlices } from "./tiers.js";
+import { type Candidate, type CatalogPointer, candidatesOf } from "../../format/catalog.js";
+import type { Coverage } from "../../format/coverage.js";
+import { dateToDayNumber } from "../../format/dates.js";
+import { type Window, containsWindow, windowBbox } from "../../format/grid.js";
+import { type Dataset, isCandidate } from "../../format/records.js";
+import { type Variable, variableOfRecord } from "../../format/variables.js";
+import { type RasterView, openVersion } from "../../format/versions.js";
+import type { Context } from "../context.js";
+import { HttpError } from "../errors.js";
+import { isSupportedGrid, isVisible } from "../records.js";
+import { type SpanSlice, findHoldingSlices } from "../tiers.js";
+import type { Place, SeriesConfig } from "./params.js";
 
 /** The version that answers one variable, and where its values lie. */
 export interface SeriesChoice {
@@ -109,9 +108,9 @@ async function tryOption(ctx: Context, variable: Variable, option: Option, start
   // reading a candidate's index is reading that version: a failure there is that version's (docs/contract.md §4.6)
   const view = await openVersion(ctx.archive, option.record);
   if (view.kind !== "raster") return null;
-  const slices = findSlices(view.index.series, start, end);
-  // a span's days all hold its window, so the spans say exactly which places every date holds
-  return slices?.every((s) => places.every((p) => containsWindow(s.span.window, cellOf(p)))) ? { variable, view, slices } : null;
+  // the series route reads the series tier, always: its manifest names the spans' source lists (docs/contract.md §8.2)
+  const slices = findHoldingSlices(view, places.map(cellOf), start, end);
+  return slices ? { variable, view, slices } : null;
 }
 
 /** "the place at latitude -21, longitude 140" or "all 3 places", for messages. */
@@ -140,7 +139,7 @@ function defaultPeriod(config: SeriesConfig, optionLists: Option[][]): { start: 
 }
 
 /** The version and spans of each asked variable, and the period, or a 422 saying what is published instead. */
-export async function selectSeries(ctx: Context, config: SeriesConfig): Promise<SeriesSelection> {
+export async function chooseVersions(ctx: Context, config: SeriesConfig): Promise<SeriesSelection> {
   const optionLists = await Promise.all(config.variables.map((v, i) => listOptions(ctx, config, v, i)));
   const { start, end } = config.start && config.end ? { start: config.start, end: config.end } : defaultPeriod(config, optionLists);
   const choices: SeriesChoice[] = [];

@@ -1,16 +1,16 @@
 // GET layers: tile metadata pages, one tile with its cells, one cell (docs/contract.md §1.1, §4.3).
 // Tiles are rendered from the shared day pieces; their ids and bytes do not depend on how cells are stored.
 
-import { GRID, type TilePart, findTile, parseTileId, windowToTiles, windowTransform } from "../format/grid.js";
-import { float32ToJson } from "../format/number-text.js";
-import type { DayEntry } from "../format/version-index.js";
-import type { RasterView, VersionView } from "../format/versions.js";
-import type { Answer } from "./answer.js";
-import type { Context } from "./context.js";
-import { encodeOffsetCursor, readOffset } from "./cursors.js";
-import { readCellIndex, readPageParams, readTileParam } from "./params.js";
-import { notFound, openData, toImmutableRecord } from "./records.js";
-import { describeTile, writePage, writeTile } from "./serialize.js";
+import { GRID, type TilePart, findTile, parseTileId, windowToTiles, windowTransform } from "../../format/grid.js";
+import { float32ToJson } from "../../format/number-text.js";
+import type { DayEntry } from "../../format/version-index.js";
+import type { RasterView, VersionView } from "../../format/versions.js";
+import type { Answer } from "../answer.js";
+import type { Context } from "../context.js";
+import { encodeOffsetCursor, readOffset } from "../cursors.js";
+import { notFound, openData, toImmutableRecord } from "../records.js";
+import { describeTile, writePage, writeTile } from "./pages.js";
+import type { LayersParams, SampleParams } from "./parameters.js";
 
 const FEWER = "ask for fewer items with a smaller limit, then follow nextCursor";
 /** A tile and a cell are not paged (they take no limit): a part of a tile is asked another way. */
@@ -25,9 +25,8 @@ async function locateTile(view: VersionView, id: string): Promise<{ view: Raster
   return day && part ? { view, day, part } : null;
 }
 
-export async function answerLayers(ctx: Context): Promise<Answer> {
-  const page = readPageParams(ctx.query);
-  const tile = readTileParam(ctx.query, false);
+export async function answerLayers(ctx: Context, page: LayersParams): Promise<Answer> {
+  const tile = page.tile ?? null;
   const view = await openData(ctx, ctx.params.id);
   const id = view.record.id;
   if (tile !== null) {
@@ -39,7 +38,7 @@ export async function answerLayers(ctx: Context): Promise<Answer> {
     return ctx.answer(writeTile(id, located.view.index, located.day.date, located.part, cells), { cache: "immutable", bounded: WHOLE_TILE });
   }
   const count = view.kind === "raster" ? view.index.tiles : 0;
-  const offset = await readOffset(ctx.platform, id, "layers", page.after, count);
+  const offset = await readOffset(ctx.platform, id, "layers", page.after ?? null, count);
   const end = Math.min(offset + page.limit, count);
   const tiles = view.kind === "raster" ? await listTiles(view, offset, end - offset) : [];
   const nextCursor = end < count ? await encodeOffsetCursor(ctx.platform, id, "layers", end) : null;
@@ -60,10 +59,7 @@ async function listTiles(view: RasterView, offset: number, count: number): Promi
   return out;
 }
 
-export async function answerSample(ctx: Context): Promise<Answer> {
-  const tile = readTileParam(ctx.query, true)!;
-  const row = readCellIndex(ctx.query, "row");
-  const col = readCellIndex(ctx.query, "col");
+export async function answerSample(ctx: Context, { tile, row, col }: SampleParams): Promise<Answer> {
   const view = await openData(ctx, ctx.params.id);
   const located = await locateTile(view, tile);
   if (!located) throw notFound(`Tile ${tile} of ${view.record.id}`);

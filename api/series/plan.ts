@@ -2,9 +2,9 @@
 // versions that would answer, each within the bound on values, whose answers concatenated in order hold exactly the
 // asked values in the asked order: whole places while they fit, else one place at a time in ranges of dates.
 
-import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
-import { MAX_SERIES_VALUES, type Place, type SeriesConfig, seriesPath } from "./series-params.js";
-import type { SeriesSelection } from "./series-select.js";
+import { dateToDayNumber, dayNumberToDate } from "../../format/dates.js";
+import { MAX_SERIES_VALUES, type Place, type SeriesConfig, seriesPath } from "./params.js";
+import type { SeriesSelection } from "./select.js";
 
 export interface SeriesPlan {
   /** GET paths (with their query), in order */

@@ -1,0 +1,116 @@
+// The bytes every writer of an answer shares: a sink that encodes text as it arrives into one reused working buffer,
+// ASCII parts and patches, and the one shape of an answer whose manifest hashes its own data (`dataSha256`).
+
+const encoder = new TextEncoder();
+
+/** The working buffer answers are written in (synchronously, one at a time), and whether a sink holds it. */
+let scratch = new Uint8Array(1 << 16);
+let scratchInUse = false;
+
+/**
+ * UTF-8 bytes written as text arrives: short pieces gather in a string and are encoded into one growing working
+ * buffer every 16 K characters, so a 1 MB answer is encoded once, in cache-sized steps, never as one huge rope.
+ * The working buffer is shared by every answer (a sink lives from its making to finish(), with no await between;
+ * one made while another holds it gets its own), and finish() copies out exactly the bytes written: one
+ * allocation an answer, whatever its size.
+ */
+export class ByteSink {
+  private buffer: Uint8Array;
+  private length = 0;
+  private pending = "";
+  private readonly shared: boolean;
+
+  constructor() {
+    this.shared = !scratchInUse;
+    scratchInUse = true;
+    this.buffer = this.shared ? scratch : new Uint8Array(1 << 16);
+  }
+
+  text(piece: string): void {
+    this.pending += piece;
+    if (this.pending.length > 16384) this.flush();
+  }
+
+  /** Bytes made once and written again and again (the parts of rows): no string, no garbage per row. */
+  put(part: Uint8Array): void {
+    if (this.pending !== "") this.flush();
+    const n = part.length;
+    if (this.length + n > this.buffer.length) this.grow(this.length + n);
+    const buffer = this.buffer;
+    if (n <= 24) for (let i = 0, at = this.length; i < n; i++, at++) buffer[at] = part[i];
+    else buffer.set(part, this.length);
+    this.length += n;
+  }
+
+  private grow(need: number): void {
+    const grown = new Uint8Array(Math.max(need, this.buffer.length * 2));
+    grown.set(this.buffer.subarray(0, this.length));
+    this.buffer = grown;
+    if (this.shared) scratch = grown;
+  }
+
+  /** Writes up to `most` bytes straight into the buffer: `write` puts them from `at` and returns where it ended. */
+  write(most: number, write: (buffer: Uint8Array, at: number) => number): void {
+    this.flush();
+    if (this.length + most > this.buffer.length) this.grow(this.length + most);
+    this.length = write(this.buffer, this.length);
+  }
+
+  /** Where the next byte will go (after flushing what is pending). */
+  get offset(): number {
+    this.flush();
+    return this.length;
+  }
+
+  private flush(): void {
+    if (this.pending === "") return;
+    const need = this.length + this.pending.length * 3;
+    if (need > this.buffer.length) this.grow(need);
+    this.length += encoder.encodeInto(this.pending, this.buffer.subarray(this.length)).written;
+    this.pending = "";
+  }
+
+  /** The bytes written, in their own exact buffer; the sink is done (its working buffer serves the next). */
+  finish(): Uint8Array {
+    this.flush();
+    const bytes = this.buffer.slice(0, this.length);
+    this.buffer = new Uint8Array(0);
+    if (this.shared) scratchInUse = false;
+    return bytes;
+  }
+}
+
+/** The bytes of ASCII text (row parts, keys, digits): one byte a character, no encoder. */
+export function asciiBytes(text: string): Uint8Array {
+  const out = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);
+  return out;
+}
+
+/** Overwrites ASCII text at `at` of `bytes` (a placeholder of the same length). */
+export function patchAscii(bytes: Uint8Array, at: number, ascii: string): void {
+  for (let i = 0; i < ascii.length; i++) bytes[at + i] = ascii.charCodeAt(i);
+}
+
+/** A sha256 not yet known: 64 characters, as long as the real one. */
+export const PENDING_SHA256 = "0".repeat(64);
+
+/**
+ * `{"manifest":{...},"data":...}` where the manifest's last field, `dataSha256` (PENDING_SHA256 when given), is the
+ * sha256 of the `data` text exactly as written: its 64 hex digits are patched in once the data bytes exist, so the
+ * answer is encoded once (the query's and the series route's JSON answers, docs/contract.md §3.5, §8.2).
+ */
+export async function writeHashedData(manifest: { dataSha256: string }, writeData: (out: ByteSink) => void, sha256Hex: (bytes: Uint8Array) => Promise<string>): Promise<Uint8Array> {
+  const head = `{"manifest":${JSON.stringify(manifest)}`;
+  if (!head.endsWith(`"dataSha256":"${PENDING_SHA256}"}`)) throw new Error("the manifest's last field must be dataSha256, still pending");
+  const out = new ByteSink();
+  out.text(head.slice(0, -2 - 64));
+  const shaAt = out.offset;
+  out.text(`${PENDING_SHA256}"},"data":`);
+  const dataAt = out.offset;
+  writeData(out);
+  out.text("}");
+  const body = out.finish();
+  patchAscii(body, shaAt, await sha256Hex(body.subarray(dataAt, body.length - 1)));
+  return body;
+}
