@@ -4,7 +4,6 @@
 // standalone bundle from npm (node_modules/redoc), served by this server, so the page needs no network beyond it.
 
 import { readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { type Answer, makeAnswer } from "../api/answer.js";
 import type { Platform } from "../format/storage.js";
@@ -61,7 +60,9 @@ let reference: Promise<Answer> | null = null;
 let redoc: Promise<Answer> | null = null;
 
 async function readRedoc(platform: Platform): Promise<Answer> {
-  const file = createRequire(join(REPOSITORY, "package.json")).resolve("redoc/bundles/redoc.standalone.js");
+  // a direct dependency: npm always places it at the top of node_modules (no createRequire: make serve's bundle
+  // declares that name in its banner)
+  const file = join(REPOSITORY, "node_modules", "redoc", "bundles", "redoc.standalone.js");
   return makeAnswer(platform, await readFile(file), { type: "text/javascript; charset=utf-8", cache: "short" });
 }
 
