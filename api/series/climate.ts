@@ -88,7 +88,7 @@ function findWholeMonths(part: MetDays): MetDays[] {
   return out;
 }
 
-/** "2003-01" or "2003-01 to 2004-02 (7 months)". */
+/** "2003-01", or "2003-01 to 2004-02" (the first and last of them). */
 function describeMonths(months: MetDays[]): string {
   const [first, last] = [months[0].dates.start.slice(0, 7), months[months.length - 1].dates.start.slice(0, 7)];
   return first === last ? first : `${first} to ${last}`;
