@@ -1,4 +1,4 @@
-// The Zarr v2 view over HTTP (decisions §8): consolidated metadata, chunks that hold exactly the query route's
+// The Zarr v2 view over HTTP (docs/contract.md §8.3): consolidated metadata, chunks that hold exactly the query route's
 // float32 values (NaN for missing), the latest redirect, immutable caching, HEAD and byte ranges, the mirror client.
 
 import { createHash } from "node:crypto";
