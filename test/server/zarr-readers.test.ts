@@ -154,7 +154,7 @@ readers("zarr readers - every example of docs/clients.md's Zarr section runs aga
     }
     // the zarr.js block, from a folder inside the checkout so that node finds zarrita in its node_modules
     const js = docBlock("docs/clients.md", "zarr.withConsolidatedMetadata");
-    const jsFolder = await mkdtemp(join(HERE, "..", ".cache", "zarr-doc-"));
+    const jsFolder = await mkdtemp(join(HERE, "..", "..", ".cache", "zarr-doc-"));
     try {
       await writeFile(join(jsFolder, "example.mjs"), live(js));
       const env = { ...process.env, FORCE_COLOR: "0" }; // uvu's colours would reach console.log's output
