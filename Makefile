@@ -132,10 +132,10 @@ typecheck: install ## strict TypeScript check
 	@npx tsc --noEmit -p .
 
 bench: install build/publish-probe.js ## benchmarks, every figure beside a baseline of the same run; the last line is JSON
-	@bash test/ensure-gdal.sh >/dev/null && bash test/ensure-python.sh && bash test/ensure-command.sh wrk wrk && bash test/ensure-command.sh nginx nginx-light && $(TSX) bench/run.ts
+	@bash test/support/ensure-gdal.sh >/dev/null && bash test/support/ensure-python.sh && bash test/support/ensure-command.sh wrk wrk && bash test/support/ensure-command.sh nginx nginx-light && $(TSX) bench/run.ts
 
 fixtures: ## regenerate the committed test fixtures: GeoTIFFs (GDAL) and annual NetCDF files (netCDF4)
-	@bash test/ensure-gdal.sh && bash test/ensure-python.sh && /usr/bin/python3 test/fixtures/make-fixtures.py && /usr/bin/python3 test/fixtures/make-netcdf-fixtures.py
+	@bash test/support/ensure-gdal.sh && bash test/support/ensure-python.sh && /usr/bin/python3 test/fixtures/make-fixtures.py && /usr/bin/python3 test/fixtures/make-netcdf-fixtures.py
 
 clean: ## remove dist, the built server, generated demo grids and caches
 	rm -rf dist build .cache

@@ -2,7 +2,7 @@
 // nginx serving that folder (range requests, verified as a local read), each asked another cell and period on every
 // request; both servers' caches warmed by a first run. Goal: at least 0.5 of the local server's rate.
 
-import { startNginx } from "../test/nginx.js";
+import { startNginx } from "../test/support/nginx.js";
 import { type Proc, runWrk, startServer } from "./load.js";
 
 type Say = (line?: string) => void;

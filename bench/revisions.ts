@@ -23,7 +23,7 @@ import { prune } from "../pipeline/commands/prune.js";
 import { readPublished } from "../pipeline/dist/catalog.js";
 import { formatBytes } from "../pipeline/progress.js";
 import { dateToMemberPath } from "../sources/silo.js";
-import { type Nginx, startNginx } from "../test/nginx.js";
+import { type Nginx, startNginx } from "../test/support/nginx.js";
 import { startServer } from "./load.js";
 import { listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
 import { makeFullGridVariableDays } from "./variable-sources.js";

@@ -16,7 +16,7 @@ import { CATALOG_FILE, type Ref, objectPath } from "../format/objects.js";
 import { formatBytes } from "../pipeline/progress.js";
 import { publish } from "../pipeline/publish/publish.js";
 import { sync } from "../pipeline/commands/sync.js";
-import { startNginx } from "../test/nginx.js";
+import { startNginx } from "../test/support/nginx.js";
 import { BENCH_CACHE, listDays, makeFullGridDays } from "./sources.js";
 import { linkFolder, runProbe } from "./tools.js";
 

@@ -2,7 +2,7 @@
 // byte for byte as the server answers it, by the same core (api/). Runs in browsers and in Node >= 20.
 //
 // Only web platform APIs here and below (fetch, WebCrypto, DecompressionStream): no node:* import, which
-// test/mirror.test.ts checks by bundling this file for the browser.
+// test/client/mirror.test.ts checks by bundling this file for the browser.
 
 import { type Answer, JSON_TYPE, answerHeaders, answerSha256 } from "../api/answer.js";
 import { ROUTES } from "../api/interface.js";

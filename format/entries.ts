@@ -7,7 +7,7 @@
 //   sha256  32 bytes of the stored bytes
 //
 // A pack is the piece that holds the bytes: an entry of a revised piece may point into the piece it revises, so
-// unchanged blocks and chunks are shared between versions instead of written again (decisions §9). `pack` indexes
+// unchanged blocks and chunks are shared between versions instead of written again (docs/contract.md §5). `pack` indexes
 // the piece's lineage: the older pieces its entry lists in `packs`, oldest first, then the piece itself.
 
 import { BlockCodec } from "./cells.js";

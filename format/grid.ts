@@ -43,7 +43,7 @@ const NANO_PER_MILLI = 1e6;
 const CELL_NANO = GRID.cellMilliDeg * NANO_PER_MILLI;
 
 /**
- * The SILO cell whose area holds a point: the one rule from a longitude and latitude to a cell (decisions §8,
+ * The SILO cell whose area holds a point: the one rule from a longitude and latitude to a cell (docs/contract.md §8.2,
  * docs/contract.md §8.2), for the series route, the mirror client, the explorer's click and the Zarr view's docs. On an
  * edge between two cells, the one to the east or north, as SILO rounds a point to its grid; on the grid's outer edge,
  * the cell inside it; null outside the grid. In integer nano-degrees: floating division lands on the wrong side of an

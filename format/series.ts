@@ -15,7 +15,7 @@
 //
 // A span written whole is one piece whose records are its groups, so its index entry alone (root) locates any group.
 // A revision writes a piece holding only the groups whose chunks changed and those chunks; every other group
-// record and chunk stays in the older pieces of its lineage (decisions §9).
+// record and chunk stays in the older pieces of its lineage (docs/contract.md §5).
 
 import { ENTRY_BYTES, type StoredEntry, bytesToHex, checkEntries, hexToBytes, readEntry, writeEntry } from "./entries.js";
 import { type Window, intersectWindows } from "./grid.js";

@@ -1,5 +1,5 @@
 // The pipeline commands' defaults, each stated once: pipeline/cli.ts gives them to the flags the Makefile leaves out
-// (it passes a variable only when it is set), `make help` prints them, and test/defaults.test.ts holds the docs to them.
+// (it passes a variable only when it is set), `make help` prints them, and test/pipeline/defaults.test.ts holds the docs to them.
 
 export const DEFAULTS = {
   /** the dist every command writes or reads */

@@ -33,7 +33,7 @@ function startWorker(entry: URL, preload: Preload[]): Worker {
 
 /**
  * The entry built as JavaScript in the folder PIPELINE_WORKERS names (the project's paths under it), when there is
- * one: make test builds every pipeline worker there first (test/worker-bundles.ts), since a thread under tsx spends
+ * one: make test builds every pipeline worker there first (test/support/worker-bundles.ts), since a thread under tsx spends
  * about half a second of CPU on its loader and compiling, and the tests start hundreds of threads.
  */
 function builtEntry(entry: URL): URL | null {

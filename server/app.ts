@@ -120,7 +120,7 @@ function watchShedding(admission: Admission, log: (line: string) => void): Retur
   return timer;
 }
 
-/** The HTTP server and its bounds on slow clients (README "Operating the server"). */
+/** The HTTP server and its bounds on slow clients (docs/operating.md "Limits and settings"). */
 function createHttpServer(limits: ServeLimits, handler: http.RequestListener, connections: () => Connections): http.Server {
   const server = http.createServer(
     {

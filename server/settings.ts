@@ -1,6 +1,6 @@
 // The server's settings: every one an environment variable with a default for a small machine (2 cores), read and
 // checked once at start. Each default is stated here alone: make serve passes a variable only when it is set, make
-// help prints them, and docs/operating.md "Limits and settings" lists them (test/defaults.test.ts holds it to these).
+// help prints them, and docs/operating.md "Limits and settings" lists them (test/pipeline/defaults.test.ts holds it to these).
 
 import { availableParallelism } from "node:os";
 

@@ -261,7 +261,7 @@ house("house - no identifier uses a retired word (docs/glossary.md): no slot, no
   assert.equal([...new Set(found)], []);
 });
 
-/** The one place rule (decisions §8): a longitude and latitude to the cell that holds them, in format/grid.ts. */
+/** The one place rule (docs/contract.md §8.2): a longitude and latitude to the cell that holds them, in format/grid.ts. */
 const PLACE_RULE = { file: "format/grid.ts", name: "lonLatToCell" };
 /** Names of a function from a point to a cell (pointToCell, lonLatToPlaceCell, placeToCell, ...): each must be the rule or call it. */
 const POINT_TO_CELL = /^(point|lonlat|latlon|place|coord\w*)\w*to\w*cell$/i;

@@ -7,8 +7,8 @@ import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { checkManifest, fixtureKey, listManifest, MANIFEST_FILE, preparedFixtures } from "./fixture-cache.js";
-import { freshDirs, makeWorkDir } from "./helpers.js";
+import { checkManifest, fixtureKey, listManifest, MANIFEST_FILE, preparedFixtures } from "./support/fixture-cache.js";
+import { freshDirs, makeWorkDir } from "./support/helpers.js";
 import { runTests } from "./parallel.js";
 
 const ROOT = join(import.meta.dirname, "..");

@@ -5,14 +5,14 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { checkManifest, preparedFixtures } from "./fixture-cache.js";
-import { bundleWorkers } from "./worker-bundles.js";
+import { checkManifest, preparedFixtures } from "./support/fixture-cache.js";
+import { bundleWorkers } from "./support/worker-bundles.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
 /** The suites that run a second time over a dist served by nginx (withServer with SERVER_DIST=nginx). */
-export const NGINX_SUITES = /^server-(read|query|http|plans|integrity|site|series)\.test\.ts$/;
+export const NGINX_SUITES = /^server\/server-(read|query|http|plans|integrity|site|series)\.test\.ts$/;
 /** What each job took in the last run, for the next run's order. */
 const DURATIONS_FILE = join(ROOT, ".cache", "test-durations.json");
 /** A test file still running after this long is stopped and counted as failed (a hang must not hold CI forever). */
@@ -54,9 +54,9 @@ export interface RunOptions {
   pattern?: RegExp;
   jobs?: number;
   typecheck?: boolean;
-  /** build the shared fixtures first (test/prepare-fixtures.ts) */
+  /** build the shared fixtures first (test/support/prepare-fixtures.ts) */
   fixtures?: boolean;
-  /** start the pipeline's threads from JavaScript built first (test/worker-bundles.ts) */
+  /** start the pipeline's threads from JavaScript built first (test/support/worker-bundles.ts) */
   workers?: boolean;
   /** which files run a second time against nginx; null: none */
   nginx?: RegExp | null;
@@ -98,9 +98,11 @@ export function countOutcome(tally: Tally, outcome: Outcome): void {
   }
 }
 
+/** The *.test.ts files under dir, as paths relative to it ("server/server-read.test.ts"); a pattern matches the path or the file's name. */
 function listTestFiles(dir: string, pattern: RegExp | undefined): string[] {
-  return readdirSync(dir)
-    .filter((name) => name.endsWith(".test.ts") && (!pattern || pattern.test(name)))
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .map((path) => path.split(sep).join("/"))
+    .filter((path) => path.endsWith(".test.ts") && !path.startsWith("fixtures/") && (!pattern || pattern.test(path) || pattern.test(basename(path))))
     .sort();
 }
 
@@ -127,7 +129,7 @@ export function planJobs(options: RunOptions): Job[] {
     jobs.push({ name: `${file} (nginx)`, command: uvuJob(file), env: { SERVER_DIST: "nginx" }, uvu: true, needsFixtures: true });
   }
   if (options.fixtures && jobs.some((j) => j.needsFixtures)) {
-    jobs.unshift({ name: "fixtures", command: [node, join(ROOT, "node_modules/tsx/dist/cli.mjs"), join(ROOT, "test/prepare-fixtures.ts")], uvu: false, needsFixtures: false });
+    jobs.unshift({ name: "fixtures", command: [node, join(ROOT, "node_modules/tsx/dist/cli.mjs"), join(ROOT, "test/support/prepare-fixtures.ts")], uvu: false, needsFixtures: false });
   }
   return jobs.map((job, order) => ({ ...job, order }));
 }
@@ -187,7 +189,7 @@ function killGroup(pid: number): void {
   }
 }
 
-/** "[ 12/56  3:20] server-read.test.ts: 41 passed, 12.3 s": printed the moment a job ends, so a long run shows it moves. */
+/** "[ 12/56  3:20] server/server-read.test.ts: 41 passed, 12.3 s": printed the moment a job ends, so a long run shows it moves. */
 export function progressLine(o: Outcome, ended: number, total: number, elapsedMs: number): string {
   const clock = `${Math.floor(elapsedMs / 60_000)}:${String(Math.floor(elapsedMs / 1000) % 60).padStart(2, "0")}`;
   const summary = o.job.uvu ? readSummary(o.output) : null;

@@ -59,7 +59,7 @@ export const LISTING_ROUTES: RouteSpec[] = [
     tag: {
       name: "revisions",
       description:
-        'Beyond the contract (decisions §9): SILO rewrites recent days every night; each revision is a new version and pins never change. This says which dates of a pinned version were revised since (docs/clients.md "Revised days").',
+        'Beyond the contract (docs/contract.md §8.4): SILO rewrites recent days every night; each revision is a new version and pins never change. This says which dates of a pinned version were revised since (docs/clients.md "Revised days").',
     },
     computed: true,
     summary: "Which dates of a version have been revised since: the dates whose cells differ from the newest version of its dataset (or `against`).",

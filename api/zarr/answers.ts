@@ -1,4 +1,4 @@
-// The Zarr view's routes (decisions §8): a pinned version's keys (metadata JSON, chunks as zlib float32), and the
+// The Zarr view's routes (docs/contract.md §8.3): a pinned version's keys (metadata JSON, chunks as zlib float32), and the
 // `latest/<dataset_key>/...` redirects to the newest version's same key. Every unknown key is 404.
 
 import type { Answer } from "../answer.js";

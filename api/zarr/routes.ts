@@ -1,4 +1,4 @@
-// The Zarr view's entries of the route table (decisions §8): paths, checks, handlers and what the OpenAPI document says
+// The Zarr view's entries of the route table (docs/contract.md §8.3): paths, checks, handlers and what the OpenAPI document says
 // of them, under their own tag.
 
 import { VERSION_ID_PATTERN } from "../../schemas/validate.js";
@@ -10,7 +10,7 @@ import { answerZarrArrayKey, answerZarrGroupKey, answerZarrLatest, checkZarrPath
 const TAG = {
   name: "zarr",
   description:
-    "Beyond the contract (decisions §8): every raster version as two Zarr v2 groups, `maps` and `series`, with consolidated metadata, read by xarray, GDAL (QGIS, R terra) and zarrita.js with no project code; values are exactly the query route's float32 (NaN for missing). docs/clients.md shows how.",
+    "Beyond the contract (docs/contract.md §8.3): every raster version as two Zarr v2 groups, `maps` and `series`, with consolidated metadata, read by xarray, GDAL (QGIS, R terra) and zarrita.js with no project code; values are exactly the query route's float32 (NaN for missing). docs/clients.md shows how.",
 };
 const ERRORS: ErrorKind[] = ["not_found"];
 

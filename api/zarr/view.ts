@@ -1,4 +1,4 @@
-// The Zarr v2 view of a raster version (decisions §8, docs/clients.md "Zarr"): its keys and their metadata. Two
+// The Zarr v2 view of a raster version (docs/contract.md §8.3, docs/clients.md "Zarr"): its keys and their metadata. Two
 // groups per version, `maps` (one day by one 256 x 256 tile) and `series` (many days by a few cells), over the
 // whole SILO grid and the version's first..last dates. Nothing is stored for it: every key is computed from the
 // version's verified index and pieces (chunk bytes: api/zarr/chunks.ts).

@@ -43,7 +43,7 @@ const CELLS = GRID.width * GRID.height;
 type Topology = Parameters<typeof feature>[0];
 
 // Only file hashes are kept: a generator change without a version bump is caught by the pinned hash in
-// test/demo.test.ts, which is cheaper than regenerating every day to compare.
+// test/pipeline/demo.test.ts, which is cheaper than regenerating every day to compare.
 interface DemoRecord {
   generator: string;
   generatorVersion: string;
