@@ -350,6 +350,8 @@ export function buildOpenApi(table: RouteTable): Json {
       ].join("\n\n"),
       license: { name: "CC0-1.0", identifier: "CC0-1.0" },
     },
+    // the server renders this document as HTML beside it (server/docs.ts); a static mirror has no such page
+    externalDocs: { description: "This document as an HTML page (Redoc), served by the server beside it; a static mirror serves the JSON alone.", url: "/api/v1/docs" },
     servers: [{ url: "/", description: "This server." }],
     // Public demo endpoints need no credentials: no security scheme applies (docs/contract.md §4.5).
     security: [],

@@ -5,7 +5,8 @@
 //                                                 NUMBER_TEXT_ONLY: only the shapes whose name holds it)
 
 import { createHash } from "node:crypto";
-import { writeMet } from "../api/series/met.js";
+import { averageYears, computeYearlyTavAmp, writeMet } from "../api/series/met.js";
+import { periodDates } from "../api/series/period-dates.js";
 import type { SeriesConfig } from "../api/series/params.js";
 import type { SeriesSelection } from "../api/series/select.js";
 import { writeSeriesCsv } from "../api/series/write.js";
@@ -67,6 +68,13 @@ const rows = (write: typeof writeJsonRows, days: typeof boxDay) => () => {
   return out.finish();
 };
 
+/** tav and amp as the route computes them for this file: over the whole calendar years it holds (api/series/climate.ts) */
+const metClimate = () => {
+  const [maxt, mint] = ["maxt", "mint"].map((c) => metColumns.find((m) => m.variable.apsim!.column === c)!.values);
+  const years = computeYearlyTavAmp(periodDates(longStart, LONG_DAYS), maxt, mint).filter((y) => y.whole);
+  return { ...averageYears(years), basis: `over the whole calendar years of this file (${years.length} years)` };
+};
+
 const SHAPES: [string, () => Uint8Array][] = [
   ["tile, 65,536 tenths codes (JSON)", () => writeTile("v", meaning, "2003-01-01", tile, tileCodes)],
   ["tile, 65,536 float32 tenths (JSON)", () => writeTile("v", meaning, "2003-01-01", tile, tileValues)],
@@ -75,7 +83,7 @@ const SHAPES: [string, () => Uint8Array][] = [
   ["query, 10,000 rows (CSV)", rows(writeCsvRows, boxDay)],
   ["query, 10,000 rows of arbitrary float32 (CSV)", rows(writeCsvRows, boxFloats)],
   ["series, 1 place x 20,000 days (CSV)", () => writeSeriesCsv(seriesConfig, seriesSelection, longValues)],
-  ["series, 1 place x 20,000 days x 4 columns (APSIM met)", () => writeMet({ place, start: longStart, days: LONG_DAYS, columns: metColumns })],
+  ["series, 1 place x 20,000 days x 4 columns (APSIM met)", () => writeMet({ place, start: longStart, days: LONG_DAYS, columns: metColumns }, metClimate())],
 ];
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1];

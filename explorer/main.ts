@@ -1,13 +1,15 @@
-// The browser explorer of a mirror: a map of one date, a cell's series, a box's CSV, and where it all comes from.
-// It talks to nothing but the mirror it was loaded from, through the client library (every piece verified).
+// The browser explorer of a mirror: a map of one date, a cell's series and its files (CSV, APSIM), a box's CSV, and
+// where it all comes from. It talks to nothing but the mirror it was loaded from, through the client library (every
+// piece verified): the files are the series route's answers, computed here from the mirror's static files.
 
 import { AnswerError, type MirrorAnswer, createMirrorClient } from "../client/index.js";
 import { makeDataRequest } from "../api/query/request.js";
+import { seriesPath } from "../api/series/params.js";
 import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
 import { GRID, type Window, bboxToWindow, colToLon, rowToLat, tileId, windowToTiles } from "../format/grid.js";
 import type { Dataset } from "../format/records.js";
 import { QUERY_VARIABLE } from "../format/records.js";
-import { type Variable, VARIABLES } from "../format/variables.js";
+import { APSIM_REQUIRED, type Variable, VARIABLES } from "../format/variables.js";
 import { pointerToCell } from "./pointer.js";
 
 /** A colour scale: a value's place between min and max (after `shape`), mapped through the stops. */
@@ -341,8 +343,54 @@ async function showSeries(version: Version, col: number, row: number): Promise<v
   marker.style.top = `${((row + 0.5) / GRID.height) * 100}%`;
   marker.style.display = "block";
   describeProvenance(version, answers);
+  offerFiles(col, row);
   const { requests } = client.stats();
   setStatus(`Series of column ${col}, row ${row}: ${rows.length} days in ${answers.length} call${answers.length === 1 ? "" : "s"}, verified (${requests} requests to the mirror so far).`);
+}
+
+/** The newest version of each published variable (start() finds them): the versions a place's files are pinned to. */
+let published: Version[] = [];
+
+/**
+ * The series calls of a place's files, pinned to the versions shown, over the period all of them hold: every
+ * published variable as CSV, and the APSIM file when the four variables it needs are published (vp too when it is).
+ */
+function placeFiles(col: number, row: number): { csv: string; met: string | null; lacks: string[] } {
+  const call = (versions: Version[], format: "csv" | "met") =>
+    seriesPath({ lats: [rowToLat(row)], lons: [colToLon(col)], variables: versions.map((v) => v.variable.silo), format, pins: versions.map((v) => v.record.id) });
+  const met = published.filter((v) => v.variable.apsim).sort((a, b) => a.variable.apsim!.order - b.variable.apsim!.order);
+  const lacks = APSIM_REQUIRED.filter((r) => !met.some((v) => v.variable === r)).map((v) => v.silo);
+  return { csv: call(published, "csv"), met: lacks.length === 0 ? call(met, "met") : null, lacks };
+}
+
+/** One of a place's files, made by the client library from this mirror (the server's answer, byte for byte), saved. */
+async function saveFile(path: string, name: string): Promise<void> {
+  setStatus(`Making ${name} from this mirror…`);
+  const answer = await client.answer({ path });
+  if (answer.status !== 200) {
+    setStatus(`${name} cannot be made: ${new AnswerError(answer).message}`);
+    return;
+  }
+  const link = $<HTMLAnchorElement>("file-link");
+  if (link.href.startsWith("blob:")) URL.revokeObjectURL(link.href);
+  link.href = URL.createObjectURL(new Blob([answer.body as Uint8Array<ArrayBuffer>], { type: answer.headers["Content-Type"] }));
+  link.download = name;
+  link.click();
+  setStatus(`${name}: ${answer.body.byteLength} bytes of ${answer.headers["Service-Dataset-Version"]}, verified (${answer.headers["Content-Digest"]}).`);
+}
+
+/** The buttons that save the clicked place's CSV and APSIM file, with the series call each one is. */
+function offerFiles(col: number, row: number): void {
+  const { csv, met, lacks } = placeFiles(col, row);
+  const name = `silo-${rowToLat(row)}_${colToLon(col)}`;
+  const csvButton = $<HTMLButtonElement>("csv-file");
+  const metButton = $<HTMLButtonElement>("met-file");
+  csvButton.onclick = () => void saveFile(csv, `${name}.csv`).catch(showError);
+  metButton.disabled = met === null;
+  metButton.onclick = met ? () => void saveFile(met, `${name}.met`).catch(showError) : null;
+  $("files-call").textContent = `GET ${csv}${met ? `\nGET ${met}` : ""}`;
+  $("files-note").textContent = met ? "" : `An APSIM file needs ${lacks.join(", ")} too, which this mirror does not publish.`;
+  $("files").hidden = false;
 }
 
 /**
@@ -405,6 +453,7 @@ async function showVersion(version: Version, date: string | null): Promise<void>
   describeProvenance(version);
   $("series-empty").style.display = "";
   for (const id of ["cell", "series-table"]) $(id).replaceChildren();
+  $("files").hidden = true;
   ($("chart") as unknown as SVGSVGElement).replaceChildren();
   $("marker").style.display = "none";
   const picker = $<HTMLInputElement>("date");
@@ -416,7 +465,7 @@ async function showVersion(version: Version, date: string | null): Promise<void>
 }
 
 async function start(): Promise<void> {
-  const versions = await findVersions();
+  const versions = (published = await findVersions());
   const select = $<HTMLSelectElement>("variable");
   select.replaceChildren(...versions.map((v, i) => Object.assign(document.createElement("option"), { value: String(i), textContent: `${v.variable.label} (${v.variable.unit})` })));
   select.disabled = versions.length < 2;

@@ -1,5 +1,5 @@
 // The landing page at `/`: what the service is, what it publishes (and whether it is generated), where everything
-// is, and an example query to edit and send, with a curl line that works as pasted (it names this server's address).
+// is (the explorer, the API reference, the docs: links that answer), and an example query to edit and send, with a curl line that works as pasted (it names this server's address).
 
 import { makeDataRequest } from "../api/query/request.js";
 import { type Candidate, candidatesOf } from "../format/catalog.js";
@@ -7,19 +7,9 @@ import { type Window, colToLon, rowToLat } from "../format/grid.js";
 import { QUERY_VARIABLE } from "../format/records.js";
 import type { Snapshot } from "../format/snapshot.js";
 import { VARIABLES } from "../format/variables.js";
+import { DOCS } from "./docs.js";
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-/** The repository's pages for each reader (the server does not serve them: they live beside the code). */
-const DOCS: [string, string][] = [
-  ["README.md", "the first five minutes"],
-  ["docs/clients.md", "curl, Python, R, the series route, the Zarr view, the mirror client"],
-  ["docs/publishing.md", "fetching and publishing SILO's files, the daily routine"],
-  ["docs/mirrors.md", "hosting a dist on a static host or CDN"],
-  ["docs/operating.md", "running the server and unattended publishes"],
-  ["docs/performance.md", "the latest benchmark run"],
-  ["docs/contract.md", "the interface's rules"],
-];
 
 /**
  * A request that returns data: 2 x 2 cells at the centre of the newest query candidate's first date (inland
@@ -125,10 +115,14 @@ pin one with <code>dataset_version</code> for a result that never moves, and ask
 <ul>
 <li><a href="explorer/">The explorer</a>: a map of any published day of any variable, a cell's whole series, a box as CSV</li>
 ${snapshot ? describeSeries(snapshot) : ""}
-<li><a href="api/v1/openapi.json">The OpenAPI document</a> of every route</li>
+<li><a href="api/v1/docs">The API reference</a> (HTML, rendered from <a href="api/v1/openapi.json">the OpenAPI document</a> of every route)</li>
 <li><a href="api/v1/capabilities">Capabilities</a>, <a href="api/v1/datasets">the catalog</a>, <a href="api/health">health</a></li>
 </ul>
-<p>Documentation, in the repository: ${DOCS.map(([page, what]) => `<code>${page}</code> (${what})`).join(", ")}.</p>
+<h2>Documentation</h2>
+<p>The repository's pages, as Markdown text, served by this server from its checkout:</p>
+<ul>
+${DOCS.map(([page, what]) => `<li><a href="${page}">${page}</a>: ${what}</li>`).join("\n")}
+</ul>
 ${describeQuery(snapshot, baseUrl)}
 </body>
 </html>

@@ -1,7 +1,8 @@
-// The server's front door beside the interface: a landing page at `/`, the explorer at `/explorer/`, and the dist
+// The server's front door beside the interface: a landing page at `/`, the explorer at `/explorer/`, the dist
 // files the explorer reads (catalog.json, objects), taken from the same Storage as every answer, so the explorer
-// works over a local or a remote dist alike. Only the files a dist gives its readers are served
-// (format/objects.ts isReaderFile, on the path exactly as sent); anything else falls through to the interface's 404.
+// works over a local or a remote dist alike, and the docs (server/docs.ts: the README, docs/*.md, /api/v1/docs).
+// Only the files a dist gives its readers are served (format/objects.ts isReaderFile, on the path exactly as sent),
+// and the docs' own paths; anything else falls through to the interface's 404.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type Answer, BINARY_TYPE, CACHE_CONTROL, makeAnswer } from "../api/answer.js";
@@ -11,6 +12,7 @@ import { CATALOG_FILE, isReaderFile, objectPath } from "../format/objects.js";
 import type { Snapshot } from "../format/snapshot.js";
 import { type Platform, type Storage, StorageError } from "../format/storage.js";
 import { type BodyState, sendAnswer } from "./http.js";
+import { answerDocs, isDocsPath } from "./docs.js";
 import { landingPage } from "./landing.js";
 
 const HTML_TYPE = "text/html; charset=utf-8";
@@ -28,7 +30,7 @@ export interface Site {
 
 /** Whether the site (not the interface) answers a GET or HEAD of `path`, the path exactly as sent. */
 export function isSitePath(path: string): boolean {
-  return path === "/" || path === "/favicon.ico" || path === "/explorer" || path === "/explorer/" || isReaderFile(path.slice(1));
+  return path === "/" || path === "/favicon.ico" || path === "/explorer" || path === "/explorer/" || isDocsPath(path) || isReaderFile(path.slice(1));
 }
 
 /**
@@ -41,6 +43,12 @@ export async function answerSite(site: Site, req: IncomingMessage, res: ServerRe
     // a catalog that cannot be read leaves the page without its example, never without the page
     const snapshot = await site.snapshot().catch(() => null);
     const answer = await makeAnswer(site.platform, landingPage(snapshot, requestBase(req)), { type: HTML_TYPE, cache: snapshot ? "short" : "no-store" });
+    await sendAnswer(req, res, answer, body);
+    return true;
+  }
+  if (isDocsPath(path)) {
+    const answer = await answerDocs(site.platform, path);
+    if (!answer) return false;
     await sendAnswer(req, res, answer, body);
     return true;
   }

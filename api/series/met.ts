@@ -1,7 +1,7 @@
-// An APSIM weather file (`.met`) of one place (docs/contract.md §8.2): the header APSIM reads, `tav` and `amp` computed
-// over the period answered exactly as APSIM's Weather component computes them when a file lacks them, the column
-// line, the units line and one row a day. APSIM cannot read a missing value, so a file is made only when every value
-// is there: else a 422 that says which variable is missing where.
+// An APSIM weather file (`.met`) of one place (docs/contract.md §8.2): the header APSIM reads, `tav` and `amp` of the
+// place's climate (api/series/climate.ts chooses the dates: whole calendar years), the column line, the units line and
+// one row a day. APSIM cannot read a missing value, so a file is made only when every value is there: else a 422 that
+// says which variable is missing where.
 
 import { colToLon, rowToLat } from "../../format/grid.js";
 import { STORE_SLACK, VALUE_TEXT_MAX, float32ToShortest, valueWords } from "../../format/number-text.js";
@@ -26,40 +26,117 @@ export interface MetInput {
   columns: MetColumn[];
 }
 
+/** Days of maxt and mint, one value a date from `dates.start`. */
+export interface MetDays {
+  dates: PeriodDates;
+  maxt: Float32Array;
+  mint: Float32Array;
+}
+
+/** `tav` and `amp` as the header states them, and the comment line saying which dates they come from. */
+export interface MetClimate {
+  tav: number;
+  amp: number;
+  /** what they were computed over, for the header's comment line (api/series/climate.ts) */
+  basis: string;
+}
+
+/** One calendar year's `tav` and `amp` by APSIM's arithmetic. */
+export interface YearTavAmp {
+  year: number;
+  tav: number;
+  amp: number;
+  /**
+   * whether every date of the year is in the period with both values (a year held in part is still computed, as
+   * APSIM does, but describes no year; a missing value counts as none in its month)
+   */
+  whole: boolean;
+}
+
+const isLeap = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+
 /**
- * `tav` (annual average ambient temperature) and `amp` (annual amplitude in mean monthly temperature) as APSIM's
- * Weather component computes them (ApsimX Models/Weather.cs, ProcessMonthlyTAVAMP): the mean of (maxt + mint) / 2
- * for each month of each calendar year the file touches; a year's tav is the sum of its monthly means divided by 12
- * (whatever months it holds) and its amp the highest monthly mean less the lowest; both averaged over the years.
- * Values are taken as the file writes them (the shortest decimal of each float32), in double precision.
+ * Each calendar year's `tav` and `amp` as APSIM's Weather component computes them (ApsimX Models/Climate/Weather.cs,
+ * processMonthlyTAVAMP): the mean of (maxt + mint) / 2 of each month of the year the period holds; the year's tav is
+ * the sum of those monthly means divided by 12 (whatever months it holds) and its amp the highest monthly mean less
+ * the lowest. Values are taken as the file writes them (the shortest decimal of each float32), in double precision.
  */
-export function computeTavAmp(dates: PeriodDates, maxt: Float32Array, mint: Float32Array): { tav: number; amp: number } {
+export function computeYearlyTavAmp(dates: PeriodDates, maxt: Float32Array, mint: Float32Array): YearTavAmp[] {
   const firstYear = dates.year[0];
   const years = dates.year[dates.days - 1] - firstYear + 1;
   const sums = new Float64Array(12 * years);
   const counts = new Int32Array(12 * years);
   for (let d = 0; d < dates.days; d++) {
+    // NaN !== NaN: a missing value is left out of its month (its year is then not whole)
+    if (maxt[d] !== maxt[d] || mint[d] !== mint[d]) continue;
     const at = (dates.year[d] - firstYear) * 12 + dates.month[d] - 1;
     sums[at] += (float32ToShortest(maxt[d])! + float32ToShortest(mint[d])!) * 0.5;
     counts[at]++;
   }
-  let tavSum = 0;
-  let ampSum = 0;
+  const out: YearTavAmp[] = [];
   for (let y = 0; y < years; y++) {
     let means = 0;
-    let high = -999;
-    let low = 999;
+    let high = -Infinity;
+    let low = Infinity;
+    let days = 0;
     for (let m = 0; m < 12; m++) {
       if (counts[y * 12 + m] === 0) continue;
       const mean = sums[y * 12 + m] / counts[y * 12 + m];
       means += mean;
       high = Math.max(mean, high);
       low = Math.min(mean, low);
+      days += counts[y * 12 + m];
     }
-    tavSum += means / 12.0;
-    ampSum += high - low;
+    if (days > 0) out.push({ year: firstYear + y, tav: means / 12.0, amp: high - low, whole: days === (isLeap(firstYear + y) ? 366 : 365) });
   }
-  return { tav: tavSum / years, amp: ampSum / years };
+  return out;
+}
+
+/** The average of the years' tav and amp (Weather.cs: the sums over the years, divided by their count). */
+export function averageYears(years: YearTavAmp[]): { tav: number; amp: number } {
+  let tav = 0;
+  let amp = 0;
+  for (const y of years) {
+    tav += y.tav;
+    amp += y.amp;
+  }
+  return { tav: tav / years.length, amp: amp / years.length };
+}
+
+/** tav and amp as APSIM computes them from a file of these dates alone (every year it touches, in part or whole). */
+export function computeTavAmp(dates: PeriodDates, maxt: Float32Array, mint: Float32Array): { tav: number; amp: number } {
+  return averageYears(computeYearlyTavAmp(dates, maxt, mint));
+}
+
+/**
+ * tav and amp by the arithmetic of APSIM's stand-alone tav_amp program (as the APSIM R package's insertTavAmp states
+ * it): the mean of (maxt + mint) / 2 over every day of each calendar month in the dates given, pooled across years;
+ * tav the mean of those monthly means, amp the highest less the lowest. Over fewer than 12 calendar months it is not a
+ * year's climate: api/series/climate.ts uses it only when the record holds no whole year, and says so. `parts` are
+ * the days to pool (whole months, say), in any order.
+ */
+export function computePooledTavAmp(parts: MetDays[]): { tav: number; amp: number; months: number } {
+  const sums = new Float64Array(12);
+  const counts = new Int32Array(12);
+  for (const { dates, maxt, mint } of parts) {
+    for (let d = 0; d < dates.days; d++) {
+      sums[dates.month[d] - 1] += (float32ToShortest(maxt[d])! + float32ToShortest(mint[d])!) * 0.5;
+      counts[dates.month[d] - 1]++;
+    }
+  }
+  let means = 0;
+  let months = 0;
+  let high = -Infinity;
+  let low = Infinity;
+  for (let m = 0; m < 12; m++) {
+    if (counts[m] === 0) continue;
+    const mean = sums[m] / counts[m];
+    means += mean;
+    months++;
+    high = Math.max(mean, high);
+    low = Math.min(mean, low);
+  }
+  return { tav: means / months, amp: high - low, months };
 }
 
 /** The first dates a column misses a value on, and how many it misses. */
@@ -75,7 +152,7 @@ function findMissing(column: Float32Array, dates: PeriodDates): { count: number;
 }
 
 /** A 422 unless every value of every column is there: the place, the variable and the dates it misses. */
-function checkComplete(input: MetInput, dates: PeriodDates): void {
+export function checkComplete(input: MetInput, dates: PeriodDates = periodDates(input.start, input.days)): void {
   const { place } = input;
   const period = `${dates.date(0)}..${dates.date(input.days - 1)}`;
   const where = `the SILO cell centred on latitude ${rowToLat(place.row)}, longitude ${colToLon(place.col)} (asked: ${place.lat}, ${place.lon})`;
@@ -88,19 +165,20 @@ function checkComplete(input: MetInput, dates: PeriodDates): void {
   throw new HttpError({ kind: "missing_values", message: `An APSIM weather file cannot hold missing values, and ${where} misses ${said.join("; ")} in ${period}. Ask format=csv to see every missing value, or choose another period or place.` });
 }
 
-function writeHeader(out: ByteSink, input: MetInput, columns: MetColumn[], dates: PeriodDates, tavAmp: { tav: number; amp: number }): void {
+function writeHeader(out: ByteSink, input: MetInput, columns: MetColumn[], dates: PeriodDates, climate: MetClimate): void {
   const { place } = input;
   const licenses = [...new Set(columns.map((c) => `${c.version.license}: ${c.version.attribution}`))];
   const lines = [
     "[weather.met.weather]",
     `!SILO daily gridded data of the 0.05 degree cell centred on latitude ${rowToLat(place.row)}, longitude ${colToLon(place.col)} (asked: ${place.lat}, ${place.lon})`,
-    `!period ${dates.date(0)} to ${dates.date(input.days - 1)}; tav and amp computed over it as APSIM's Weather component computes them`,
+    `!period ${dates.date(0)} to ${dates.date(input.days - 1)}`,
+    `!tav and amp: ${climate.basis}`,
     ...columns.map((c) => `!${c.variable.apsim!.column}: ${c.variable.name} of dataset version ${c.version.id}`),
     ...licenses.map((l) => `!license ${l}`),
     `latitude = ${rowToLat(place.row).toFixed(2)} (DECIMAL DEGREES)`,
     `longitude = ${colToLon(place.col).toFixed(2)} (DECIMAL DEGREES)`,
-    `tav = ${tavAmp.tav.toFixed(2)} (oC) ! annual average ambient temperature`,
-    `amp = ${tavAmp.amp.toFixed(2)} (oC) ! annual amplitude in mean monthly temperature`,
+    `tav = ${climate.tav.toFixed(2)} (oC) ! annual average ambient temperature`,
+    `amp = ${climate.amp.toFixed(2)} (oC) ! annual amplitude in mean monthly temperature`,
     "!",
     `year day ${columns.map((c) => c.variable.apsim!.column).join(" ")}`,
     `() () ${columns.map((c) => `(${c.variable.apsim!.unit})`).join(" ")}`,
@@ -132,15 +210,14 @@ function writeRows(out: ByteSink, columns: MetColumn[], dates: PeriodDates): voi
   });
 }
 
-/** The .met file of one place, or a 422 naming what is missing. */
-export function writeMet(input: MetInput): Uint8Array {
+/** The .met file of one place, its header stating `climate`, or a 422 naming what is missing. */
+export function writeMet(input: MetInput, climate: MetClimate): Uint8Array {
   // in the order SILO writes them (format/variables.ts): radn maxt mint rain, vp only when asked
   const columns = [...input.columns].sort((a, b) => a.variable.apsim!.order - b.variable.apsim!.order);
   const dates = periodDates(input.start, input.days);
   checkComplete(input, dates);
-  const column = (name: string) => columns.find((c) => c.variable.apsim!.column === name)!.values;
   const out = new ByteSink();
-  writeHeader(out, input, columns, dates, computeTavAmp(dates, column("maxt"), column("mint")));
+  writeHeader(out, input, columns, dates, climate);
   writeRows(out, columns, dates);
   return out.finish();
 }

@@ -32,6 +32,6 @@ export function planSeriesCalls(config: SeriesConfig, selection: SeriesSelection
     }
   }
   const csv = config.format === "csv" ? " (CSV: keep the first header line only)" : "";
-  const met = config.format === "met" ? " Each part is its own APSIM file, its tav and amp computed over its own dates; ask format=csv for one table." : "";
+  const met = config.format === "met" ? " Each part is its own APSIM file, its tav and amp over the whole calendar years it holds (else the place's record's); ask format=csv for one table." : "";
   return { plan, summary: `The plan holds ${plan.length} calls, each within the bound, whose answers in order hold exactly these values${csv}.${met}` };
 }

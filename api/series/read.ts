@@ -5,7 +5,7 @@ import type { Place } from "./params.js";
 import type { SeriesChoice, SeriesSelection } from "./select.js";
 
 /** One variable at one place over start..end from its version's series spans: NaN for missing. */
-async function readFromSpans(choice: SeriesChoice, place: Place, days: number): Promise<Float32Array> {
+export async function readFromSpans(choice: SeriesChoice, place: Place, days: number): Promise<Float32Array> {
   const out = new Float32Array(days);
   const reads: Promise<void>[] = [];
   let at = 0;

@@ -8,7 +8,8 @@ import { READ_CORS } from "../cors.js";
 import { HttpError } from "../errors.js";
 import { queryParameters } from "../parameters.js";
 import { type RouteSpec, defineRoute } from "../routes.js";
-import { type MetInput, writeMet } from "./met.js";
+import { findAnswerClimate } from "./climate.js";
+import { type MetInput, checkComplete, writeMet } from "./met.js";
 import { SERIES_DESCRIPTION, SERIES_PLAN_ITEM, describeSeriesOk } from "./openapi.js";
 import { MAX_SERIES_VALUES, SERIES_PARAMETERS, type SeriesConfig, type SeriesFormat, hashSeriesRequest, readSeriesConfig } from "./params.js";
 import { planSeriesCalls } from "./plan.js";
@@ -43,6 +44,13 @@ function toMetInput(config: SeriesConfig, selection: SeriesSelection, values: Fl
   return { place: config.places[0], start: selection.start, days: selection.days, columns };
 }
 
+/** The .met file: refused at once when a value is missing, before its climate reads the place's record. */
+async function writeMetAnswer(config: SeriesConfig, selection: SeriesSelection, values: Float32Array[][]): Promise<Uint8Array> {
+  const input = toMetInput(config, selection, values);
+  checkComplete(input);
+  return writeMet(input, await findAnswerClimate(selection, input.place, values));
+}
+
 export async function answerSeries(ctx: Context, config: SeriesConfig): Promise<Answer> {
   const selection = await chooseVersions(ctx, config);
   checkBound(config, selection, ctx.bound("seriesMaxValues"));
@@ -52,7 +60,7 @@ export async function answerSeries(ctx: Context, config: SeriesConfig): Promise<
     config.format === "csv"
       ? writeSeriesCsv(config, selection, values)
       : config.format === "met"
-        ? writeMet(toMetInput(config, selection, values))
+        ? await writeMetAnswer(config, selection, values)
         : await writeSeriesJson(config, selection, values, requestSha256, (bytes) => ctx.platform.sha256Hex(bytes));
   // pinned versions over a stated period never change; otherwise a new publish may answer the same call
   const cache = config.pins && config.start && config.end ? "immutable" : "short";

@@ -1,5 +1,6 @@
 // The browser explorer in headless Chromium, loaded from a static mirror (make mirror's server): it draws the
-// map, shows a cell's series, downloads a box's CSV equal to the server's answer, and logs no console error.
+// map, shows a cell's series, saves the cell's CSV and APSIM file and a box's CSV, each equal to the server's answer,
+// and logs no console error.
 
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -160,7 +161,7 @@ explorer("explorer - make serve's own: the landing page's links work, and /explo
     try {
       await page.goto(`${served.url}/`);
       assert.is(await page.title(), "Climate data service");
-      for (const name of ["The OpenAPI document", "Capabilities", "the catalog", "health"]) {
+      for (const name of ["The API reference", "the OpenAPI document", "Capabilities", "the catalog", "health", "README.md", "docs/clients.md"]) {
         const response = await Promise.all([page.waitForNavigation(), page.click(`text=${name}`)]).then(([r]) => r);
         assert.is(response?.status(), 200, name);
         await page.goBack();
@@ -236,6 +237,58 @@ explorer("explorer - a variable picker over the demo's five variables: each its 
     assert.equal(opened.problems, [], "no console error");
   } finally {
     await opened.close();
+  }
+});
+
+explorer("explorer - a clicked place's CSV (every variable) and APSIM file, made from a static mirror by the client library: the server's bytes", async () => {
+  const dist = await buildDemoDist();
+  const opened = await openExplorer(dist);
+  const { page } = opened;
+  try {
+    assert.is(await page.getAttribute("body", "data-status"), "ready", (await page.textContent("#status")) ?? "");
+    assert.is(await page.isVisible("#files"), false, "no files before a click");
+    // a land cell of the demo: -27.5, 151.9 (the Darling Downs)
+    const [col, row] = [(151.9 - 111.975) / 0.05, (-9.975 + 27.5) / 0.05].map(Math.floor);
+    const point = await cellPoint(page, col, row);
+    await page.mouse.click(point.x, point.y);
+    await page.waitForSelector("#files:not([hidden])");
+    const calls = (await page.textContent("#files-call"))!.split("\n").map((l) => l.replace(/^GET /, ""));
+    const pins = JSON.parse(await readFile(join(dist, "catalog.json"), "utf8")).candidates as { id: string; record: { dataset_key: string } }[];
+    const pin = (key: string) => pins.find((c) => c.record.dataset_key === key)!.id;
+    const place = `lat=${rowToLat(row)}&lon=${colToLon(col)}`;
+    assert.equal(calls, [
+      `/api/v1/series?${place}&variables=${VARIABLES.map((v) => v.silo).join(",")}&format=csv&dataset_version=${["silo-tmax", "silo-tmin", "silo-rain", "silo-radiation", "silo-vp"].map(pin).join(",")}`,
+      `/api/v1/series?${place}&variables=radiation,max_temp,min_temp,daily_rain,vp&format=met&dataset_version=${["silo-radiation", "silo-tmax", "silo-tmin", "silo-rain", "silo-vp"].map(pin).join(",")}`,
+    ]);
+    await withServer(dist, async (served) => {
+      for (const [button, call, name] of [["#csv-file", calls[0], `silo-${rowToLat(row)}_${colToLon(col)}.csv`], ["#met-file", calls[1], `silo-${rowToLat(row)}_${colToLon(col)}.met`]]) {
+        const [download] = await Promise.all([page.waitForEvent("download"), page.click(button)]);
+        assert.is(download.suggestedFilename(), name);
+        const saved = await readFile((await download.path())!);
+        const answer = await request(served, call);
+        assert.is(answer.status, 200, answer.text.slice(0, 300));
+        assert.ok(saved.equals(answer.bytes), `${button}: the server's bytes`);
+        await page.waitForFunction((n) => document.getElementById("status")!.textContent!.startsWith(`${n}: `), name);
+      }
+      const met = (await request(served, calls[1])).text;
+      assert.match(met, /^\[weather\.met\.weather\]\n/);
+      assert.match(met, "\n2003 31 ");
+    });
+    assert.equal(opened.problems, [], "no console error");
+  } finally {
+    await opened.close();
+  }
+  // a mirror publishing max_temp alone: its CSV, and no APSIM file, saying why
+  const alone = await openExplorer(fixture.dist);
+  try {
+    const point = await cellPoint(alone.page, 303, 204);
+    await alone.page.mouse.click(point.x, point.y);
+    await alone.page.waitForSelector("#files:not([hidden])");
+    assert.is(await alone.page.isDisabled("#met-file"), true);
+    assert.is(await alone.page.textContent("#files-note"), "An APSIM file needs radiation, min_temp, daily_rain too, which this mirror does not publish.");
+    assert.equal(alone.problems, []);
+  } finally {
+    await alone.close();
   }
 });
 

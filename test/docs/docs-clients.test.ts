@@ -6,7 +6,7 @@
 
 import { execFile } from "node:child_process";
 import { readFileSync, symlinkSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, readdir, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -18,7 +18,7 @@ import { docBlock, localize } from "./doc-blocks.js";
 import { freePort, makeCheckout, READER_ENV, runBash, startUntilAnswered } from "./doc-run.js";
 import { freshDirs, makeWorkDir } from "../support/helpers.js";
 import { startMirrorServer } from "../../client/mirror-server.js";
-import { buildDemoDist, buildFixture, request, withServer } from "../support/server-fixture.js";
+import { type Served, assertSchema, buildDemoDist, buildFixture, request, withServer } from "../support/server-fixture.js";
 
 const run = promisify(execFile);
 const fresh = freshDirs(makeWorkDir("docs-clients"));
@@ -31,24 +31,49 @@ const CONTRACT_BLOCKS = [
   docBlock("docs/clients.md", "openssl dgst -sha256 -binary tile.json"),
 ];
 
-// Each curl reports its status, media type and exit code on stderr, whatever the example does with its output.
-const CURL_PROBE = `curl() {
-  command curl --write-out '%{stderr}@@answer %{http_code} %{content_type}\\n' "$@"
-  local rc=$?
+// Each curl reports its status, media type and exit code on stderr, whatever the example does with its output, and
+// keeps what it wrote to stdout in .bodies/<n> (n counted in files: a curl in $(...) runs in a subshell).
+const CURL_PROBE = `BODIES="$PWD/.bodies"; mkdir -p "$BODIES"
+curl() {
+  local n=$(( $(ls "$BODIES" | wc -l) + 1 ))
+  command curl --write-out '%{stderr}@@answer %{http_code} %{content_type}\\n' "$@" | tee "$BODIES/$(printf %04d "$n")"
+  local rc=\${PIPESTATUS[0]}
   echo "@@exit $rc" >&2
   return $rc
 }
 `;
 
+/** What the first block's curls printed, in order: capabilities, the catalog (twice), two tiles' metadata, a sample, a resolution. */
+async function checkFirstBlock(served: Served, bodies: string[]): Promise<void> {
+  const [capabilities, catalog, again, layers, sample, resolution] = bodies.slice(0, 6).map((b) => JSON.parse(b));
+  assertSchema("capabilities.schema.json", capabilities);
+  assert.equal(again, catalog);
+  const tmax = catalog.datasets.find((d: { dataset_key: string }) => d.dataset_key === "silo-tmax");
+  assert.ok(tmax, "the catalog lists the demo's maximum temperature");
+  assert.is(catalog.datasets.filter((d: { dataset_key: string }) => d.dataset_key.startsWith("silo-")).length, 5);
+  assertSchema("layers-page.schema.json", layers);
+  assert.is(layers.tiles.length, 2, "limit=2");
+  assert.is(layers.dataset.id, tmax.id);
+  // the sample: tile r1-c1's row 18, col 180 is the global cell 436, 274 (133.8, -23.7): the series route's value
+  assertSchema("pixel-sample.schema.json", sample);
+  const series = (await request(served, `/api/v1/series?lat=-23.7&lon=133.8&start=2003-01-01&end=2003-01-01&dataset_version=${tmax.id}`)).text;
+  assert.is(sample.value, Number(series.trim().split("\n")[1].split(",")[3]));
+  assert.equal([sample.datasetVersion, sample.date, sample.unit], [tmax.id, "2003-01-01", "degC"]);
+  // the box 133.8..133.95 x -23.8..-23.65 holds 3 x 3 cell centres, over 31 days
+  assert.equal([resolution.available, resolution.selection.rowCount, resolution.selection.datasetVersion], [true, 279, tmax.id]);
+}
+
 const contract = suite("docs: clients.md, the contract routes and R");
 
-contract("clients.md - the contract routes' curl blocks run against a live demo server: 2xx JSON or CSV, the plan followed, the digest agrees", async () => {
+contract("clients.md - the contract routes' curl blocks run against a live demo server: what each prints (capabilities, catalog, tiles, a sample's value, a resolution's row count), the plan followed, the digest agrees", async () => {
   const work = fresh("work");
   await mkdir(work);
   await withServer(await buildDemoDist(), async (served) => {
     // one script, so B and ID set in the first block carry to the next ones
     const script = CURL_PROBE + localize(CONTRACT_BLOCKS.join("\n"), { [SERVER]: served.url });
     const { stdout, stderr } = await runBash(script, { cwd: work });
+    const bodyFiles = (await readdir(join(work, ".bodies"))).sort();
+    await checkFirstBlock(served, await Promise.all(bodyFiles.map((f) => readFile(join(work, ".bodies", f), "utf8"))));
     const answers = [...stderr.matchAll(/^@@answer (\d{3}) (.*)$/gm)].map((m) => ({ status: Number(m[1]), type: m[2] }));
     const exits = [...stderr.matchAll(/^@@exit (\d+)$/gm)].map((m) => Number(m[1]));
     assert.ok(answers.length >= (CONTRACT_BLOCKS.join("\n").match(/\bcurl\b/g)?.length ?? 0), stderr);

@@ -63,7 +63,10 @@ const readme = suite("docs: README.md");
 /** README's address for `make demo`'s server, replaced by the port the test's `make demo` serves on. */
 const README_BASE = "http://127.0.0.1:8080";
 
-readme("README - make demo serves the demo; the curl, pandas and R lines read it as written; make test is the runner", async () => {
+/** How Python prints a float64 read from a CSV field: its shortest repr, "40.0" for "40". */
+const repr = (field: string) => (/[.eE]/.test(field) ? String(Number(field)) : `${field}.0`);
+
+readme("README - make demo serves the demo; the curl, pandas (rows, dtypes, a value) and R lines read it as written; make test is the runner", async () => {
   const demo = await buildDemoDist();
   const checkout = makeCheckout(fresh("checkout"));
   // a checkout where make demo ran before: its generated grids in .cache/demo, the demo published into dist
@@ -75,16 +78,19 @@ readme("README - make demo serves the demo; the curl, pandas and R lines read it
   const server = await startUntilAnswered(["bash", "-c", demoLine], `http://127.0.0.1:${port}/api/health`, { cwd: checkout, env: { ...READER_ENV, PORT: String(port) } });
   try {
     assert.match(server.output(), /^nothing to publish: dist already holds silo-tmax-/m);
+    // the API reference README names, from make serve's bundled server (its Redoc script read from node_modules)
+    for (const path of ["/api/v1/docs", "/api/v1/docs/redoc.standalone.js", "/docs/clients.md"]) assert.is((await fetch(`http://127.0.0.1:${port}${path}`)).status, 200, path);
     const live = (text: string) => localize(text, { [README_BASE]: `http://127.0.0.1:${port}` });
     const csv = (await runBash(live(docBlock("README.md", "curl -s \"http://127.0.0.1:8080/api/v1/series")), { cwd: checkout })).stdout.split("\n");
     assert.is(csv[0], "longitude,latitude,date,air_temperature_max,air_temperature_min,precipitation_amount,surface_downwelling_shortwave_flux_in_air,water_vapor_partial_pressure_in_air");
     assert.is(csv.length, 33, "31 days, a header and the last line end");
     const pandas = live(docBlock("README.md", "import pandas as pd"));
-    const read = await run("/usr/bin/python3", ["-c", `${pandas}\nprint(len(df), df["date"].iloc[0].date(), df.columns.tolist())`], { timeout: 60_000 });
-    assert.is(read.stdout, "31 2003-01-01 ['longitude', 'latitude', 'date', 'air_temperature_max']\n");
+    const read = await run("/usr/bin/python3", ["-c", `${pandas}\nprint(len(df), df["date"].iloc[0].date(), df.columns.tolist(), df.dtypes.astype(str).tolist(), float(df["air_temperature_max"].iloc[14]))`], { timeout: 60_000 });
+    const maxTemp15th = csv[15].split(",")[3];
+    // the rows, their dtypes (dates parsed, values numbers, not text) and a value: the 15th day's, as the curl printed it
+    assert.is(read.stdout, `31 2003-01-01 ['longitude', 'latitude', 'date', 'air_temperature_max'] ['float64', 'float64', 'datetime64[ns]', 'float64'] ${repr(maxTemp15th)}\n`);
     const terra = live(docBlock("README.md", "library(terra); day <- rast("));
     const r = await run("Rscript", ["-e", `${terra}\nwriteLines(paste(c(dim(day), format(extract(day, cbind(133.85, -23.7))[[1]])), collapse = " "))`], { timeout: 60_000 });
-    const maxTemp15th = csv[15].split(",")[3];
     assert.is(r.stdout, `681 841 1 ${maxTemp15th}\n`, "the map of 2003-01-15: time index 14");
   } finally {
     await server.stop();

@@ -164,7 +164,7 @@ function apsimTavAmp(rows: string[][], maxtAt: number, mintAt: number): { tav: n
   return { tav: tav / years, amp: amp / years };
 }
 
-gdal("series - met: an APSIM weather file of a place over 408 days, its rows the CSV's values, tav and amp as APSIM computes them; vp when asked", async () => {
+gdal("series - met: an APSIM weather file of a place over 408 days, its rows the CSV's values, tav and amp as APSIM computes them over its whole year; vp when asked", async () => {
   const [col, row] = [WINDOW[0] + 2, WINDOW[1] + 1];
   const [lat, lon] = [Number((-10 - 0.05 * row).toFixed(9)), Number((112 + 0.05 * col).toFixed(9))];
   await withServer(dist, async (s) => {
@@ -185,7 +185,9 @@ gdal("series - met: an APSIM weather file of a place over 408 days, its rows the
       const rows = lines.slice(at + 2, -1).map((l) => l.split(" "));
       assert.is(rows.length, DATES.length);
       assert.equal([rows[0][0], rows[0][1], rows[36][1], rows[37][0], rows[37][1], rows.at(-1)![0], rows.at(-1)![1]], ["2003", "329", "365", "2004", "1", "2005", "5"]);
-      const { tav, amp } = apsimTavAmp(rows, 3, 4);
+      // the file holds 2004 whole (and parts of 2003 and 2005): tav and amp describe 2004 alone (api/series/climate.ts)
+      const { tav, amp } = apsimTavAmp(rows.filter((r) => r[0] === "2004"), 3, 4);
+      assert.ok(lines.includes("!tav and amp: over the whole calendar years 2004 (1 year) of this file, as APSIM's Weather component computes them (ApsimX Weather.cs: the mean of (maxt + mint) / 2 of each month, a year's tav their sum over 12 and its amp their range, averaged over the years)"));
       assert.is(constants.tav, `${tav.toFixed(2)} (oC) ! annual average ambient temperature`);
       assert.is(constants.amp, `${amp.toFixed(2)} (oC) ! annual amplitude in mean monthly temperature`);
       // the same values as the CSV of the same variables, in APSIM's column order

@@ -1,9 +1,10 @@
 // The APSIM weather file writer: exact bytes of a small file, tav and amp as APSIM's Weather component computes them
-// (worked by hand here), and the 422 that a missing value or an ocean cell is.
+// (worked by hand here), year by year with the whole years marked, the tav_amp program's pooled months, and the 422
+// that a missing value or an ocean cell is. (Which dates a served file's tav and amp come from: series-met-years.test.ts.)
 
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { type MetColumn, type MetInput, computeTavAmp, writeMet } from "../../api/series/met.js";
+import { type MetColumn, type MetInput, computePooledTavAmp, computeTavAmp, computeYearlyTavAmp, writeMet } from "../../api/series/met.js";
 import { HttpError } from "../../api/errors.js";
 import { PeriodDates } from "../../api/series/period-dates.js";
 import { findVariable } from "../../format/variables.js";
@@ -33,6 +34,33 @@ met("met - tav and amp as APSIM computes them: monthly means of (maxt + mint) / 
   assert.is(one.tav, ((21.1 + 10.2) * 0.5) / 12);
 });
 
+met("met - each year's tav and amp, whole only when every date of it is held with both values; a missing value is left out of its month", () => {
+  // 2003-12-31 .. 2005-01-01: December 2003 holds one day, 2004 every day (a leap year), 2005 one day
+  const days = 368;
+  const dates = new PeriodDates("2003-12-31", days);
+  const maxt = new Float32Array(days).fill(30);
+  const mint = new Float32Array(days).fill(10);
+  // 2004: January's mean 24 ((38 + 10) / 2), the other months 20
+  for (let d = 1; d <= 31; d++) maxt[d] = 38;
+  const years = computeYearlyTavAmp(dates, maxt, mint);
+  assert.equal(years, [
+    { year: 2003, tav: 20 / 12, amp: 0, whole: false },
+    { year: 2004, tav: (24 + 11 * 20) / 12, amp: 4, whole: true },
+    { year: 2005, tav: 20 / 12, amp: 0, whole: false },
+  ]);
+  // a missing maximum on 2004-01-10: January's mean is over its 30 other days, and 2004 is no longer whole
+  maxt[10] = NaN;
+  const gappy = computeYearlyTavAmp(dates, maxt, mint)[1];
+  assert.equal(gappy, { year: 2004, tav: (24 + 11 * 20) / 12, amp: 4, whole: false });
+});
+
+met("met - the tav_amp program's arithmetic: each calendar month's mean pooled over every day of it across years, their mean and range", () => {
+  // January 2003 at mean 20 (31 days), January 2004 at mean 26 (31 days), February 2004 at mean 14 (29 days)
+  const part = (start: string, days: number, mean: number) => ({ dates: new PeriodDates(start, days), maxt: new Float32Array(days).fill(mean + 5), mint: new Float32Array(days).fill(mean - 5) });
+  const pooled = computePooledTavAmp([part("2003-01-01", 31, 20), part("2004-01-01", 31, 26), part("2004-02-01", 29, 14)]);
+  assert.equal(pooled, { tav: (23 + 14) / 2, amp: 9, months: 2 });
+});
+
 met("met - exact bytes: the header APSIM reads, the columns in SILO's order whatever the order asked, vp when asked, one row a day", () => {
   const input: MetInput = {
     place,
@@ -46,14 +74,16 @@ met("met - exact bytes: the header APSIM reads, the columns in SILO's order what
       column("vp", [21.3, 24, 18.9]),
     ],
   };
-  const text = new TextDecoder().decode(writeMet(input));
   const { tav, amp } = computeTavAmp(new PeriodDates("2003-12-30", 3), Float32Array.of(33.2, 30, 28.4), Float32Array.of(20.1, 19.5, 15));
+  const basis = "over the whole calendar years 1990 to 2020 (31 years) of the place's published record";
+  const text = new TextDecoder().decode(writeMet(input, { tav: 18.456, amp: 12.004, basis }));
   assert.is(
     text,
     [
       "[weather.met.weather]",
       "!SILO daily gridded data of the 0.05 degree cell centred on latitude -27, longitude 133.05 (asked: -27.01, 133.02)",
-      "!period 2003-12-30 to 2004-01-01; tav and amp computed over it as APSIM's Weather component computes them",
+      "!period 2003-12-30 to 2004-01-01",
+      `!tav and amp: ${basis}`,
       "!radn: surface_downwelling_shortwave_flux_in_air of dataset version silo-radiation-20031130-20040101-0123456789abcdef",
       "!maxt: air_temperature_max of dataset version silo-max_temp-20031130-20040101-0123456789abcdef",
       "!mint: air_temperature_min of dataset version silo-min_temp-20031130-20040101-0123456789abcdef",
@@ -62,8 +92,8 @@ met("met - exact bytes: the header APSIM reads, the columns in SILO's order what
       "!license CC-BY-4.0: Queensland Government SILO; interpolated Bureau of Meteorology and other observations.",
       "latitude = -27.00 (DECIMAL DEGREES)",
       "longitude = 133.05 (DECIMAL DEGREES)",
-      `tav = ${tav.toFixed(2)} (oC) ! annual average ambient temperature`,
-      `amp = ${amp.toFixed(2)} (oC) ! annual amplitude in mean monthly temperature`,
+      "tav = 18.46 (oC) ! annual average ambient temperature",
+      "amp = 12.00 (oC) ! annual amplitude in mean monthly temperature",
       "!",
       "year day radn maxt mint rain vp",
       "() () (MJ/m2) (oC) (oC) (mm) (hPa)",
@@ -90,7 +120,7 @@ met("met - a missing value is a 422 naming the variable, the place and the first
   });
   const refusal = (input: MetInput): HttpError => {
     try {
-      writeMet(input);
+      writeMet(input, { tav: 20, amp: 10, basis: "over the whole calendar year 2004 of this file" });
     } catch (err) {
       return err as HttpError;
     }

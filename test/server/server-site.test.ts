@@ -3,7 +3,7 @@
 
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -13,6 +13,7 @@ import { LocalStorage, nodePlatform } from "../../format/local.js";
 import { objectPath } from "../../format/objects.js";
 import { openVersion } from "../../format/versions.js";
 import { createApp } from "../../server/app.js";
+import { DOCS } from "../../server/docs.js";
 import { startNginx } from "../support/nginx.js";
 import { type Fixture, type Served, assertError, buildDemoDist, buildFixture, copyDist, exchange, post, withServer } from "../support/server-fixture.js";
 
@@ -42,7 +43,9 @@ site("site - the landing page: what is published, its links, an editable query t
     const pointer = JSON.parse(await readFile(join(fixture.dist, "catalog.json"), "utf8"));
     const [col, row, width, height] = pointer.candidates.find((c: { id: string }) => c.id === fixture.b.id).coverage.windowAll;
     const series = `api/v1/series?lat=${rowToLat(row + Math.floor(height / 2))}&lon=${colToLon(col + Math.floor(width / 2))}&variables=max_temp`;
-    assert.equal(links, [...zarr, "explorer/", series, "api/v1/openapi.json", "api/v1/capabilities", "api/v1/datasets", "api/health"]);
+    const docs = DOCS.map(([page]) => page);
+    assert.equal(links, [...zarr, "explorer/", series, "api/v1/docs", "api/v1/openapi.json", "api/v1/capabilities", "api/v1/datasets", "api/health", ...docs]);
+    assert.ok(docs.includes("README.md") && docs.includes("docs/clients.md") && docs.includes("docs/contract.md"));
     for (const link of links) assert.is((await exchange(served, `/${link}`, {})).status, link.startsWith("zarr/v2/latest/") ? 302 : 200, link);
     assert.is((await exchange(served, "/favicon.ico")).status, 204, "no icon, and no 404 in a browser's console");
     // the newest version of the one variable the fixture publishes, and no banner: its data is not generated
@@ -117,6 +120,33 @@ site("site - the explorer, catalog.json and objects are the dist's bytes; pieces
     const absent = `/objects/ab/ab${"0".repeat(62)}.day`;
     assertError(await exchange(served, absent), 404, "not_found");
     assertError(await exchange(served, `/objects/ab/ab${"0".repeat(62)}.json`), 404, "not_found");
+  });
+});
+
+site("site - README.md and every docs page at its repository path, as Markdown; each page's relative links answer there; no other file", async () => {
+  const repository = join(import.meta.dirname, "..", "..");
+  await withServer(fixture.dist, async (served: Served) => {
+    const pages = ["README.md", ...(await readdir(join(repository, "docs"))).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+    for (const page of pages) {
+      const answer = await exchange(served, `/${page}`);
+      assert.equal([answer.status, answer.headers["content-type"], answer.headers["cache-control"]], [200, "text/markdown; charset=utf-8", "public, max-age=60"], page);
+      assert.ok(answer.bytes.equals(await readFile(join(repository, page))), page);
+      // a link the page makes to another page of the repository resolves, on the server as in the checkout
+      for (const [, target] of answer.text.matchAll(/\]\(([^)#:]+\.md)(#[^)]*)?\)/g)) {
+        const url = new URL(target, `http://host/${page}`).pathname;
+        assert.is((await exchange(served, url)).status, 200, `${page} links ${target}`);
+      }
+    }
+    // the reference's page and its script, from this server (no CDN)
+    const reference = await exchange(served, "/api/v1/docs");
+    assert.equal([reference.status, reference.headers["content-type"]], [200, "text/html; charset=utf-8"]);
+    assert.match(reference.text, '<redoc spec-url="openapi.json"></redoc>');
+    const script = await exchange(served, "/api/v1/docs/redoc.standalone.js");
+    assert.equal([script.status, script.headers["content-type"]], [200, "text/javascript; charset=utf-8"]);
+    assert.ok(script.bytes.length > 500_000, `${script.bytes.length} bytes`);
+    for (const path of ["/package.json", "/docs/", "/docs/missing.md", "/docs/Clients.md", "/docs/../package.json", "/docs/%2e%2e/package.json", "/docs/..%2fpackage.json", "/api/README.md", "/test/house.test.ts", "/api/v1/docs/", "/api/v1/docs/redoc.js"]) {
+      assertError(await exchange(served, path), 404, "not_found");
+    }
   });
 });
 
