@@ -1,7 +1,8 @@
 // The documentation a running server serves beside the interface: the README and docs/*.md of the checkout it runs from,
 // as text/markdown at their repository paths (so the pages' relative links resolve on the server as in the
 // repository), and the HTML API reference at /api/v1/docs: the OpenAPI document rendered in the browser by Redoc's
-// standalone bundle from npm (node_modules/redoc), served by this server, so the page needs no network beyond it.
+// standalone bundle from npm (build/redoc.standalone.js, which make install takes from the package), served by this
+// server, so the page needs no network beyond it.
 
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -60,9 +61,7 @@ let reference: Promise<Answer> | null = null;
 let redoc: Promise<Answer> | null = null;
 
 async function readRedoc(platform: Platform): Promise<Answer> {
-  // a direct dependency: npm always places it at the top of node_modules (no createRequire: make serve's bundle
-  // declares that name in its banner)
-  const file = join(REPOSITORY, "node_modules", "redoc", "bundles", "redoc.standalone.js");
+  const file = join(REPOSITORY, "build", "redoc.standalone.js");
   return makeAnswer(platform, await readFile(file), { type: "text/javascript; charset=utf-8", cache: "short" });
 }
 
