@@ -38,6 +38,8 @@ export function describeSeriesCall(spec: unknown, variable: string = QUERY_VARIA
   });
   const total = w * h;
   if (total <= MAX_SERIES_PLACES) return `GET ${path} answers it in one call (the box's ${total === 1 ? "cell" : `${total} cells`} over the whole period)`;
-  const calls = Math.ceil(total / MAX_SERIES_PLACES);
-  return `GET /api/v1/series answers up to ${MAX_SERIES_PLACES} places over any period a call: the box's ${total} cells take ${calls} calls, the first (its northernmost cells, west to east) GET ${path}`;
+  // more cells than places a call: the box itself, its cells by the same rule (a period past what is published is
+  // answered for its published part, so the call answers whenever the box's cells are published)
+  const boxPath = seriesPath({ bbox: bbox as number[], start, end, variables: name === QUERY_VARIABLE ? undefined : [name], format: request.format === "csv" ? "csv" : "json", pins: pin });
+  return `GET ${boxPath} answers it in one call (the box's ${total} cells over the whole period; a 413 there carries the plan of calls that do)`;
 }
