@@ -13,6 +13,7 @@ import * as assert from "uvu/assert";
 import { bboxToWindow, colToEdgeLon, colToLon, rowToEdgeLat, rowToLat } from "../format/grid.js";
 import { createMirrorClient } from "../client/index.js";
 import { startMirrorServer } from "../client/mirror-server.js";
+import { docBlock } from "./doc-blocks.js";
 import { makeWorkDir } from "./helpers.js";
 import { DATES_A, type Fixture, assertError, assertSchema, buildDemoDist, buildFixture, exchange, post, request, requestFor, sha256Base64, valueA, withServer } from "./server-fixture.js";
 
@@ -391,6 +392,34 @@ demo("series - the README's call with &format=met answers an APSIM file of APSIM
     assert.match(answer.text, /\nyear +day +radn +maxt +mint +rain +vp\n/);
     const asked = await request(s, "/api/v1/series?lat=-23.7&lon=133.87&format=met&variables=radiation,max_temp,min_temp,daily_rain,vp");
     assert.is(answer.text, asked.text, "the same file as APSIM's variables asked by name");
+  });
+});
+
+demo("docs - clients.md's box over years runs as written: curl and CDO, pandas and R each read the box the CSV answers", async () => {
+  await withServer(await buildDemoDist(), async (s) => {
+    const live = (text: string) => text.replaceAll("http://127.0.0.1:8080", s.url);
+    const url = "/api/v1/series?bbox=133.8,-23.8,134,-23.6&start=1990-01-01&end=2019-12-31&variables=max_temp,daily_rain";
+    const csv = await request(s, url);
+    assert.is(csv.headers["service-period"], "2003-01-01/2003-01-31", "the demo's month: the published part of thirty years");
+    const rows = csv.text.trim().split("\n").slice(1).map((line) => line.split(","));
+    assert.is(rows.length, 16 * 31);
+    const first = rows.filter((r) => r[2] === "2003-01-01");
+    const mean = (k: number) => first.reduce((sum, r) => sum + Number(r[k]), 0) / first.length;
+
+    const cdoWork = join(work, "docs-cdo");
+    execFileSync("mkdir", ["-p", cdoWork]);
+    const sh = execFileSync("bash", ["-e", "-c", live(docBlock("docs/clients.md", "cdo -s sinfon box.nc"))], { cwd: cdoWork, encoding: "utf8" });
+    assert.match(sh, "points=16 (4x4)");
+    assert.match(sh, "time : 31 steps");
+    const [, date, rain] = /^\s+(2003-01-01)\s+(\S+)$/m.exec(sh)!;
+    assert.is(date, "2003-01-01");
+    assert.ok(Math.abs(Number(rain) - mean(4)) < 1e-4, `CDO's field mean ${rain}, the CSV's ${mean(4)}`);
+
+    const py = execFileSync(PYTHON, ["-c", live(docBlock("docs/clients.md", "daily = box.groupby(\"date\")"))], { encoding: "utf8" });
+    assert.is(py, `${16 * 31} 16 2003-01-01 ${Math.round(mean(3) * 1000) / 1000}\n`);
+
+    const r = execFileSync("Rscript", ["-e", `${live(docBlock("docs/clients.md", "box <- read.csv("))}\nwriteLines(paste(nrow(box), nrow(daily), format(daily$air_temperature_max[1], digits = 10)))`], { encoding: "utf8" });
+    assert.is(r, `${16 * 31} 31 ${Number(mean(3).toPrecision(10))}\n`);
   });
 });
 
