@@ -395,6 +395,17 @@ demo("series - the README's call with &format=met answers an APSIM file of APSIM
   });
 });
 
+demo("series - the query's 422 for another variable names a series call that answers it (followed on the demo, which publishes it)", async () => {
+  await withServer(await buildDemoDist(), async (s) => {
+    const other = assertError(await post(s, "/api/v1/data/query", { ...requestFor({ col: 437, row: 274, width: 2, height: 1 }, "2003-01-01", "2003-01-03"), variables: ["air_temperature_min"] }), 422, "invalid_request");
+    const issue = other.issues.find((i: { path: unknown[] }) => i.path[0] === "variables");
+    const call = /GET (\/api\/v1\/series\?\S+)/.exec(issue.message)![1];
+    const answer = await request(s, call);
+    assert.is(answer.status, 200, `${call}: ${answer.text}`);
+    assert.equal(answer.json().data.places.map((p: { longitude: number; latitude: number }) => [p.longitude, p.latitude]), [[133.85, -23.7], [133.9, -23.7]]);
+  });
+});
+
 demo("docs - clients.md's box over years runs as written: curl and CDO, pandas and R each read the box the CSV answers", async () => {
   await withServer(await buildDemoDist(), async (s) => {
     const live = (text: string) => text.replaceAll("http://127.0.0.1:8080", s.url);

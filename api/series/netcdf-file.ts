@@ -4,13 +4,14 @@
 
 import { dateToDayNumber } from "../../format/dates.js";
 import { type Window, colToLon, rowToLat } from "../../format/grid.js";
-import { SILO } from "../../sources/silo.js";
 import type { AnswerStream } from "../answer.js";
 import { type NetcdfDescription, type NetcdfVariable, daysPerSlab, layoutNetcdf, streamNetcdf } from "./netcdf.js";
 import { type SeriesConfig, canonicalSeriesText } from "./params.js";
 import type { SeriesChoice, SeriesSelection } from "./select.js";
 
 export const NETCDF_TYPE = "application/x-netcdf";
+/** SILO's page, as CF's `source` names where the data come from (api/ reads no sources/: the record carries the rest). */
+const SOURCE = "SILO gridded data (https://www.longpaddock.qld.gov.au/silo/)";
 
 /** The cells a NetCDF answer holds: its box's window, or its one place's cell. */
 export function netcdfWindow(config: SeriesConfig): Window {
@@ -45,7 +46,7 @@ export function describeSeriesNetcdf(config: SeriesConfig, selection: SeriesSele
     globals: {
       title: config.box ? "SILO daily climate grids, a box over days" : "SILO daily climate grids, a place over days",
       institution: "Queensland Government, Department of Environment, Science and Innovation (SILO)",
-      source: `SILO gridded data (${SILO.landingPage})`,
+      source: SOURCE,
       license: distinct(records.map((r) => r.license)),
       // the request, not the clock: the same call over the same versions is the same bytes (its ETag and digest)
       history: `GET /api/v1/series ${canonicalSeriesText(config)}`,
