@@ -211,7 +211,13 @@ async function sendStream(req: IncomingMessage, res: ServerResponse, answer: Ans
   if (head) return void res.end();
   for await (const part of stream.open()) {
     if (res.destroyed) return;
-    if (!res.write(part)) await new Promise((resolve) => (res.once("drain", resolve), res.once("close", resolve)));
+    if (!res.write(part)) {
+      await new Promise<void>((resolve) => {
+        const done = () => (res.off("drain", done), res.off("close", done), resolve());
+        res.on("drain", done);
+        res.on("close", done);
+      });
+    }
   }
   res.end();
 }

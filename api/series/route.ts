@@ -56,7 +56,7 @@ export async function answerSeries(ctx: Context, config: SeriesConfig): Promise<
   const cache = config.pins && config.start && config.end && !selection.asked ? "immutable" : "short";
   const options = { cache, type: TYPES[config.format], headers: provenanceHeaders(selection, requestSha256) } as const;
   if (config.format === "netcdf") return ctx.streamAnswer(streamSeriesNetcdf(config, selection, requestSha256), options);
-  const values = await readSeriesValues(selection, config.places);
+  const values = await readSeriesValues(selection, config.places, config.box?.window);
   const body =
     config.format === "csv"
       ? writeSeriesCsv(config, selection, values)
