@@ -125,7 +125,16 @@ const PROPERTIES = {
     type: "array",
     minItems: 4,
     maxItems: 4,
-    items: { type: "number", minimum: -180, maximum: 180, "x-messages": { type: "{value} is not a decimal number of degrees; give four like 149.0,-35.4,149.2,-35.2", minimum: "{value} is outside -180..180", maximum: "{value} is outside -180..180" } },
+    items: {
+      type: "number",
+      minimum: -180,
+      maximum: 180,
+      "x-messages": {
+        type: "{value} is not a decimal number of degrees; give four like 149.0,-35.4,149.2,-35.2",
+        minimum: "{value} is outside -180..180; give west,south,east,north in decimal degrees, like 149.0,-35.4,149.2,-35.2",
+        maximum: "{value} is outside -180..180; give west,south,east,north in decimal degrees, like 149.0,-35.4,149.2,-35.2",
+      },
+    },
     "x-messages": { minItems: `holds {count} values; give four: ${BBOX_TEXT}`, maxItems: `holds {count} values; give four: ${BBOX_TEXT}` },
   },
 } as const;
