@@ -1,6 +1,7 @@
 // What the contract's 422 says when a data request wants what the series route gives (docs/contract.md §3.1, §8.2):
 // a period over 31 days, or another variable than air_temperature_max. The exact series call for that request: the
-// box's cells as places (lat/lon of their centres, north to south, west to east) over its period.
+// box's cells as places (lat/lon of their centres, north to south, west to east) over its period, or, for more cells
+// than places a call, the box itself (bbox=, its cells by the same rule).
 
 import { isCalendarDate } from "../../format/dates.js";
 import { bboxToWindow, colToLon, rowToLat } from "../../format/grid.js";
