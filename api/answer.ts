@@ -20,11 +20,22 @@ export const CSV_TYPE = "text/csv; charset=utf-8";
 /** Bytes already compressed by their own codec (Zarr chunks): sent as they are, never content-coded again. */
 export const BINARY_TYPE = "application/octet-stream";
 
+/**
+ * The body of an answer too large to hold (the series route's NetCDF files): written again, part by part, each time it
+ * is opened, its length known before its first byte. The answer's body is then empty and its sha256 that of these bytes.
+ */
+export interface AnswerStream {
+  byteLength: number;
+  open(): AsyncIterable<Uint8Array>;
+}
+
 export interface Answer {
   status: number;
   type: string;
   cache: CachePolicy;
   body: Uint8Array;
+  /** a body streamed as it is written, instead of `body` (never content-coded, never a range) */
+  stream?: AnswerStream;
   /**
    * sha256 hex of body, when known: the ETag and the identity Content-Digest come from it. Answers with an
    * ETag always carry it; others (POST answers) are hashed only if sent uncompressed (answerSha256).
@@ -69,6 +80,36 @@ export async function makeAnswer(platform: Platform, body: string | Uint8Array, 
     headers: options.headers ?? {},
     ...(options.ranges ? { ranges: true } : {}),
   };
+}
+
+/**
+ * The answer of a streamed body: its digest taken first by writing it once and keeping none of it (two passes: the
+ * Content-Digest and ETag precede the first byte sent, and memory holds one part at a time, however long the answer).
+ */
+export async function makeStreamAnswer(platform: Platform, stream: AnswerStream, options: AnswerOptions): Promise<Answer> {
+  const sha256 = platform.sha256Parts ? await platform.sha256Parts(stream.open()) : await platform.sha256Hex(await joinParts(stream));
+  return {
+    status: options.status ?? 200,
+    type: options.type ?? JSON_TYPE,
+    cache: options.cache,
+    body: new Uint8Array(0),
+    stream,
+    sha256,
+    etag: options.etag ?? options.cache !== "no-store",
+    headers: options.headers ?? {},
+  };
+}
+
+/** A streamed body's bytes in one array (the mirror client's answers, which it returns whole). */
+export async function joinParts(stream: AnswerStream): Promise<Uint8Array> {
+  const out = new Uint8Array(stream.byteLength);
+  let at = 0;
+  for await (const part of stream.open()) {
+    out.set(part, at);
+    at += part.byteLength;
+  }
+  if (at !== stream.byteLength) throw new Error(`a streamed answer gave ${at} of its ${stream.byteLength} bytes`);
+  return out;
 }
 
 /** The answer's body hash, computed once when first needed. */

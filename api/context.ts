@@ -4,7 +4,7 @@
 import type { Archive } from "../format/archive.js";
 import type { Snapshot } from "../format/snapshot.js";
 import type { Platform } from "../format/storage.js";
-import type { Answer, AnswerOptions } from "./answer.js";
+import type { Answer, AnswerOptions, AnswerStream } from "./answer.js";
 
 export interface ApiRequest {
   method: string;
@@ -46,4 +46,6 @@ export interface Context {
   /** Throws 503 service_unavailable when version `id` failed verification in this catalog (docs/contract.md §4.6). */
   assertAvailable(id: string): void;
   answer(body: string | Uint8Array, options: AnswerOptions): Promise<Answer>;
+  /** An answer whose body is streamed as it is written (api/answer.ts makeStreamAnswer). */
+  streamAnswer(stream: AnswerStream, options: AnswerOptions): Promise<Answer>;
 }

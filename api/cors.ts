@@ -16,7 +16,7 @@ export const CREDENTIALS_CORS: CorsSpec = { allowHeaders: ["Content-Type", "Auth
 export const RANGE_CORS: CorsSpec = { allowHeaders: ["Range", "If-Range", "If-None-Match"] };
 
 /** Headers a browser script may read besides the CORS-safelisted ones (the provenance headers among them). */
-export const EXPOSED_HEADERS = ["Content-Digest", "Repr-Digest", "Service-Dataset-Version", "Service-Request-SHA256", "Link", "ETag", "Allow", "Content-Range", "Accept-Ranges"].join(", ");
+export const EXPOSED_HEADERS = ["Content-Digest", "Repr-Digest", "Service-Dataset-Version", "Service-Request-SHA256", "Service-Period", "Link", "ETag", "Allow", "Content-Range", "Accept-Ranges"].join(", ");
 
 /** On every answer: any origin may read it (public data, no credentials), with the headers above. */
 export const CORS_HEADERS: Readonly<Record<string, string>> = { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": EXPOSED_HEADERS };

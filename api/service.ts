@@ -7,7 +7,7 @@ import { LruCache } from "../format/cache.js";
 import { Snapshot } from "../format/snapshot.js";
 import { IntegrityError, type Platform, type Storage, StorageError } from "../format/storage.js";
 import { VersionReadError } from "../format/versions.js";
-import { type Answer, makeAnswer } from "./answer.js";
+import { type Answer, makeAnswer, makeStreamAnswer } from "./answer.js";
 import { ByteSink } from "./bytes.js";
 import type { ApiRequest, Context } from "./context.js";
 import { LIMITS } from "./contract.js";
@@ -200,6 +200,7 @@ export class Service {
         if (this.failures.has(id)) throw unavailable(`Dataset version ${id}`);
       },
       answer: (bytes, options) => makeAnswer(platform, bytes, options),
+      streamAnswer: (stream, options) => makeStreamAnswer(platform, stream, options),
     };
   }
 

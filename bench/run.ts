@@ -17,7 +17,9 @@
 // (3), each beside its max_temp row. (4) operations (bench/
 // operations.ts): the whole grid's 413, an overload from a cold page cache, SIGTERM during load, a soak with a
 // live publish. BENCH_ONLY=operations (or plans, overload, stop, soak, comma-separated) runs those alone, on
-// BENCH_DIST when it names a published year (2003) of full-grid days, else on one published here.
+// BENCH_DIST when it names a published year (2003) of full-grid days, else on one published here. (3d) a box over
+// years on the series route (bench/series-box.ts; alone with BENCH_ONLY=box): CSV and NetCDF, and the memory of 8
+// NetCDF answers of the bound's size at once.
 
 import { MAX_TEMP } from "../format/variables.js";
 import { execFileSync } from "node:child_process";
@@ -39,6 +41,7 @@ import { addDays, appendSeason, measureMirrorReads, pointQuery, seriesRead } fro
 import { benchRemote } from "./remote.js";
 import { benchSync } from "./sync.js";
 import { benchSeriesRoute } from "./series-route.js";
+import { benchSeriesBox } from "./series-box.js";
 import { type OperationsContext, linkFolder, runProbe, sizeOfTree } from "./tools.js";
 import { runOperations } from "./operations.js";
 import { benchVariableLong } from "./variable-long.js";
@@ -77,6 +80,19 @@ if (process.env.BENCH_ONLY === "sources") {
 if (ONLY === "variables" || ONLY.startsWith("variables-")) process.exit((await benchVariablesAlone(ONLY)) > 0 ? 1 : 0);
 
 const work = await mkdtemp(join(tmpdir(), "bench-"));
+if (ONLY === "box") {
+  // the box rows alone (bench/series-box.ts), with their own last line of figures
+  let failed = 0;
+  const boxFigures: Record<string, number> = {};
+  say(`bench box on ${new Date().toISOString().slice(0, 16)}Z, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, node ${process.version}`);
+  try {
+    await benchSeriesBox({ work, say, log, figures: boxFigures, fail: (why) => (failed++, say(`  !! ${why}: a goal is not met`)) });
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  console.log(JSON.stringify({ ...Object.fromEntries(Object.entries(boxFigures).map(([k, v]) => [k, Math.round(v * 100) / 100])), failures: failed }));
+  process.exit(failed > 0 ? 1 : 0);
+}
 const procs: Proc[] = [];
 const figures: Record<string, number> = {};
 if (ONLY === "revisions" || ONLY.startsWith("revisions-")) process.exit((await benchRevisionsAlone(ONLY)) > 0 ? 1 : 0);
@@ -361,6 +377,7 @@ try {
 
   // (3c) GET /api/v1/series: a place over a year and over the whole archive, many places and variables (bench/series-route.ts)
   await benchSeriesRoute({ work, say, log, figures, seconds: SECONDS, fail: (why) => (failures++, say(`  !! ${why}: a goal is not met`)) });
+  await benchSeriesBox({ work, say, log, figures, fail: (why) => (failures++, say(`  !! ${why}: a goal is not met`)) });
 
   // (4) Operations ------------------------------------------------------------------------------------------
   await runOperations(operations(opsDist, nextOnly), "operations");

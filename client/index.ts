@@ -4,7 +4,7 @@
 // Only web platform APIs here and below (fetch, WebCrypto, DecompressionStream): no node:* import, which
 // test/client/mirror.test.ts checks by bundling this file for the browser.
 
-import { type Answer, JSON_TYPE, answerHeaders, answerSha256 } from "../api/answer.js";
+import { type Answer, JSON_TYPE, answerHeaders, answerSha256, joinParts } from "../api/answer.js";
 import { ROUTES } from "../api/interface.js";
 import { Service } from "../api/service.js";
 import { CatalogError } from "../format/archive.js";
@@ -276,7 +276,8 @@ export class MirrorClient {
 
   private async toMirrorAnswer(answer: Answer, head: boolean): Promise<MirrorAnswer> {
     const headers = answerHeaders(answer, await answerSha256(webPlatform, answer), null, head);
-    const body = head ? EMPTY : answer.body;
+    // a streamed answer (a NetCDF file) is returned whole, as every answer of the client is
+    const body = head ? EMPTY : answer.stream ? await joinParts(answer.stream) : answer.body;
     return {
       status: answer.status,
       headers,

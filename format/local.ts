@@ -3,12 +3,18 @@
 
 import { type FileHandle, open, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { createHash } from "node:crypto";
 import { deflateSync, inflateRawSync } from "node:zlib";
 import { sha256Hex } from "./hash.js";
 import { type Platform, type Storage, StorageError } from "./storage.js";
 
 export const nodePlatform: Platform = {
   sha256Hex: async (data) => sha256Hex(data),
+  async sha256Parts(parts) {
+    const hash = createHash("sha256");
+    for await (const part of parts) hash.update(part);
+    return hash.digest("hex");
+  },
   // One output buffer a block, one byte over its known size (so zlib never allocates a second to find the end):
   // the default 16 kB chunks cost an allocation a block and a copy.
   inflateRaw: async (data, maxBytes) => inflateRawSync(data, { maxOutputLength: Math.max(1, maxBytes), chunkSize: Math.max(64, maxBytes + 1) }),

@@ -15,6 +15,11 @@ export interface Storage {
 
 export interface Platform {
   sha256Hex(data: Uint8Array): Promise<string>;
+  /**
+   * The sha256 (hex) of bytes given a part at a time, none of them kept: a streamed answer's digest in flat memory.
+   * Absent (the browser's Web Crypto hashes whole buffers only): the caller joins the parts and hashes them once.
+   */
+  sha256Parts?(parts: AsyncIterable<Uint8Array>): Promise<string>;
   /** Inflates raw DEFLATE; rejects when the output would pass `maxBytes`. */
   inflateRaw(data: Uint8Array, maxBytes: number): Promise<Uint8Array>;
   /**

@@ -17,7 +17,7 @@ import { LocalStorage, nodePlatform } from "../format/local.js";
 import { CATALOG_FILE } from "../format/objects.js";
 import type { Storage } from "../format/storage.js";
 import { Admission, type AdmissionStats } from "./admission.js";
-import { Connections, type DrainResult, answerClientError } from "./connections.js";
+import { Connections, type DrainResult, MAX_HEADER_BYTES, answerClientError } from "./connections.js";
 import { type BodyState, discardBody, readBody, sendAnswer } from "./http.js";
 import { DEFAULT_LIMITS, type ServeLimits, isDistUrl } from "./settings.js";
 import { type Site, answerSite } from "./site.js";
@@ -40,6 +40,8 @@ export interface AppOptions {
   planBytes?: number;
   /** the bound on values of a series call (default api/series/params.ts MAX_SERIES_VALUES; tests scale it down) */
   seriesMaxValues?: number;
+  /** the bound on values of a series call's NetCDF answer (default api/series/params.ts MAX_NETCDF_VALUES; tests scale it down) */
+  seriesNetcdfMaxValues?: number;
   /** load shedding, fairness and timeouts (default DEFAULT_LIMITS) */
   limits?: Partial<ServeLimits>;
 }
@@ -57,6 +59,9 @@ export interface App {
   /** closes the listening socket and open connections at once, and stops watching the catalog */
   close(): Promise<void>;
 }
+
+/** What a streamed answer holds while it is sent: a slab or two of its parts (api/series/netcdf.ts writes 1 MiB slabs). */
+const STREAM_HELD_BYTES = 2 << 20;
 
 const readFirst = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
@@ -131,6 +136,8 @@ function createHttpServer(limits: ServeLimits, handler: http.RequestListener, co
       connectionsCheckingInterval: Math.min(1000, limits.headersMs),
       // answered by the app instead, with the contract's error body (Node's own 400 has none)
       requireHostHeader: false,
+      // a request line of many places must reach the series route, whose 400 names its limit (100 places)
+      maxHeaderSize: MAX_HEADER_BYTES,
     },
     handler,
   );
@@ -161,7 +168,7 @@ function answerWith(service: Service, site: Site, admission: Admission, limits: 
     const answer = req.httpVersion === "1.1" && req.headers.host === undefined ? await refuseHostless() : await service.handle(request);
     discardBody(req, body, limits.bodyMs);
     // its bytes stay held until the client has them (or leaves): their sum bounds the work started meanwhile
-    res.once("close", admission.hold(answer.body.byteLength));
+    res.once("close", admission.hold(answer.stream ? Math.min(answer.stream.byteLength, STREAM_HELD_BYTES) : answer.body.byteLength));
     await sendAnswer(req, res, answer, body).catch((err) => {
       console.error(`${req.method} ${req.url}: could not send the answer`, err);
       res.destroy();
@@ -221,7 +228,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     warn: options.warn,
     cacheBytes: options.cacheBytes,
     answerCacheBytes: options.answerCacheBytes,
-    bounds: { planBytes: options.planBytes, seriesMaxValues: options.seriesMaxValues },
+    bounds: { planBytes: options.planBytes, seriesMaxValues: options.seriesMaxValues, seriesNetcdfMaxValues: options.seriesNetcdfMaxValues },
   });
   await service.snapshot();
   const admission = new Admission(limits);

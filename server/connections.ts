@@ -115,6 +115,12 @@ export class Connections {
 }
 
 /**
+ * The most bytes of a request line and headers read (Node's default is 16 KiB): 5,000 places in a series URL (about
+ * 70 KB) are read, and answered by the route's 400 naming its limit of 100 places, not refused unread.
+ */
+export const MAX_HEADER_BYTES = 128 * 1024;
+
+/**
  * What the server answers a request the HTTP parser rejects (bad request line or header, headers too large,
  * broken framing): 400 `bad_request` with the contract's error body (docs/contract.md §4.2), then the connection
  * is closed. A request that timed out, or a connection already answering or gone, is closed without a word.
@@ -124,7 +130,10 @@ export function answerClientError(connections: Connections, err: NodeJS.ErrnoExc
     socket.destroy();
     return;
   }
-  const what = err.code === "HPE_HEADER_OVERFLOW" ? "its headers are over 16 KB" : `the parser stopped at ${err.code ?? "an error"}`;
+  const what =
+    err.code === "HPE_HEADER_OVERFLOW"
+      ? `its request line and headers are over ${MAX_HEADER_BYTES / 1024} KB (a URL that long is not a call this service answers: the series route takes at most 100 places a call, and bbox=west,south,east,north a box of cells in one parameter)`
+      : `the parser stopped at ${err.code ?? "an error"}`;
   const status = statusOf("bad_request");
   const body = JSON.stringify({ error: "bad_request", message: `The request is not HTTP/1.1 this server can read: ${what}. The connection is closed.` });
   const digest = Buffer.from(sha256Hex(body), "hex").toString("base64");

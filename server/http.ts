@@ -199,13 +199,37 @@ async function sendStored(req: IncomingMessage, res: ServerResponse, answer: Ans
 }
 
 /**
+ * A streamed body (the series route's NetCDF files): its exact length first, then its parts as the client takes them,
+ * written again from the dist as they go; memory holds a part or two, however long the answer. A failure after the
+ * head (a piece that fails its sha256) ends the connection short of Content-Length: the client sees a broken answer,
+ * never a wrong byte. A client that leaves stops the writing.
+ */
+async function sendStream(req: IncomingMessage, res: ServerResponse, answer: Answer, transport: Record<string, string | number>): Promise<void> {
+  const stream = answer.stream!;
+  const head = req.method === "HEAD";
+  res.writeHead(answer.status, { ...answerHeaders(answer, answer.sha256!, null, head), ...transport, "Content-Length": stream.byteLength });
+  if (head) return void res.end();
+  for await (const part of stream.open()) {
+    if (res.destroyed) return;
+    if (!res.write(part)) {
+      await new Promise<void>((resolve) => {
+        const done = () => (res.off("drain", done), res.off("close", done), resolve());
+        res.on("drain", done);
+        res.on("close", done);
+      });
+    }
+  }
+  res.end();
+}
+
+/**
  * Sends an Answer: every response of the server goes through here, with its one ETag, 304, 206 and 416. A `stored`
  * answer (a dist piece) carries its sha256 and no body: its bytes are read from `stored` as they are sent, never
  * compressed (they are DEFLATE blocks already).
  */
 export async function sendAnswer(req: IncomingMessage, res: ServerResponse, answer: Answer, body: BodyState, stored?: StoredBody): Promise<void> {
   // a chunk's own codec compressed it already: content coding would spend CPU to gain nothing
-  const compressible = !stored && answer.body.byteLength > MIN_COMPRESS_BYTES && answer.type !== BINARY_TYPE;
+  const compressible = !stored && !answer.stream && answer.body.byteLength > MIN_COMPRESS_BYTES && answer.type !== BINARY_TYPE;
   const coding = compressible ? selectCoding(req.headers["accept-encoding"]) : null;
   const transport: Record<string, string | number> = compressible ? { Vary: "Accept-Encoding" } : {};
   if (closesConnection(req, body)) transport.Connection = "close";
@@ -218,6 +242,7 @@ export async function sendAnswer(req: IncomingMessage, res: ServerResponse, answ
   }
   if (await sendRange(req, res, answer, transport, stored)) return;
   if (stored) return sendStored(req, res, answer, transport, stored);
+  if (answer.stream) return sendStream(req, res, answer, transport);
   const { payload, sha256 } = await encodeAnswer(answer, coding);
   const head = req.method === "HEAD";
   res.writeHead(answer.status, { ...answerHeaders(answer, sha256, coding, head), ...transport, "Content-Length": payload.byteLength });

@@ -1,6 +1,7 @@
 // What the contract's 422 says when a data request wants what the series route gives (docs/contract.md §3.1, §8.2):
 // a period over 31 days, or another variable than air_temperature_max. The exact series call for that request: the
-// box's cells as places (lat/lon of their centres, north to south, west to east) over its period.
+// box's cells as places (lat/lon of their centres, north to south, west to east) over its period, or, for more cells
+// than places a call, the box itself (bbox=, its cells by the same rule).
 
 import { isCalendarDate } from "../../format/dates.js";
 import { bboxToWindow, colToLon, rowToLat } from "../../format/grid.js";
@@ -38,6 +39,8 @@ export function describeSeriesCall(spec: unknown, variable: string = QUERY_VARIA
   });
   const total = w * h;
   if (total <= MAX_SERIES_PLACES) return `GET ${path} answers it in one call (the box's ${total === 1 ? "cell" : `${total} cells`} over the whole period)`;
-  const calls = Math.ceil(total / MAX_SERIES_PLACES);
-  return `GET /api/v1/series answers up to ${MAX_SERIES_PLACES} places over any period a call: the box's ${total} cells take ${calls} calls, the first (its northernmost cells, west to east) GET ${path}`;
+  // more cells than places a call: the box itself, its cells by the same rule (a period past what is published is
+  // answered for its published part, so the call answers whenever the box's cells are published)
+  const boxPath = seriesPath({ bbox: bbox as number[], start, end, variables: name === QUERY_VARIABLE ? undefined : [name], format: request.format === "csv" ? "csv" : "json", pins: pin });
+  return `GET ${boxPath} answers it in one call (the box's ${total} cells over the whole period; a 413 there carries the plan of calls that do)`;
 }

@@ -6,6 +6,7 @@ import { GRID, colToLon, rowToLat } from "../../format/grid.js";
 import { objectPath } from "../../format/objects.js";
 import type { Dataset } from "../../format/records.js";
 import { indexRefOf } from "../../format/version-index.js";
+import { SPATIAL_SELECTION } from "../contract.js";
 import type { SeriesConfig } from "./params.js";
 import type { SeriesChoice, SeriesSelection } from "./select.js";
 
@@ -64,11 +65,12 @@ export function buildSeriesManifest(config: SeriesConfig, selection: SeriesSelec
     requestSha256,
     crs: GRID.crs,
     missingPolicy: "preserve",
-    placeRule: PLACE_RULE,
+    ...(config.box ? { spatialSelection: SPATIAL_SELECTION, bbox: config.box.bbox } : { placeRule: PLACE_RULE }),
     start: selection.start,
     end: selection.end,
+    ...(selection.asked ? { asked: selection.asked } : {}),
     days: selection.days,
-    places: config.places.map((p) => ({ lat: p.lat, lon: p.lon, longitude: colToLon(p.col), latitude: rowToLat(p.row) })),
+    ...(config.box ? {} : { places: config.places.map((p) => ({ lat: p.lat, lon: p.lon, longitude: colToLon(p.col), latitude: rowToLat(p.row) })) }),
     variables: selection.choices.map((c) => describeVariable(c, selection)),
     valueCount: config.places.length * selection.days * selection.choices.length,
     dataSha256,

@@ -4,7 +4,7 @@
 
 import { APSIM_VARIABLES } from "../../format/variables.js";
 import { VERSION_ID_TEXT } from "../parameters.js";
-import { MAX_SERIES_PLACES, MAX_SERIES_VALUES } from "./params.js";
+import { MAX_NETCDF_VALUES, MAX_SERIES_PLACES, MAX_SERIES_VALUES } from "./params.js";
 
 type Json = Record<string, unknown>;
 
@@ -19,11 +19,13 @@ export const SERIES_DESCRIPTION = [
   "Each variable is answered by its newest published version that holds every asked date at every asked place (or by its pin); one answer never mixes versions of a variable.",
   "A larger call is 413 `request_too_large` with `plan`: calls of this route, pinned, each within the bound, whose answers in order hold exactly the asked values.",
   "CSV: header `longitude,latitude,date,<variable>...` (cell centres, variables in the order asked), one row per place and date, missing an empty field, LF line ends.",
+  `\`bbox=west,south,east,north\` instead of places answers every cell whose centre lies inside (west and south edges inclusive, east and north exclusive), cell by cell (north to south, west to east) then date, within the same bound; \`format=netcdf\` answers a box (or one place) as one CF-1.8 NetCDF file of at most ${MAX_NETCDF_VALUES} values, streamed with its Content-Length and Content-Digest.`,
+  "A period that runs past what is published is answered for its published part: the `Service-Period` header (`first/last`) names the dates answered; a period wholly outside is 422.",
   `\`met\`: an APSIM weather file (\`[weather.met.weather]\`, latitude, longitude, tav and amp computed as APSIM computes them over the period answered, ${APSIM_LINE} when asked); a missing value or an ocean cell is 422 \`missing_values\`.`,
 ].join(" ");
 
 /** A plan item of the series route's 413: a GET path of this route. */
-export const SERIES_PLAN_ITEM: Json = { type: "string", description: "A GET path and query of /api/v1/series, pinned to the versions that would answer.", pattern: "^/api/v1/series\\?lat=" };
+export const SERIES_PLAN_ITEM: Json = { type: "string", description: "A GET path and query of /api/v1/series, pinned to the versions that would answer.", pattern: "^/api/v1/series\\?(lat|bbox)=" };
 
 const ref = (kind: "headers" | "schemas", name: string) => ({ $ref: `#/components/${kind}/${name}` });
 
@@ -40,6 +42,11 @@ export function describeSeriesOk(head: boolean, etag: boolean): Json {
       schema: { type: "string", pattern: VERSION_LIST },
     },
     "Service-Request-SHA256": ref("headers", "Service-Request-SHA256"),
+    "Service-Period": {
+      description: "The dates answered, `first/last`: the period asked, or its published part when it runs past what is published (the JSON manifest's `asked` then names the period asked).",
+      required: true,
+      schema: { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}/\\d{4}-\\d{2}-\\d{2}$" },
+    },
     Link: {
       description: 'Each version\'s record, `</api/v1/datasets/{id}>; rel="describedby"`, comma-separated: source references, license and attribution.',
       required: true,
@@ -50,6 +57,13 @@ export function describeSeriesOk(head: boolean, etag: boolean): Json {
     "text/csv": { schema: { type: "string", description: "Tidy CSV: `longitude,latitude,date,<variable>...`, LF line ends, missing an empty field.", pattern: "^longitude,latitude,date(,[a-z_]+)+\\n" } },
     "application/json": { schema: ref("schemas", "series-result") },
     "text/plain": { schema: { type: "string", description: "An APSIM weather file (format=met).", pattern: "^\\[weather\\.met\\.weather\\]\\n" } },
+    "application/x-netcdf": {
+      schema: {
+        type: "string",
+        format: "binary",
+        description: "format=netcdf: one CF-1.8 NetCDF file (classic, or 64-bit offset over 2 GiB), streamed with its Content-Length: coordinates `time` (days since 1970-01-01), `lat` (north to south), `lon`, one float32 variable per asked variable (dims time, lat, lon; `_FillValue` NaN; units, standard names), global attributes naming each version, its content sha256, license and attribution (docs/netcdf.md).",
+      },
+    },
   };
   return { description: "The values asked for, in the format asked.", headers, ...(head ? {} : { content }) };
 }

@@ -25,8 +25,11 @@ export interface SeriesChoice {
 }
 
 export interface SeriesSelection {
+  /** the dates answered: the asked period, cut to what every asked variable publishes when it runs past that */
   start: string;
   end: string;
+  /** the period as asked, when the answer holds only its published part (Service-Period, the manifest's `asked`) */
+  asked?: { start: string; end: string };
   days: number;
   /** one per asked variable, in the order asked */
   choices: SeriesChoice[];
@@ -39,6 +42,8 @@ interface Option {
 }
 
 const cellOf = (p: Place): Window => [p.col, p.row, 1, 1];
+/** The windows a call reads: its box, or each place's cell. */
+const windowsOf = (config: SeriesConfig): Window[] => (config.box ? [config.box.window] : config.places.map(cellOf));
 
 function unavailable(message: string): HttpError {
   return new HttpError({ kind: "coverage_unavailable", message });
@@ -102,19 +107,21 @@ function holdsPeriod(coverage: Coverage, start: string, end: string): boolean {
 }
 
 /** The choice of `option` for these dates and places, or null when it lacks one of them. */
-async function tryOption(ctx: Context, variable: Variable, option: Option, start: string, end: string, places: Place[]): Promise<SeriesChoice | null> {
+async function tryOption(ctx: Context, variable: Variable, option: Option, start: string, end: string, windows: Window[]): Promise<SeriesChoice | null> {
   const { coverage } = option;
-  if (!holdsPeriod(coverage, start, end) || !places.every((p) => containsWindow(coverage.windowAny, cellOf(p)))) return null;
+  if (!holdsPeriod(coverage, start, end) || !windows.every((w) => containsWindow(coverage.windowAny, w))) return null;
   // reading a candidate's index is reading that version: a failure there is that version's (docs/contract.md §4.6)
   const view = await openVersion(ctx.archive, option.record);
   if (view.kind !== "raster") return null;
   // the series route reads the series tier, always: its manifest names the spans' source lists (docs/contract.md §8.2)
-  const slices = findHoldingSlices(view, places.map(cellOf), start, end);
+  const slices = findHoldingSlices(view, windows, start, end);
   return slices ? { variable, view, slices } : null;
 }
 
-/** "the place at latitude -21, longitude 140" or "all 3 places", for messages. */
-function describePlaces(places: Place[]): string {
+/** "the place at latitude -21, longitude 140", "all 3 places" or "the box's 16 cells", for messages. */
+function describePlaces(config: SeriesConfig): string {
+  const places = config.places;
+  if (config.box) return `every cell of the box ${config.box.bbox.join(",")} (${places.length} cell${places.length === 1 ? "" : "s"})`;
   return places.length === 1 ? `the place at latitude ${places[0].lat}, longitude ${places[0].lon}` : `all ${places.length} places`;
 }
 
@@ -123,10 +130,11 @@ function describePlaces(places: Place[]): string {
  * variable's first option that holds every place on every date it holds (else on some date).
  */
 function defaultPeriod(config: SeriesConfig, optionLists: Option[][]): { start: string; end: string } {
-  const holds = (o: Option, window: "windowAll" | "windowAny") => config.places.every((p) => containsWindow(o.coverage[window], cellOf(p)));
+  const windows = windowsOf(config);
+  const holds = (o: Option, window: "windowAll" | "windowAny") => windows.every((w) => containsWindow(o.coverage[window], w));
   const coverages = optionLists.map((options, i) => {
     const found = options.find((o) => holds(o, "windowAll")) ?? options.find((o) => holds(o, "windowAny"));
-    if (!found) throw unavailable(`No ${config.pins ? "pinned" : "published"} version of ${config.variables[i].name} holds ${describePlaces(config.places)}; published: ${describeOptions(options)}.`);
+    if (!found) throw unavailable(`No ${config.pins ? "pinned" : "published"} version of ${config.variables[i].name} holds ${describePlaces(config)}; published: ${describeOptions(options)}.`);
     return found.coverage;
   });
   const start = config.start ?? coverages.map((c) => c.first).reduce((a, b) => (a > b ? a : b));
@@ -138,19 +146,56 @@ function defaultPeriod(config: SeriesConfig, optionLists: Option[][]): { start: 
   return { start, end };
 }
 
+/**
+ * What is published of every asked variable at the asked cells: from the latest of the variables' first dates to the
+ * earliest of their last dates, each variable's dates those of all its versions that hold the cells. Null when a
+ * variable has no such version (the choice below says so).
+ */
+function publishedPeriod(config: SeriesConfig, optionLists: Option[][]): { first: string; last: string } | null {
+  const windows = windowsOf(config);
+  let first = "";
+  let last = "9999-12-31";
+  for (const options of optionLists) {
+    const holding = options.filter((o) => windows.every((w) => containsWindow(o.coverage.windowAny, w)));
+    if (holding.length === 0) return null;
+    const own = holding.map((o) => o.coverage.first).reduce((a, b) => (a < b ? a : b));
+    const ownLast = holding.map((o) => o.coverage.last).reduce((a, b) => (a > b ? a : b));
+    if (own > first) first = own;
+    if (ownLast < last) last = ownLast;
+  }
+  return { first, last };
+}
+
+/**
+ * The period a call is answered for: the asked one, cut to what is published when it runs past it (decisions §8: "a
+ * period past the published end"); a period wholly outside stays as asked, and the choice refuses it with a 422.
+ */
+function answeredPeriod(config: SeriesConfig, optionLists: Option[][]): { start?: string; end?: string } {
+  const published = publishedPeriod(config, optionLists);
+  let { start, end } = config;
+  if (!published) return { start, end };
+  if (start && end && (end < published.first || start > published.last)) return { start, end };
+  if (start && start < published.first && (!end || end >= published.first)) start = published.first;
+  if (end && end > published.last && (!start || start <= published.last)) end = published.last;
+  return { start, end };
+}
+
 /** The version and spans of each asked variable, and the period, or a 422 saying what is published instead. */
 export async function chooseVersions(ctx: Context, config: SeriesConfig): Promise<SeriesSelection> {
   const optionLists = await Promise.all(config.variables.map((v, i) => listOptions(ctx, config, v, i)));
-  const { start, end } = config.start && config.end ? { start: config.start, end: config.end } : defaultPeriod(config, optionLists);
+  const cut = answeredPeriod(config, optionLists);
+  const { start, end } = cut.start && cut.end ? { start: cut.start, end: cut.end } : defaultPeriod({ ...config, ...cut }, optionLists);
+  const windows = windowsOf(config);
   const choices: SeriesChoice[] = [];
   for (const [i, variable] of config.variables.entries()) {
     let chosen: SeriesChoice | null = null;
-    for (const option of optionLists[i]) if ((chosen = await tryOption(ctx, variable, option, start, end, config.places))) break;
+    for (const option of optionLists[i]) if ((chosen = await tryOption(ctx, variable, option, start, end, windows))) break;
     if (!chosen) {
-      throw unavailable(`No ${config.pins ? "pinned" : "published public demo"} version of ${variable.name} holds ${describePlaces(config.places)} on every date of ${start}..${end}; published: ${describeOptions(optionLists[i])}.`);
+      throw unavailable(`No ${config.pins ? "pinned" : "published public demo"} version of ${variable.name} holds ${describePlaces(config)} on every date of ${start}..${end}; published: ${describeOptions(optionLists[i])}.`);
     }
     ctx.assertAvailable(chosen.view.record.id); // the chosen version is 503 when it failed: never a silent fallback
     choices.push(chosen);
   }
-  return { start, end, days: dateToDayNumber(end) - dateToDayNumber(start) + 1, choices };
+  const asked = (config.start && config.start !== start) || (config.end && config.end !== end) ? { start: config.start ?? start, end: config.end ?? end } : undefined;
+  return { start, end, ...(asked ? { asked } : {}), days: dateToDayNumber(end) - dateToDayNumber(start) + 1, choices };
 }

@@ -87,7 +87,7 @@ interface Case {
 }
 
 /** Headers of an answer besides transport (Content-Length, Vary, CORS, Connection). */
-const ANSWER_HEADERS = ["Content-Type", "Cache-Control", "ETag", "Content-Digest", "Repr-Digest", "Service-Dataset-Version", "Service-Request-SHA256", "Link", "Allow", "Location"];
+const ANSWER_HEADERS = ["Content-Type", "Cache-Control", "ETag", "Content-Digest", "Repr-Digest", "Service-Dataset-Version", "Service-Request-SHA256", "Service-Period", "Link", "Allow", "Location"];
 
 const json = "application/json";
 const cell = (col: number, row: number) => ({ col, row, width: 1, height: 1 });
@@ -261,9 +261,15 @@ function buildCases(): Case[] {
     { name: "series by SILO name, JSON", path: "/api/v1/series?lat=-23&lon=124.5&variables=max_temp&format=json&start=2004-02-28&end=2004-03-01", status: 200 },
     { name: "series outside the grid", path: "/api/v1/series?lat=-50&lon=124.5", status: 400 },
     { name: "series with an unknown variable", path: "/api/v1/series?lat=-23&lon=124.5&variables=rain", status: 400 },
-    { name: "series met with one variable", path: "/api/v1/series?lat=-23&lon=124.5&format=met", status: 400 },
+    { name: "series met with one variable", path: "/api/v1/series?lat=-23&lon=124.5&format=met&variables=max_temp", status: 400 },
+    { name: "series met by default (APSIM's variables, radiation not published)", path: "/api/v1/series?lat=-23&lon=124.5&format=met", status: 422 },
     { name: "series of a variable not published", path: "/api/v1/series?lat=-23&lon=124.5&variables=min_temp", status: 422 },
-    { name: "series of a period not published", path: "/api/v1/series?lat=-23&lon=124.5&start=2004-01-01&end=2004-02-10", status: 422 },
+    { name: "series of a period past what is published (its published part)", path: "/api/v1/series?lat=-23&lon=124.5&start=2004-01-01&end=2004-02-10", status: 200 },
+    { name: "series of a period not published", path: "/api/v1/series?lat=-23&lon=124.5&start=2003-01-01&end=2003-02-10", status: 422 },
+    { name: "series of a box, CSV", path: "/api/v1/series?bbox=124.475,-23.175,124.675,-22.975&start=2004-02-27&end=2004-03-02", status: 200 },
+    { name: "series of a box with the ocean, NetCDF", path: "/api/v1/series?bbox=127.375,-25.575,127.575,-25.425&format=netcdf", status: 200 },
+    { name: "series of a box, NetCDF (HEAD)", method: "HEAD", path: "/api/v1/series?bbox=127.375,-25.575,127.575,-25.425&format=netcdf", status: 200 },
+    { name: "series of a box with no cell centre", path: "/api/v1/series?bbox=124.51,-23.02,124.52,-23.01", status: 400 },
     { name: "series pinned to an unknown version", path: "/api/v1/series?lat=-23&lon=124.5&dataset_version=silo-tmax-nope", status: 422 },
     { name: "series on POST", method: "POST", path: "/api/v1/series?lat=-23&lon=124.5", body: "{}", contentType: json, status: 405 },
     // acquisition

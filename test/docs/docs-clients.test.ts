@@ -85,10 +85,17 @@ contract("clients.md - the contract routes' curl blocks run against a live demo 
     assert.ok(refused.length >= 2 && refused.every((a) => a.status === 413), stderr);
     const first = JSON.parse(readFileSync(join(work, "answer.json"), "utf8"));
     assert.ok(Array.isArray(first.plan) && first.plan.length >= 1 && first.planRest, "big.json is answered with a plan and planRest");
-    // every row of big.json, once, by following the plan example
-    const rows = [...stdout.matchAll(/^"(2003-01-0[12])","([0-9.]+)","(-[0-9.]+)",/gm)].filter((m) => +m[2] >= 133 && +m[2] < 139 && +m[3] >= -25 && +m[3] < -19);
+    // every row of big.json, once, by following the plan example: box.csv holds one header line, then the rows
+    const csv = readFileSync(join(work, "box.csv"), "utf8");
+    assert.is(csv.match(/^date,longitude,latitude/gm)?.length, 1, "only the first part's header line is kept");
+    const rows = [...csv.matchAll(/^"(2003-01-0[12])","([0-9.]+)","(-[0-9.]+)",/gm)].filter((m) => +m[2] >= 133 && +m[2] < 139 && +m[3] >= -25 && +m[3] < -19);
     assert.is(rows.length, 28_800);
     assert.is(new Set(rows.map((m) => m[0] + m[2] + m[3])).size, 28_800);
+    // pandas reads numbers as numbers (a header line inside the rows would make every column text)
+    const pandas = "import pandas as pd, json; d = pd.read_csv('box.csv'); print(json.dumps([len(d), str(d['longitude'].dtype), str(d['value'].dtype), float(d['value'].max()), d['longitude'].between(133, 139).all().item()]))";
+    const parsed = JSON.parse((await run("/usr/bin/python3", ["-c", pandas], { cwd: work })).stdout);
+    const values = csv.split("\n").slice(1).filter((line) => line.trim() !== "").map((line) => line.split(",")[4].replaceAll('"', "")).filter((v) => v !== "").map(Number);
+    assert.equal(parsed, [28_800, "float64", "float64", values.reduce((a, b) => Math.max(a, b)), true]);
     // the digest example prints the header and the recomputed digest: they agree
     const digests = stdout.match(/sha-256=:[A-Za-z0-9+/=]+:/g) ?? [];
     assert.ok(digests.length >= 2, stdout.slice(-500));

@@ -82,6 +82,22 @@ document("openapi - publishes the contract's schemas only, no security scheme, a
   assert.ok(doc.paths["/api/v1/data/query"].post.responses["413"].content["application/json"].schema.allOf[1].properties.plan);
 });
 
+document("openapi - the series route documents bbox (four numbers, the query's rule), format=netcdf as application/x-netcdf, Service-Period and box plans", () => {
+  const op = (buildOpenApi(ROUTES) as any).paths["/api/v1/series"].get;
+  const bbox = op.parameters.find((p: { name: string }) => p.name === "bbox");
+  assert.ok(bbox, "bbox is a documented parameter");
+  assert.equal([bbox.in, bbox.required ?? false, bbox.schema.type, bbox.schema.minItems, bbox.schema.maxItems, bbox.schema.items.type], ["query", false, "array", 4, 4, "number"]);
+  assert.match(bbox.description, "west and south edges inclusive, east and north exclusive");
+  const format = op.parameters.find((p: { name: string }) => p.name === "format");
+  assert.equal(format.schema.enum, ["csv", "json", "met", "netcdf"]);
+  const ok = op.responses["200"];
+  assert.equal(ok.content["application/x-netcdf"].schema.format, "binary");
+  assert.ok(ok.headers["Service-Period"].required);
+  assert.match(op.description, "`bbox=west,south,east,north` instead of places");
+  const plan = op.responses["413"].content["application/json"].schema;
+  assert.match(JSON.stringify(plan), "(lat|bbox)=");
+});
+
 document("openapi - every path documents HEAD for GET, OPTIONS, and a 405 with Allow for each other method", () => {
   const doc: any = buildOpenApi(ROUTES);
   for (const [path, item] of Object.entries<any>(doc.paths)) {

@@ -409,7 +409,7 @@ for (const [name, text] of [
   ["a request line that is not HTTP", "HELLO WORLD\r\n\r\n"],
   ["a method the parser does not know", "BREW /api/health HTTP/1.1\r\nHost: test\r\n\r\n"],
   ["a header with a control character", "GET /api/health HTTP/1.1\r\nHost: test\r\nX-A: b\u0001c\r\n\r\n"],
-  ["headers over 16 KB", `GET /api/health HTTP/1.1\r\nHost: test\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`],
+  ["headers over 128 KB", `GET /api/health HTTP/1.1\r\nHost: test\r\nX-Big: ${"a".repeat(140_000)}\r\n\r\n`],
   ["a Content-Length that is not a number", "POST /api/v1/data/query HTTP/1.1\r\nHost: test\r\nContent-Length: 1x\r\n\r\n"],
 ]) {
   slow(`unreadable - ${name}: 400 bad_request with the contract's error body, then the connection is closed`, async () => {
