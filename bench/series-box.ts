@@ -1,4 +1,4 @@
-// Bench phase of GET /api/v1/series with bbox= (decisions §8 "Boxes on the series route"): a 0.2 degree box (4 x 4
+// Bench phase of GET /api/v1/series with bbox= (docs/contract.md §8.2): a 0.2 degree box (4 x 4
 // cells) over 30 years of the long archive, one call at a time, another box each call, as CSV (goal p50 <= 100 ms)
 // and as NetCDF (the same goal); then 8 NetCDF answers of the bound's size (32 x 32 cells x 9,765 days, 9,999,360
 // values, 40 MB each) read at once, the server's peak RSS beside its goal (<= 250 MB: memory does not grow with the

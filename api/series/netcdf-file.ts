@@ -1,4 +1,4 @@
-// The series route's NetCDF answer (decisions §8 "Boxes on the series route", docs/netcdf.md): a box's cells, or one
+// The series route's NetCDF answer (docs/contract.md §8.2, docs/netcdf.md): a box's cells, or one
 // place's cell, over the answered period, described for api/series/netcdf.ts and streamed a slab of days at a time
 // straight from the series tier (format/archive.ts readSeries gives days x cells, the file's own order).
 

@@ -1,6 +1,6 @@
 // The series route's NetCDF answer: a CF-1.8 classic or 64-bit offset file, header first, then data a slab of days at a time.
 //
-// The rules (docs/netcdf.md; decisions §8 "Boxes on the series route"):
+// The rules (docs/netcdf.md; docs/contract.md §8.2):
 // - Kind: CDF-1 (classic) when the whole file is at most `classicMaxBytes` (2^31 - 1), so every `begin` offset fits
 //   the signed 32-bit field netcdf-c reads; otherwise CDF-2 (64-bit offsets). CDF-2 still caps every fixed-size
 //   variable but the last at 2^32 - 4 bytes, so two variables over 4 GiB each cannot be written at all:

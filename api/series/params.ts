@@ -255,7 +255,7 @@ export function readSeriesConfig(params: ParamsOf<typeof SERIES_PARAMETERS>, ctx
     issues.push({ code: "required", path: [name], message: `is required: one or more ${noun}s in decimal degrees, separated by commas (or give a box: ${BBOX_TEXT})` });
   } else places = readPlaces(params.lat, params.lon, issues);
   const { start, end, format, dataset_version: pins } = params;
-  // an APSIM file without variables= holds APSIM's columns: "the same call with &format=met" answers (decisions §8)
+  // an APSIM file without variables= holds APSIM's columns: "the same call with &format=met" answers (docs/contract.md §8.2)
   const names = format === "met" && ctx && !ctx.query.has("variables") ? APSIM_VARIABLES.map((v) => v.name) : params.variables;
   const variables = readVariables(names, issues);
   if (pins && pins.length !== variables.length) {

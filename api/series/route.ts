@@ -37,7 +37,7 @@ function provenanceHeaders(selection: SeriesSelection, requestSha256: string): R
   const ids = selection.choices.map((c) => c.view.record.id);
   return {
     "Service-Dataset-Version": ids.join(","),
-    // the dates answered: the period asked, or its published part when it runs past that (decisions §8)
+    // the dates answered: the period asked, or its published part when it runs past that (docs/contract.md §8.2)
     "Service-Period": `${selection.start}/${selection.end}`,
     "Service-Request-SHA256": requestSha256,
     Link: ids.map((id) => `</api/v1/datasets/${id}>; rel="describedby"`).join(", "),

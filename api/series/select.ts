@@ -167,7 +167,7 @@ function publishedPeriod(config: SeriesConfig, optionLists: Option[][]): { first
 }
 
 /**
- * The period a call is answered for: the asked one, cut to what is published when it runs past it (decisions §8: "a
+ * The period a call is answered for: the asked one, cut to what is published when it runs past it (docs/contract.md §8.2: "a
  * period past the published end"); a period wholly outside stays as asked, and the choice refuses it with a 422.
  */
 function answeredPeriod(config: SeriesConfig, optionLists: Option[][]): { start?: string; end?: string } {
