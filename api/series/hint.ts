@@ -17,12 +17,16 @@ const isNumber = (x: unknown): x is number => typeof x === "number" && Number.is
 export function describeSeriesCall(spec: unknown, variable: string = QUERY_VARIABLE): string {
   const request = (spec ?? {}) as { region?: { bbox?: unknown }; period?: { start?: unknown; end?: unknown }; format?: unknown; dataset_version?: unknown };
   const bbox = request.region?.bbox;
-  const { start, end } = request.period ?? {};
+  const { start: asked, end } = request.period ?? {};
   const window = Array.isArray(bbox) && bbox.length === 4 && bbox.every(isNumber) ? bboxToWindow(bbox as [number, number, number, number]) : null;
   const name = findVariable(variable)?.name ?? variable;
-  if (!window || typeof start !== "string" || typeof end !== "string" || !isCalendarDate(start) || !isCalendarDate(end)) {
+  if (!window || typeof asked !== "string" || typeof end !== "string" || !isCalendarDate(asked) || !isCalendarDate(end)) {
     return `GET /api/v1/series?lat=<lat>&lon=<lon>&start=<date>&end=<date>${name === QUERY_VARIABLE ? "" : `&variables=${name}`} answers places over any period in one call`;
   }
+  // a variable SILO starts later (evap_pan, mslp): the call suggested asks from its first date, which answers
+  const first = findVariable(variable)?.firstDate;
+  if (first && end < first) return `GET /api/v1/series answers ${name} from ${first}, SILO's first date of it; no date of ${asked}..${end} has a value`;
+  const start = first && asked < first ? first : asked;
   const [c0, r0, w, h] = window;
   const cells: [number, number][] = [];
   for (let r = r0; r < r0 + h && cells.length < MAX_SERIES_PLACES; r++) for (let c = c0; c < c0 + w && cells.length < MAX_SERIES_PLACES; c++) cells.push([rowToLat(r), colToLon(c)]);
@@ -37,7 +41,7 @@ export function describeSeriesCall(spec: unknown, variable: string = QUERY_VARIA
     pins: pin,
   });
   const total = w * h;
-  if (total <= MAX_SERIES_PLACES) return `GET ${path} answers it in one call (the box's ${total === 1 ? "cell" : `${total} cells`} over the whole period)`;
+  if (total <= MAX_SERIES_PLACES) return `GET ${path} answers it in one call (the box's ${total === 1 ? "cell" : `${total} cells`} over ${start === asked ? "the whole period" : `${start}..${end}, from SILO's first date of ${name}`})`;
   const calls = Math.ceil(total / MAX_SERIES_PLACES);
   return `GET /api/v1/series answers up to ${MAX_SERIES_PLACES} places over any period a call: the box's ${total} cells take ${calls} calls, the first (its northernmost cells, west to east) GET ${path}`;
 }
