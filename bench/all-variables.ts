@@ -16,7 +16,7 @@ import { linkFolder, runProbe, sizeOfTree } from "./tools.js";
 import type { VariablesContext } from "./variables-bench.js";
 
 /** Full-grid days: enough that a publish's start-up is a small part of max_temp's, few enough for about 2 minutes. */
-const DAYS = listDays("2003-01-01", 20);
+const DAYS = listDays("2003-01-01", 14);
 const CACHE = join(BENCH_CACHE, "all-variables");
 /** The goal of issue 34: publishing every variable costs no more than their count times one. */
 const RATIO_GOAL = VARIABLES.length;
