@@ -15,7 +15,7 @@
 // (bench/sources-bench.ts; alone with BENCH_ONLY=sources) follow phases (1) and (3); the five-variable rows
 // (bench/variables-bench.ts, bench/variable-long.ts; alone with BENCH_ONLY=variables) follow phases (1), (2b) and
 // (3), each beside its max_temp row; the all-variables row (bench/all-variables.ts; alone with
-// BENCH_ONLY=all-variables) follows them: every SILO variable over 20 full-grid days against max_temp alone. (4) operations (bench/
+// BENCH_ONLY=all-variables) follows them: every SILO variable over 14 full-grid days against max_temp alone. (4) operations (bench/
 // operations.ts): the whole grid's 413, an overload from a cold page cache, SIGTERM during load, a soak with a
 // live publish. BENCH_ONLY=operations (or plans, overload, stop, soak, comma-separated) runs those alone, on
 // BENCH_DIST when it names a published year (2003) of full-grid days, else on one published here.
