@@ -5,6 +5,9 @@
 // docs/clients.md's water balance example prints what the series route answers.
 
 import { execFile, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -100,6 +103,14 @@ routes("series - an APSIM file takes pan evaporation as its evap column, in SILO
       assert.equal([year, day], ["2003", String(d + 1)]);
       assert.equal(values, csv[d].split(",").slice(3), `2003-01-${String(d + 1).padStart(2, "0")}`);
     });
+    // docs/clients.md's line writes the same file (its period: the whole published one, the demo's January)
+    const work = mkdtempSync(join(tmpdir(), "series-variables-"));
+    try {
+      await promisify(execFile)("bash", ["-e", "-c", docBlock("docs/clients.md", "format=met\" > evap.met").replaceAll("$B", s.url)], { cwd: work, timeout: 60_000 });
+      assert.is(readFileSync(join(work, "evap.met"), "utf8"), met.text);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
     const refused = assertError(await request(s, `/api/v1/series?${PLACE}&variables=radiation,max_temp,min_temp,daily_rain,et_short_crop&format=met`), 400, "invalid_parameters");
     assert.equal(refused.issues, [
       {
