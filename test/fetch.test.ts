@@ -689,7 +689,7 @@ annual("fetch - VARIABLES: each variable's files from its own folder of the buck
     assert.equal(await listFiles(folder), inFolder(["2003.daily_rain.nc", "2003.min_temp.nc"]));
     const lock = (await readLock(folder)) as { files: LockEntry[] };
     assert.equal(lock.files.map((f) => f.url), ["daily_rain", "min_temp"].map((v) => `${silo.annualBaseUrl}/${v}/2003.${v}.nc`));
-    for (const bad of ["evap_pan", "", " , "]) {
+    for (const bad of ["monthly_rain", "", " , "]) {
       let err: unknown;
       try {
         parseVariables(bad);

@@ -13,7 +13,7 @@ import { type ParamsOf, rejectParameters } from "../parameters.js";
 export const MAX_SERIES_PLACES = 100;
 /**
  * Values a call may answer: places x days x variables. SILO's whole archive (1889-01-01 on, about 50,400 days in
- * 2026) at one place with its five variables is about 252,000; this bound keeps that in one call until 2053.
+ * 2026) at one place with the five variables of an APSIM file is about 252,000; this bound keeps that in one call until 2053.
  */
 export const MAX_SERIES_VALUES = 300_000;
 

@@ -29,7 +29,7 @@ export const DEMO_SEED = 20030101;
 export const DEMO_GENERATOR_VERSION = "demo-variables-2";
 
 /**
- * The variables the demo publishes: the five of the APSIM file's columns and vapour pressure, Class A pan evaporation
+ * The variables the demo publishes: the four an APSIM weather file needs and vapour pressure, Class A pan evaporation
  * (APSIM's optional evap column, and a water balance's potential evaporation) and FAO56 reference evapotranspiration
  * (irrigation scheduling). Each more variable costs the demo about a fifth more time; every variable is generated
  * by makeDemoVariables.
