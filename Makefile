@@ -98,7 +98,7 @@ publish: install ## publish SOURCES (default: the demo) into DIST, VARIABLES (de
 demo-day: install ## the daily routine on the demo: generate the next day of every demo variable and publish it onto DIST (a running server serves it within a second)
 	@node $(PIPELINE_JS) demo-day $(DIST_FLAG) $(LOCK_FLAGS)
 
-fetch: install ## download SILO daily files FROM..TO, or annual files YEARS=1889-2025, of VARIABLES (default all five) into SOURCES; files held are asked for again and downloaded only when SILO rewrote them
+fetch: install ## download SILO daily files FROM..TO, or annual files YEARS=1889-2025, of VARIABLES (default every one of format/variables.ts) into SOURCES; files held are asked for again and downloaded only when SILO rewrote them
 	@node $(PIPELINE_JS) fetch $(if $(YEARS),--years "$(YEARS)",--from "$(FROM)" --to "$(TO)") $(if $(VARIABLES),--variables "$(VARIABLES)") $(if $(SOURCES),--sources "$(SOURCES)") $(LOCK_FLAGS)
 
 update: install ## the nightly routine (cron): fetch each of VARIABLES' new days up to TO and re-validate its revision window (REVISION_DAYS, default SILO's own), then publish SOURCES into DIST for the variables that completed (EXTEND=1, PREFER= as make publish); exits non-zero naming any variable not published

@@ -15,7 +15,7 @@ function describe(rows: number, cols: number, days: number, variables = 1): Netc
     days: Array.from({ length: days }, (_, t) => 7000 + t),
     lat: Array.from({ length: rows }, (_, r) => rowToLat(300 + r)),
     lon: Array.from({ length: cols }, (_, c) => colToLon(600 + c)),
-    variables: VARIABLES.slice(0, variables).map((v) => ({ name: v.name, units: v.unit, longName: v.label, standardName: v.standardName, cellMethods: v.cellMethods ?? undefined })),
+    variables: VARIABLES.slice(0, variables).map((v) => ({ name: v.name, units: v.unit, longName: v.label, standardName: v.standardName ?? undefined, cellMethods: v.cellMethods ?? undefined })),
     globals: { title: "bench", institution: "bench", source: "bench", license: "CC-BY-4.0", history: "bench" },
   };
 }

@@ -56,7 +56,7 @@ const tileFloats = cells(65536, 2, true);
 const boxDay = [{ date: "2003-01-01", window: [0, 0, 841, 681] as [number, number, number, number], cells: cells(10_000, 3) }];
 const boxFloats = [{ ...boxDay[0], cells: cells(10_000, 4, true) }];
 const longValues = [[cells(LONG_DAYS, 5)]];
-const metColumns = VARIABLES.filter((v) => v.apsim && v.apsim.column !== "vp").map((variable, i) => ({
+const metColumns = VARIABLES.filter((v) => v.apsim?.required).map((variable, i) => ({
   variable,
   values: cells(LONG_DAYS, 10 + i, false, 0),
   version: { id: `v-${variable.silo}`, license: "CC-BY-4.0", attribution: "SILO" },

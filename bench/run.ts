@@ -14,7 +14,8 @@
 // The sources rows
 // (bench/sources-bench.ts; alone with BENCH_ONLY=sources) follow phases (1) and (3); the five-variable rows
 // (bench/variables-bench.ts, bench/variable-long.ts; alone with BENCH_ONLY=variables) follow phases (1), (2b) and
-// (3), each beside its max_temp row. (4) operations (bench/
+// (3), each beside its max_temp row; the all-variables row (bench/all-variables.ts; alone with
+// BENCH_ONLY=all-variables) follows them: every SILO variable over 14 full-grid days against max_temp alone. (4) operations (bench/
 // operations.ts): the whole grid's 413, an overload from a cold page cache, SIGTERM during load, a soak with a
 // live publish. BENCH_ONLY=operations (or plans, overload, stop, soak, comma-separated) runs those alone, on
 // BENCH_DIST when it names a published year (2003) of full-grid days, else on one published here. (3d) a box over
@@ -47,6 +48,7 @@ import { runOperations } from "./operations.js";
 import { benchVariableLong } from "./variable-long.js";
 import { makeFullGridVariableDays, makeSmallVariableDays } from "./variable-sources.js";
 import { benchVariablesAlone } from "./variables-alone.js";
+import { benchAllVariables } from "./all-variables.js";
 import { type VariablesContext, benchVariableSeason, benchVariableYear } from "./variables-bench.js";
 import { benchZarr } from "./zarr.js";
 import { type RevisionContext, benchRevisionLength, benchRevisionSeason } from "./revisions.js";
@@ -101,6 +103,13 @@ const fail = (why: string) => {
   say(`  !! ${why}: a goal is not met`);
 };
 const variablesContext = (): VariablesContext => ({ work, say, log, figures, fail });
+if (ONLY === "all-variables") {
+  say(`make bench (the all-variables row) on ${new Date().toISOString().slice(0, 16)}Z`);
+  await benchAllVariables(variablesContext());
+  await rm(work, { recursive: true, force: true });
+  console.log(JSON.stringify({ ...Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, Math.round(v * 100) / 100])), failures }));
+  process.exit(failures > 0 ? 1 : 0);
+}
 const operations = (dist: string, nextDay: string): OperationsContext => ({
   dist,
   nextDay,
@@ -187,6 +196,7 @@ try {
   say(`  EXTEND=1 with the new file alone            ${fmt(extended.wallMs / 1000, 2)} s  decoded ${extended.decoded}  ${formatBytes(extended.bytesWritten)} written (day piece ${formatBytes(extended.dayBytesWritten)})`);
   const tiffsYear = await benchAnnual({ work, say, log, figures }, yearCache, YEAR);
   await benchVariableYear(variablesContext(), yearCache, YEAR, tiffsYear);
+  await benchAllVariables(variablesContext());
 
   // (2) The server against sirv serving the same bytes ----------------------------------------------------
   const bare = await startBareNode();

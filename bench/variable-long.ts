@@ -4,7 +4,8 @@
 
 import { cp, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { MAX_TEMP, type Variable, VARIABLES } from "../format/variables.js";
+import { MAX_TEMP, type Variable } from "../format/variables.js";
+import { FIVE_VARIABLES as VARIABLES } from "./variable-sources.js";
 import { type MakePublishRun, ensureBuilt, runMakePublish } from "./make-publish.js";
 import { linkFolder } from "./tools.js";
 import type { VariablesContext } from "./variables-bench.js";

@@ -5,7 +5,8 @@
 
 import { rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { MAX_TEMP, type Variable, VARIABLES } from "../format/variables.js";
+import { MAX_TEMP, type Variable } from "../format/variables.js";
+import { FIVE_VARIABLES as VARIABLES } from "./variable-sources.js";
 import { formatBytes } from "../pipeline/progress.js";
 import { prune } from "../pipeline/commands/prune.js";
 import { dateToMemberPath } from "../sources/silo.js";

@@ -33,6 +33,9 @@ const COLD_TO_HOT: Scale["stops"] = [
   [0.8, [244, 109, 67]],
   [1, [165, 0, 38]],
 ];
+// evaporative demand and dryness rise from pale to deep orange; humidity from pale to deep blue
+const DRYING: Scale["stops"] = [[0, [255, 255, 212]], [0.35, [254, 217, 142]], [0.7, [254, 153, 41]], [1, [153, 52, 4]]];
+const MOISTENING: Scale["stops"] = [[0, [255, 255, 217]], [0.4, [127, 205, 187]], [0.75, [29, 145, 192]], [1, [12, 44, 132]]];
 const SCALES: Record<string, Scale> = {
   air_temperature_max: { min: -10, max: 50, stops: COLD_TO_HOT },
   air_temperature_min: { min: -15, max: 35, stops: COLD_TO_HOT },
@@ -45,7 +48,20 @@ const SCALES: Record<string, Scale> = {
   },
   surface_downwelling_shortwave_flux_in_air: { min: 0, max: 35, stops: [[0, [37, 37, 60]], [0.4, [153, 52, 4]], [0.75, [236, 112, 20]], [1, [255, 237, 111]]] },
   water_vapor_partial_pressure_in_air: { min: 0, max: 40, stops: [[0, [247, 252, 185]], [0.4, [120, 198, 121]], [0.75, [35, 132, 67]], [1, [0, 69, 41]]] },
+  water_vapor_saturation_deficit_in_air: { min: 0, max: 80, stops: DRYING },
+  relative_humidity_at_max_temperature: { min: 0, max: 100, stops: MOISTENING },
+  relative_humidity_at_min_temperature: { min: 0, max: 100, stops: MOISTENING },
+  air_pressure_at_mean_sea_level: { min: 990, max: 1030, stops: [[0, [94, 60, 153]], [0.5, [247, 247, 247]], [1, [230, 97, 1]]] },
 };
+
+/**
+ * A variable's scale: its own above, else (evaporation and evapotranspiration, and any variable the table adds) its
+ * plausible range, capped at 20 mm for evaporation: real days rarely pass it, and a map spread over 0..35 is flat.
+ */
+function scaleOf(variable: Variable): Scale {
+  const [min, max] = variable.plausible;
+  return SCALES[variable.name] ?? { min, max: variable.unit === "mm" ? Math.min(max, 20) : max, stops: DRYING };
+}
 
 // the dist's folder: the page is served at <dist>/explorer/ by make serve and make mirror, and is itself the object
 // <dist>/objects/<aa>/<sha256>.html that catalog.json names on any static host
@@ -158,7 +174,7 @@ function describeQueries(series: SeriesAnswer[]): HTMLElement {
 
 function drawLegend(version: Version): void {
   const { variable } = version;
-  const scale = SCALES[variable.name];
+  const scale = scaleOf(variable);
   const canvas = $<HTMLCanvasElement>("scale");
   const ctx = canvas.getContext("2d")!;
   for (let x = 0; x < canvas.width; x++) {
@@ -186,7 +202,7 @@ const inGap = (version: Version, date: string) => version.gaps.some(([s, e]) => 
 async function drawMap(version: Version, date: string): Promise<void> {
   const id = version.record.id;
   $("map-title").textContent = `${version.variable.label} on ${date}`;
-  const scale = SCALES[version.variable.name];
+  const scale = scaleOf(version.variable);
   const canvas = $<HTMLCanvasElement>("map");
   const ctx = canvas.getContext("2d")!;
   if (inGap(version, date)) {

@@ -14,14 +14,20 @@ export interface Variable {
   label: string;
   /** finite values outside it stop a publish (fail closed) */
   plausible: readonly [number, number];
-  /** CF attributes of the Zarr view's array */
-  standardName: string;
+  /** CF attributes of the Zarr view's array: a standard name where CF has one that fits, else null (a long_name only) */
+  standardName: string | null;
   cellMethods: string | null;
   /** SILO's observation-time convention for the value of a date */
   observed: string;
   /**
+   * SILO's first date of it (YYYY-MM-DD): 1889-01-01 for most; a publish refuses a file before it, fetch and update
+   * never ask for one, and the series route answers a period starting before it with a 422 naming it
+   */
+  firstDate: string;
+  /**
    * APSIM's column of it in a weather (.met) file: its name, its unit, its place among the file's value columns (SILO's
-   * order: radn maxt mint rain vp) and whether a file must hold it (APSIM reads radn maxt mint rain; vp may follow)
+   * order: radn maxt mint rain evap vp) and whether a file must hold it (APSIM reads radn maxt mint rain; evap and vp
+   * may follow, as in SILO's own APSIM files)
    */
   apsim: { column: string; unit: string; order: number; required: boolean } | null;
   /** how a NetCDF file may spell the unit (lower case, spaces as underscores) */
@@ -31,6 +37,19 @@ export interface Variable {
 const TO_9AM = "the 24 hours to 9 am local time on the date";
 const FROM_9AM = "the 24 hours from 9 am local time on the date";
 const CELSIUS = ["celsius", "degrees_celsius", "degree_celsius", "degc", "deg_c", "c"] as const;
+const MM = ["mm", "millimeters", "millimetres", "kg_m-2", "kg/m2"] as const;
+const HPA = ["hpa", "hectopascal", "hectopascals", "mb", "mbar"] as const;
+const PERCENT = ["%", "percent", "percentage"] as const;
+/** SILO's estimates of evaporative demand are computed from the date's temperatures, radiation and vapour pressure. */
+const COMPUTED = "the date: SILO computes it from the date's temperatures, solar radiation and vapour pressure";
+/** The first date of SILO's archive, and of most of its variables. */
+const ARCHIVE_START = "1889-01-01";
+/**
+ * Evaporation and evapotranspiration, mm: SILO's API filter keeps Class A pan evaporation within 0..35 mm
+ * (docs/contract.md §8.1), and a pan evaporates more than a crop or Morton's areal estimates of the same day, so the
+ * pan's bound holds every one of them.
+ */
+const EVAPORATION: readonly [number, number] = [0, 35];
 
 export const VARIABLES: readonly Variable[] = [
   {
@@ -43,6 +62,7 @@ export const VARIABLES: readonly Variable[] = [
     standardName: "air_temperature",
     cellMethods: "time: maximum",
     observed: FROM_9AM,
+    firstDate: ARCHIVE_START,
     apsim: { column: "maxt", unit: "oC", order: 1, required: true },
     unitSpellings: CELSIUS,
   },
@@ -56,6 +76,7 @@ export const VARIABLES: readonly Variable[] = [
     standardName: "air_temperature",
     cellMethods: "time: minimum",
     observed: TO_9AM,
+    firstDate: ARCHIVE_START,
     apsim: { column: "mint", unit: "oC", order: 2, required: true },
     unitSpellings: CELSIUS,
   },
@@ -69,8 +90,9 @@ export const VARIABLES: readonly Variable[] = [
     standardName: "lwe_thickness_of_precipitation_amount",
     cellMethods: "time: sum",
     observed: TO_9AM,
+    firstDate: ARCHIVE_START,
     apsim: { column: "rain", unit: "mm", order: 3, required: true },
-    unitSpellings: ["mm", "millimeters", "millimetres", "kg_m-2", "kg/m2"],
+    unitSpellings: MM,
   },
   {
     name: "surface_downwelling_shortwave_flux_in_air",
@@ -82,6 +104,7 @@ export const VARIABLES: readonly Variable[] = [
     standardName: "surface_downwelling_shortwave_flux_in_air",
     cellMethods: "time: mean",
     observed: "the calendar day (midnight to midnight local time)",
+    firstDate: ARCHIVE_START,
     apsim: { column: "radn", unit: "MJ/m2", order: 0, required: true },
     unitSpellings: ["mj/m2", "mj_m-2", "mj_m-2_day-1", "mj/m2/day", "mj_m-2_d-1"],
   },
@@ -95,8 +118,199 @@ export const VARIABLES: readonly Variable[] = [
     standardName: "water_vapor_partial_pressure_in_air",
     cellMethods: null,
     observed: "9 am local time on the date",
-    apsim: { column: "vp", unit: "hPa", order: 4, required: false },
-    unitSpellings: ["hpa", "hectopascal", "hectopascals", "mb", "mbar"],
+    firstDate: ARCHIVE_START,
+    apsim: { column: "vp", unit: "hPa", order: 5, required: false },
+    unitSpellings: HPA,
+  },
+  {
+    name: "water_vapor_saturation_deficit_in_air",
+    silo: "vp_deficit",
+    datasetKey: "silo-vp_deficit",
+    unit: "hPa",
+    label: "vapour pressure deficit",
+    // below the saturation vapour pressure at 50 degC (123 hPa): no Australian day has reached 51 degC
+    plausible: [0, 130],
+    standardName: "water_vapor_saturation_deficit_in_air",
+    cellMethods: null,
+    observed: "the date: SILO computes it from the date's temperatures and its 9 am vapour pressure",
+    firstDate: ARCHIVE_START,
+    apsim: null,
+    unitSpellings: HPA,
+  },
+  {
+    name: "pan_evaporation",
+    silo: "evap_pan",
+    datasetKey: "silo-evap_pan",
+    unit: "mm",
+    label: "daily Class A pan evaporation",
+    plausible: EVAPORATION,
+    // a pan is open water under the day's ambient conditions: CF's potential evaporation
+    standardName: "water_potential_evaporation_amount",
+    cellMethods: "time: sum",
+    observed: TO_9AM,
+    // SILO's Class A pan grids begin in 1970; before it SILO has only the synthetic estimate (evap_syn), which its
+    // combined series (evap_comb) uses for those years
+    firstDate: "1970-01-01",
+    apsim: { column: "evap", unit: "mm", order: 4, required: false },
+    unitSpellings: MM,
+  },
+  {
+    name: "synthetic_pan_evaporation",
+    silo: "evap_syn",
+    datasetKey: "silo-evap_syn",
+    unit: "mm",
+    label: "daily synthetic pan evaporation",
+    plausible: EVAPORATION,
+    standardName: "water_potential_evaporation_amount",
+    cellMethods: "time: sum",
+    observed: `${TO_9AM}, as the pan it estimates (SILO computes it from the date's temperatures, radiation and vapour pressure)`,
+    firstDate: ARCHIVE_START,
+    apsim: null,
+    unitSpellings: MM,
+  },
+  {
+    name: "combined_pan_evaporation",
+    silo: "evap_comb",
+    datasetKey: "silo-evap_comb",
+    unit: "mm",
+    label: "daily pan evaporation, synthetic before 1970",
+    plausible: EVAPORATION,
+    standardName: "water_potential_evaporation_amount",
+    cellMethods: "time: sum",
+    observed: `${TO_9AM}: Class A pan evaporation from 1970, synthetic pan evaporation before`,
+    firstDate: ARCHIVE_START,
+    apsim: null,
+    unitSpellings: MM,
+  },
+  {
+    name: "lake_evaporation_morton",
+    silo: "evap_morton_lake",
+    datasetKey: "silo-evap_morton_lake",
+    unit: "mm",
+    label: "daily shallow lake evaporation (Morton)",
+    plausible: EVAPORATION,
+    standardName: "water_potential_evaporation_amount",
+    cellMethods: "time: sum",
+    observed: COMPUTED,
+    firstDate: ARCHIVE_START,
+    apsim: null,
+    unitSpellings: MM,
+  },
+  {
+    name: "relative_humidity_at_max_temperature",
+    silo: "rh_tmax",
+    datasetKey: "silo-rh_tmax",
+    unit: "%",
+    label: "relative humidity at the time of maximum temperature",
+    // a percentage: SILO computes it from vapour pressure and the saturation vapour pressure at the day's extreme
+    plausible: [0, 100],
+    standardName: "relative_humidity",
+    cellMethods: null,
+    observed: "the time of the date's maximum temperature",
+    firstDate: ARCHIVE_START,
+    apsim: null,
+    unitSpellings: PERCENT,
+  },
+  {
+    name: "relative_humidity_at_min_temperature",
+    silo: "rh_tmin",
+    datasetKey: "silo-rh_tmin",
+    unit: "%",
+    label: "relative humidity at the time of minimum temperature",
+    plausible: [0, 100],
+    standardName: "relative_humidity",
+    cellMethods: null,
+    observed: "the time of the date's minimum temperature",
+    firstDate: ARCHIVE_START,
+    apsim: null,
+    unitSpellings: PERCENT,
+  },
+  {
+    name: "reference_evapotranspiration_short_crop",
+    silo: "et_short_crop",
+    datasetKey: "silo-et_short_crop",
+    unit: "mm",
+    label: "daily FAO56 short crop reference evapotranspiration",
+    plausible: EVAPORATION,
+    // CF has no name for a reference crop's evapotranspiration: a long_name only
+    standardName: null,
+    cellMethods: "time: sum",
+    observed: COMPUTED,
+    firstDate: ARCHIVE_START,
+    apsim: null,
+    unitSpellings: MM,
+  },
+  {
+    name: "reference_evapotranspiration_tall_crop",
+    silo: "et_tall_crop",
+    datasetKey: "silo-et_tall_crop",
+    unit: "mm",
+    label: "daily ASCE tall crop reference evapotranspiration",
+    plausible: EVAPORATION,
+    standardName: null,
+    cellMethods: "time: sum",
+    observed: COMPUTED,
+    firstDate: ARCHIVE_START,
+    apsim: null,
+    unitSpellings: MM,
+  },
+  {
+    name: "actual_evapotranspiration_morton",
+    silo: "et_morton_actual",
+    datasetKey: "silo-et_morton_actual",
+    unit: "mm",
+    label: "daily actual areal evapotranspiration (Morton)",
+    plausible: EVAPORATION,
+    standardName: "water_evapotranspiration_amount",
+    cellMethods: "time: sum",
+    observed: COMPUTED,
+    firstDate: ARCHIVE_START,
+    apsim: null,
+    unitSpellings: MM,
+  },
+  {
+    name: "potential_evapotranspiration_morton",
+    silo: "et_morton_potential",
+    datasetKey: "silo-et_morton_potential",
+    unit: "mm",
+    label: "daily potential evapotranspiration (Morton)",
+    plausible: EVAPORATION,
+    standardName: null,
+    cellMethods: "time: sum",
+    observed: COMPUTED,
+    firstDate: ARCHIVE_START,
+    apsim: null,
+    unitSpellings: MM,
+  },
+  {
+    name: "potential_evapotranspiration_morton_wet",
+    silo: "et_morton_wet",
+    datasetKey: "silo-et_morton_wet",
+    unit: "mm",
+    label: "daily wet-environment areal evapotranspiration (Morton)",
+    plausible: EVAPORATION,
+    standardName: null,
+    cellMethods: "time: sum",
+    observed: COMPUTED,
+    firstDate: ARCHIVE_START,
+    apsim: null,
+    unitSpellings: MM,
+  },
+  {
+    name: "air_pressure_at_mean_sea_level",
+    silo: "mslp",
+    datasetKey: "silo-mslp",
+    unit: "hPa",
+    label: "mean sea level pressure",
+    // the deepest cyclones that crossed Australia's coast (about 900 hPa) to the strongest winter highs (about 1045)
+    plausible: [880, 1060],
+    standardName: "air_pressure_at_mean_sea_level",
+    cellMethods: null,
+    observed: "9 am local time on the date",
+    // SILO's pressure grids begin in 1957
+    firstDate: "1957-01-01",
+    apsim: null,
+    unitSpellings: HPA,
   },
 ];
 
@@ -118,7 +332,7 @@ export function describeVariables(): string {
   return VARIABLES.map((v) => `${v.name} (${v.silo})`).join(", ");
 }
 
-/** The variables an APSIM weather file holds, in the order of its columns (SILO's: radn maxt mint rain, then vp). */
+/** The variables an APSIM weather file holds, in the order of its columns (SILO's: radn maxt mint rain, then evap, vp). */
 export const APSIM_VARIABLES: readonly Variable[] = VARIABLES.filter((v) => v.apsim).sort((a, b) => a.apsim!.order - b.apsim!.order);
 
 /** Those an APSIM weather file must hold, in the order of its columns. */

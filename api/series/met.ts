@@ -212,7 +212,7 @@ function writeRows(out: ByteSink, columns: MetColumn[], dates: PeriodDates): voi
 
 /** The .met file of one place, its header stating `climate`, or a 422 naming what is missing. */
 export function writeMet(input: MetInput, climate: MetClimate): Uint8Array {
-  // in the order SILO writes them (format/variables.ts): radn maxt mint rain, vp only when asked
+  // in the order SILO writes them (format/variables.ts): radn maxt mint rain, evap and vp only when asked
   const columns = [...input.columns].sort((a, b) => a.variable.apsim!.order - b.variable.apsim!.order);
   const dates = periodDates(input.start, input.days);
   checkComplete(input, dates);

@@ -20,7 +20,7 @@ export function netcdfWindow(config: SeriesConfig): Window {
 
 /** A variable of the file, from the one table of variables (format/variables.ts). */
 function describeVariable({ variable: v }: SeriesChoice): NetcdfVariable {
-  return { name: v.name, units: v.unit, longName: v.label, standardName: v.standardName, ...(v.cellMethods ? { cellMethods: v.cellMethods } : {}), attributes: { comment: `SILO's value of a date covers ${v.observed}` } };
+  return { name: v.name, units: v.unit, longName: v.label, ...(v.standardName ? { standardName: v.standardName } : {}), ...(v.cellMethods ? { cellMethods: v.cellMethods } : {}), attributes: { comment: `SILO's value of a date covers ${v.observed}` } };
 }
 
 /** Each distinct text of the versions, in variable order, joined: a license or an attribution they share is said once. */

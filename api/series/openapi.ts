@@ -15,7 +15,7 @@ const VERSION_LIST = `^${VERSION_ID_TEXT}(,${VERSION_ID_TEXT})*$`;
 const DESCRIBED_BY = `</api/v1/datasets/${VERSION_ID_TEXT}>; rel="describedby"`;
 
 export const SERIES_DESCRIPTION = [
-  `One call answers places over any period: at most ${MAX_SERIES_PLACES} places and ${MAX_SERIES_VALUES} values (places x days x variables), which holds SILO's whole archive at one place with its five variables.`,
+  `One call answers places over any period: at most ${MAX_SERIES_PLACES} places and ${MAX_SERIES_VALUES} values (places x days x variables), which holds SILO's whole archive at one place with the five variables of an APSIM file.`,
   "Each variable is answered by its newest published version that holds every asked date at every asked place (or by its pin); one answer never mixes versions of a variable.",
   "A larger call is 413 `request_too_large` with `plan`: calls of this route, pinned, each within the bound, whose answers in order hold exactly the asked values.",
   "CSV: header `longitude,latitude,date,<variable>...` (cell centres, variables in the order asked), one row per place and date, missing an empty field, LF line ends.",

@@ -15,7 +15,7 @@ import { type ParamsOf, queryParameters, rejectParameters } from "../parameters.
 export const MAX_SERIES_PLACES = 100;
 /**
  * Values a call may answer: places x days x variables. SILO's whole archive (1889-01-01 on, about 50,400 days in
- * 2026) at one place with its five variables is about 252,000; this bound keeps that in one call until 2053.
+ * 2026) at one place with the five variables of an APSIM file is about 252,000; this bound keeps that in one call until 2053.
  */
 export const MAX_SERIES_VALUES = 300_000;
 /**
@@ -227,6 +227,11 @@ function readVariables(names: string[], issues: Issue[]): Variable[] {
 /** APSIM's file: exactly one place, and the columns it needs among the variables (format/variables.ts). */
 function checkMet(config: SeriesConfig, issues: Issue[]): void {
   if (config.places.length > 1) issues.push({ code: "length", path: ["lat"], message: `holds ${config.places.length} places; an APSIM weather file (format=met) holds exactly one` });
+  config.variables.forEach((v, i) => {
+    if (v.apsim) return;
+    const optional = APSIM_VARIABLES.filter((a) => !a.apsim!.required).map((a) => `${a.silo} (${a.apsim!.column})`);
+    issues.push({ code: "enum", path: ["variables", i], message: `${v.name} (${v.silo}) has no column in an APSIM weather file (format=met), which holds ${APSIM_TEXT}; leave it out (format=csv answers it), or add ${joinNames(optional)}` });
+  });
   const missing = APSIM_REQUIRED.filter((v) => !config.variables.includes(v));
   if (missing.length > 0) {
     const names = missing.map((v) => `${v.name} (${v.silo})`).join(", ");

@@ -180,8 +180,22 @@ function answeredPeriod(config: SeriesConfig, optionLists: Option[][]): { start?
   return { start, end };
 }
 
+/**
+ * A 422 when the period asked starts before an asked variable's first date (evap_pan 1970, mslp 1957): SILO has no
+ * value there, in any version, so the message names the start to ask from instead.
+ */
+export function checkFirstDates(variables: readonly Variable[], start: string | undefined, end: string | undefined): void {
+  const asked = start ?? end;
+  const late = variables.filter((v) => asked !== undefined && asked < v.firstDate);
+  if (late.length === 0) return;
+  const latest = late.map((v) => v.firstDate).sort().pop()!;
+  const said = late.map((v) => `${v.name} (${v.silo}) starts on ${v.firstDate}`).join(", ");
+  throw unavailable(`${said}: SILO has no value before it; give start=${latest} or later${end !== undefined && end < latest ? `, and an end on or after it` : ""}.`);
+}
+
 /** The version and spans of each asked variable, and the period, or a 422 saying what is published instead. */
 export async function chooseVersions(ctx: Context, config: SeriesConfig): Promise<SeriesSelection> {
+  checkFirstDates(config.variables, config.start, config.end);
   const optionLists = await Promise.all(config.variables.map((v, i) => listOptions(ctx, config, v, i)));
   const cut = answeredPeriod(config, optionLists);
   const { start, end } = cut.start && cut.end ? { start: cut.start, end: cut.end } : defaultPeriod({ ...config, ...cut }, optionLists);

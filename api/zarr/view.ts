@@ -74,7 +74,8 @@ const WGS84_WKT =
 function variableAttrs(variable: Variable): Record<string, unknown> {
   return {
     _ARRAY_DIMENSIONS: ["time", "lat", "lon"],
-    standard_name: variable.standardName,
+    // a variable CF has no standard name for (a reference crop's evapotranspiration) carries a long_name only
+    ...(variable.standardName ? { standard_name: variable.standardName } : {}),
     long_name: variable.label,
     units: variable.unit,
     ...(variable.cellMethods ? { cell_methods: variable.cellMethods } : {}),

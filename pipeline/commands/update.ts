@@ -21,15 +21,15 @@ import { publish, type PublishOptions, type PublishSummary } from "../publish/pu
 
 /**
  * How many days, ending at TO, SILO may still rewrite a variable's files (docs/contract.md §5): rain up to 12 months back (a
- * year and a day, so a leap year is covered), the other variables 3 to 6 months back (six months and a week). The one
+ * year and a day, so a leap year is covered), the other variables 3 to 6 months back (six months and a week). Evaporation
+ * and evapotranspiration take the others' window: SILO computes them from temperature, radiation and vapour pressure,
+ * so they are rewritten when those are, and pan readings arrive with the temperatures of the same stations. The one
  * place these defaults live; REVISION_DAYS overrides them for every variable.
  */
 export function revisionDays(variable: Variable): number {
   return variable.silo === "daily_rain" ? 366 : 190;
 }
 
-/** The first day of SILO's archive: no revision window reaches before it. */
-const FIRST_DATE = "1889-01-01";
 const STAGE = "update";
 
 export interface UpdateOptions {
@@ -191,7 +191,8 @@ interface NightPlan {
 function planNight(variable: Variable, held: Held | undefined, config: UpdateConfig): NightPlan {
   const days = config.revisionDays ?? revisionDays(variable);
   let revisionFirst = addDays(config.to, 1 - days);
-  if (revisionFirst < FIRST_DATE) revisionFirst = FIRST_DATE;
+  // no revision window reaches before the variable's first date (1889-01-01, or later for evap_pan and mslp)
+  if (revisionFirst < variable.firstDate) revisionFirst = variable.firstDate;
   const afterNewest = held ? addDays(held.newest, 1) : revisionFirst;
   const first = afterNewest < revisionFirst ? afterNewest : revisionFirst;
   const dates = first <= config.to ? listDates(first, config.to) : [];
@@ -330,8 +331,9 @@ const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
 /** What to run for the days before a revision window, for a variable the folder held none of. */
 function describeBackfill(night: VariableNight, sources: string): string {
   const year = Number(night.revisionFirst.slice(0, 4));
+  const firstYear = Number(night.variable.firstDate.slice(0, 4));
   const commands = [
-    ...(year > Number(FIRST_DATE.slice(0, 4)) ? [`make fetch YEARS=${FIRST_DATE.slice(0, 4)}-${year - 1} VARIABLES=${night.variable.silo} SOURCES=${sources}`] : []),
+    ...(year > firstYear ? [`make fetch YEARS=${firstYear}-${year - 1} VARIABLES=${night.variable.silo} SOURCES=${sources}`] : []),
     ...(night.revisionFirst > `${year}-01-01` ? [`make fetch FROM=${year}-01-01 TO=${addDays(night.revisionFirst, -1)} VARIABLES=${night.variable.silo} SOURCES=${sources}`] : []),
   ];
   const what = `the folder held no ${night.variable.silo} file, so only its revision window from ${night.revisionFirst} was fetched`;

@@ -1,5 +1,6 @@
-// The bundled demo raster: deterministic, generated SILO-format daily grids of the five variables of
-// format/variables.ts for January 2003 (docs/contract.md §6.2), and any later day on demand.
+// The bundled demo raster: deterministic, generated SILO-format daily grids of SILO's variables (format/variables.ts)
+// for January 2003 (docs/contract.md §6.2), and any later day on demand. The demo publishes DEMO_VARIABLES; tests
+// generate every variable over small windows.
 //
 // Byte-for-byte reproducibility is the point: the published version id and content hash follow from these
 // bytes (docs/contract.md §5), so nothing here may depend on the machine, the clock, the locale or the engine.
@@ -25,7 +26,15 @@ export const DEMO_FIRST = "2003-01-01";
 export const DEMO_LAST = "2003-01-31";
 export const DEMO_SEED = 20030101;
 /** Bump whenever the values, the mask, the file names or their format change: writeDemo regenerates on a new version. */
-export const DEMO_GENERATOR_VERSION = "demo-variables-1";
+export const DEMO_GENERATOR_VERSION = "demo-variables-2";
+
+/**
+ * The variables the demo publishes: the four an APSIM weather file needs and vapour pressure, Class A pan evaporation
+ * (APSIM's optional evap column, and a water balance's potential evaporation) and FAO56 reference evapotranspiration
+ * (irrigation scheduling). Each more variable costs the demo about a fifth more time; every variable is generated
+ * by makeDemoVariables.
+ */
+export const DEMO_VARIABLES: readonly Variable[] = VARIABLES.filter((v) => ["max_temp", "min_temp", "daily_rain", "radiation", "vp", "evap_pan", "et_short_crop"].includes(v.silo));
 
 export const DEMO_DESCRIPTION = {
   generator: "pipeline/ingest/demo.ts",
@@ -168,8 +177,79 @@ export function makeDemoVariables(date: string, mask: Uint8Array): Map<string, F
   }
   out.set("max_temp", tmax);
   out.set("daily_rain", rain);
+  computeEvaporation(date, mask, out);
   for (const [silo, values] of out) punchGaps(values, mask, climate.coastKm, silo === "max_temp" ? `${DEMO_SEED}:${date}:gaps` : `${DEMO_SEED}:${date}:gaps:${silo}`);
   return out;
+}
+
+/**
+ * The variables SILO computes from the day's temperatures, radiation and vapour pressure, here by the textbook
+ * arithmetic: saturation vapour pressure from each temperature (FAO56 eq. 11), the deficit and
+ * relative humidities from it; a Penman combination of radiation and the deficit for the reference crops (the tall
+ * crop's rougher canopy draws more from dry air), the Class A pan as the short crop over a pan coefficient of 0.7, the
+ * synthetic pan near it; Morton's wet-environment evaporation as Priestley-Taylor, his potential above it by the
+ * deficit, his actual by the complementary relationship (2 wet - potential); a pressure field of lows in the monsoon
+ * north and fronts in the south. Values are filled from undisturbed cells (gaps are punched later, per variable).
+ */
+function computeEvaporation(date: string, mask: Uint8Array, out: Map<string, Float32Array>): void {
+  const day = dateToDayIndex(date);
+  const noise = seedRandom(`${DEMO_SEED}:${date}:evaporation`);
+  const [tmax, tmin, radiation, vp] = ["max_temp", "min_temp", "radiation", "vp"].map((n) => out.get(n)!);
+  const get = (n: string) => out.get(n)!;
+  const [deficit, rhMax, rhMin, short, tall, pan, syn, comb, lake, wet, potential, actual, mslp] = [
+    "vp_deficit", "rh_tmax", "rh_tmin", "et_short_crop", "et_tall_crop", "evap_pan", "evap_syn", "evap_comb", "evap_morton_lake", "et_morton_wet", "et_morton_potential", "et_morton_actual", "mslp",
+  ].map(get);
+  const panMeasured = date >= findSilo("evap_pan").firstDate;
+  for (let row = 0; row < GRID.height; row++) {
+    const lat = rowToLat(row);
+    const monsoon = clamp((lat + 22) / 10, 0, 1) * (0.6 + 0.4 * sinTurns(day / 11 + 0.2));
+    const southern = clamp((-lat - 25) / 15, 0, 1);
+    for (let col = 0; col < GRID.width; col++) {
+      const i = row * GRID.width + col;
+      if (mask[i] === 0) continue;
+      const [esMax, esMin] = [saturationHpa(tmax[i]), saturationHpa(tmin[i])];
+      const mean = (tmax[i] + tmin[i]) / 2;
+      const slope = (4098 * saturationHpa(mean)) / sq(mean + 237.3); // hPa per degC
+      const weight = slope / (slope + 0.66); // 0.66 hPa per degC: the psychrometric constant near sea level
+      const gap = Math.max(0, (esMax + esMin) / 2 - vp[i]);
+      const net = 0.6 * radiation[i]; // net radiation, MJ m-2, of a green surface
+      const shortCrop = (weight * net) / 2.45 + (1 - weight) * 0.54 * gap; // 2.45 MJ per kg: latent heat; 0.54 mm per hPa at 2 m/s wind
+      const panDay = clamp(shortCrop / 0.7 + (noise() - 0.5) * 0.8, 0.2, 34);
+      const wetDay = (1.26 * weight * net) / 2.45;
+      const potentialDay = wetDay + 0.2 * gap;
+      deficit[i] = toTenths(clamp(gap, 0, 125));
+      rhMax[i] = toTenths(clamp((100 * vp[i]) / esMax, 1, 100));
+      rhMin[i] = toTenths(clamp((100 * vp[i]) / esMin, 1, 100));
+      short[i] = toTenths(clamp(shortCrop, 0.1, 30));
+      tall[i] = toTenths(clamp(1.15 * (weight * net) / 2.45 + 1.6 * (1 - weight) * 0.54 * gap, 0.1, 34));
+      pan[i] = toTenths(panDay);
+      syn[i] = toTenths(clamp(panDay * (0.92 + 0.1 * noise()), 0.2, 34));
+      comb[i] = panMeasured ? pan[i] : syn[i];
+      wet[i] = toTenths(clamp(wetDay, 0.1, 30));
+      lake[i] = toTenths(clamp(1.08 * wetDay + 0.05 * gap, 0.1, 30));
+      potential[i] = toTenths(clamp(potentialDay, 0.1, 34));
+      actual[i] = toTenths(clamp(2 * wetDay - potentialDay, 0, 30));
+      const fronts = southern * 9 * sinTurns((colToLon(col) - 112 - 6.5 * day) / 26);
+      mslp[i] = toTenths(1012 - 9 * monsoon + fronts + 4 * southern + (noise() - 0.5) * 1.5);
+    }
+  }
+}
+
+/** Saturation vapour pressure over water, hPa (FAO56 eq. 11), with exp from + - * / only (see the file header). */
+function saturationHpa(celsius: number): number {
+  return 6.108 * expArith((17.27 * celsius) / (celsius + 237.3));
+}
+
+/** e^x as (1 + x/2^20)^(2^20): 20 squarings, correctly rounded at every step, so the same on every engine (|x| < 5). */
+function expArith(x: number): number {
+  let y = 1 + x / 1048576;
+  for (let k = 0; k < 20; k++) y *= y;
+  return y;
+}
+
+/** The variable of a SILO name of format/variables.ts. */
+function findSilo(silo: string): Variable {
+  return VARIABLES.find((v) => v.silo === silo)!;
 }
 
 /** Rain, mm: 0 on most land cells; storms of compact support whose intensities have a long tail. */
@@ -220,7 +300,7 @@ export async function writeDemo(folder: string, log: (line: string) => void = ()
   let mask: Uint8Array | undefined;
   const paths: string[] = [];
   for (const date of dates) {
-    const members = VARIABLES.map((v) => ({ v, rel: dateToMemberPath(date, v) }));
+    const members = DEMO_VARIABLES.map((v) => ({ v, rel: dateToMemberPath(date, v) }));
     const onDisk = await Promise.all(members.map(async ({ rel }) => (existsSync(join(folder, rel)) ? sha256Hex(await readFile(join(folder, rel))) : undefined)));
     paths.push(...members.map(({ rel }) => join(folder, rel)));
     const stale = members.filter(({ rel }, i) => onDisk[i] === undefined || onDisk[i] !== known.get(rel));

@@ -56,17 +56,33 @@ function toVariable(memberPath: string, silo: string): Variable {
   return variable;
 }
 
+/** A stop for a file dated before its variable's first date: SILO has no such file, so it is not SILO's (fail closed). */
+function checkStart(memberPath: string, variable: Variable, first: string): void {
+  if (first >= variable.firstDate) return;
+  throw new PublishError(
+    memberPath,
+    "discover",
+    `${variable.silo} starts on ${variable.firstDate} (SILO's first date of it), and this file holds ${first}; it is not a SILO file of ${variable.silo}: move it out of the folder`,
+  );
+}
+
 function toSiloFile(base: string, memberPath: string): SiloFile | null {
   const name = memberPath.slice(memberPath.lastIndexOf("/") + 1);
   // one string per file, not path.join: a folder of 50,000 days is listed on every publish
   const path = base + (sep === "/" ? memberPath : memberPath.split("/").join(sep));
   const year = SILO.annualFileName.exec(name);
-  if (year) return { kind: "annual", variable: toVariable(memberPath, year[2]), year: year[1], path, memberPath };
+  if (year) {
+    const variable = toVariable(memberPath, year[2]);
+    checkStart(memberPath, variable, `${year[1]}-12-31`);
+    return { kind: "annual", variable, year: year[1], path, memberPath };
+  }
   const m = SILO.dailyFileName.exec(name);
   if (!m) return null;
   const date = `${m[1]}-${m[2]}-${m[3]}`;
   if (!isCalendarDate(date)) throw new PublishError(memberPath, "discover", `${date} is not a calendar date`);
-  return { kind: "daily", variable: toVariable(memberPath, m[4]), date, path, memberPath };
+  const variable = toVariable(memberPath, m[4]);
+  checkStart(memberPath, variable, date);
+  return { kind: "daily", variable, date, path, memberPath };
 }
 
 /**

@@ -304,8 +304,14 @@ function toFetchConfig(options: FetchOptions): FetchConfig {
     throw new PublishError("folder", STAGE, "missing; give the folder the SILO files are mirrored into");
   }
   const tuning = toFetchTuning(options);
+  const log = options.log ?? (() => undefined);
   const items = options.years !== undefined ? listYearItems(options) : listDayItems(options);
-  return { ...tuning, items, folder: options.folder, log: options.log ?? (() => undefined) };
+  // a variable SILO starts later (evap_pan, mslp) has no file before its first date: never asked for, and said so
+  for (const v of listVariables(options)) {
+    const asked = options.years !== undefined ? `${parseYears(options.years)[0]}-01-01` : parseDate("from", options.from);
+    if (asked < v.firstDate) log(`${v.silo} starts on ${v.firstDate} (SILO's first date of it): nothing before it is asked for`);
+  }
+  return { ...tuning, items, folder: options.folder, log };
 }
 
 function listDayItems(options: FetchOptions): FetchItem[] {
@@ -316,7 +322,7 @@ function listDayItems(options: FetchOptions): FetchItem[] {
   }
   const baseUrl = dailyBaseUrl(options.baseUrl);
   const dates = listDates(from, to);
-  return listVariables(options).flatMap((v) => dates.map((date) => toDayItem(v, date, baseUrl)));
+  return listVariables(options).flatMap((v) => dates.filter((date) => date >= v.firstDate).map((date) => toDayItem(v, date, baseUrl)));
 }
 
 function listYearItems(options: FetchOptions): FetchItem[] {
@@ -325,7 +331,7 @@ function listYearItems(options: FetchOptions): FetchItem[] {
   }
   const baseUrl = annualBaseUrl(options.annualBaseUrl);
   const years = parseYears(options.years!);
-  return listVariables(options).flatMap((v) => years.map((year) => toYearItem(v, year, baseUrl)));
+  return listVariables(options).flatMap((v) => years.filter((year) => `${year}-12-31` >= v.firstDate).map((year) => toYearItem(v, year, baseUrl)));
 }
 
 /** A day's GeoTIFF of a variable, from the bucket's daily folder at `baseUrl`. */

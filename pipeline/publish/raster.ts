@@ -334,7 +334,10 @@ function describeVersion(input: RasterInput, tree: IndexTree, indexRef: Ref, not
   return record;
 }
 
-/** What a record says of its variable (inspect shows it): its names, unit, plausible range, CF attributes, observation time. */
+/**
+ * What a record says of its variable (inspect and the catalog show it): its names, unit, plausible range, CF attributes,
+ * observation time and SILO's first date of it (nothing before it exists).
+ */
 function describeVariable(v: Variable): Record<string, unknown> {
   return {
     name: v.name,
@@ -344,5 +347,6 @@ function describeVariable(v: Variable): Record<string, unknown> {
     standard_name: v.standardName,
     cell_methods: v.cellMethods,
     observed: v.observed,
+    first_date: v.firstDate,
   };
 }

@@ -13,7 +13,7 @@ import { makeDataRequest } from "../../api/query/request.js";
 import { type Window, colToLon, rowToLat } from "../../format/grid.js";
 import { objectPath } from "../../format/objects.js";
 import { publish } from "../../pipeline/publish/publish.js";
-import { VARIABLES } from "../../format/variables.js";
+import { DEMO_VARIABLES } from "../../pipeline/ingest/demo.js";
 import { buildDemoDist, buildFixture, copyDist, type Fixture, post, request, withServer, writeSources } from "../support/server-fixture.js";
 
 const CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
@@ -181,14 +181,15 @@ explorer("explorer - make serve's own: the landing page's links work, and /explo
   });
 });
 
-explorer("explorer - a variable picker over the demo's five variables: each its unit, convention and scale; a dry day is not missing; a click is the cell's rainfall from the series route", async () => {
+explorer("explorer - a variable picker over the demo's variables (the table's, as published): each its unit, convention and scale; a dry day is not missing; a click is the cell's rainfall from the series route", async () => {
   const dist = await buildDemoDist();
   const opened = await openExplorer(dist);
   const { page } = opened;
   try {
     assert.is(await page.getAttribute("body", "data-status"), "ready", (await page.textContent("#status")) ?? "");
     const options = await page.$$eval("#variable option", (list) => list.map((o) => o.textContent));
-    assert.equal(options, VARIABLES.map((v) => `${v.label} (${v.unit})`));
+    assert.equal(options, DEMO_VARIABLES.map((v) => `${v.label} (${v.unit})`));
+    assert.ok(options.includes("daily Class A pan evaporation (mm)"));
     assert.match((await page.textContent("#convention"))!, /^daily maximum temperature \(air_temperature_max, SILO max_temp\), degC: the value of a date is for the 24 hours from 9 am/);
     await page.selectOption("#variable", { label: "daily rainfall (mm)" });
     await page.waitForFunction(() => document.getElementById("map-title")!.textContent!.startsWith("daily rainfall on 2003-01-31"));
@@ -257,8 +258,8 @@ explorer("explorer - a clicked place's CSV (every variable) and APSIM file, made
     const pin = (key: string) => pins.find((c) => c.record.dataset_key === key)!.id;
     const place = `lat=${rowToLat(row)}&lon=${colToLon(col)}`;
     assert.equal(calls, [
-      `/api/v1/series?${place}&variables=${VARIABLES.map((v) => v.silo).join(",")}&format=csv&dataset_version=${["silo-tmax", "silo-tmin", "silo-rain", "silo-radiation", "silo-vp"].map(pin).join(",")}`,
-      `/api/v1/series?${place}&variables=radiation,max_temp,min_temp,daily_rain,vp&format=met&dataset_version=${["silo-radiation", "silo-tmax", "silo-tmin", "silo-rain", "silo-vp"].map(pin).join(",")}`,
+      `/api/v1/series?${place}&variables=${DEMO_VARIABLES.map((v) => v.silo).join(",")}&format=csv&dataset_version=${DEMO_VARIABLES.map((v) => pin(v.datasetKey)).join(",")}`,
+      `/api/v1/series?${place}&variables=radiation,max_temp,min_temp,daily_rain,evap_pan,vp&format=met&dataset_version=${["silo-radiation", "silo-tmax", "silo-tmin", "silo-rain", "silo-evap_pan", "silo-vp"].map(pin).join(",")}`,
     ]);
     await withServer(dist, async (served) => {
       for (const [button, call, name] of [["#csv-file", calls[0], `silo-${rowToLat(row)}_${colToLon(col)}.csv`], ["#met-file", calls[1], `silo-${rowToLat(row)}_${colToLon(col)}.met`]]) {

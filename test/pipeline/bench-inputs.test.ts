@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { Window } from "../../format/grid.js";
-import { MAX_TEMP, type Variable, VARIABLES, findVariable } from "../../format/variables.js";
+import { MAX_TEMP, type Variable, findVariable } from "../../format/variables.js";
 import { makeLandMask } from "../../pipeline/ingest/demo.js";
 import { writeSiloTiff } from "../../pipeline/ingest/geotiff.js";
 import { publish } from "../../pipeline/publish/publish.js";
@@ -16,7 +16,7 @@ import { dateToMemberPath } from "../../sources/silo.js";
 import { listDays, makeBenchMaxTemp } from "../../bench/sources.js";
 import { sizeOfTree } from "../../bench/tools.js";
 import { measureVariableBytes } from "../../bench/variable-bytes.js";
-import { OTHER_VARIABLES, makeBenchVariables, makeSmallVariableDay } from "../../bench/variable-sources.js";
+import { FIVE_VARIABLES as VARIABLES, OTHER_VARIABLES, makeBenchVariables, makeSmallVariableDay } from "../../bench/variable-sources.js";
 
 const root = mkdtempSync(join(tmpdir(), "bench-inputs-test-"));
 process.on("exit", () => rmSync(root, { recursive: true, force: true }));

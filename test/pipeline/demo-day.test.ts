@@ -8,7 +8,8 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { Window } from "../../format/grid.js";
 import { sha256Hex } from "../../format/hash.js";
-import { MAX_TEMP, VARIABLES } from "../../format/variables.js";
+import { MAX_TEMP } from "../../format/variables.js";
+import { DEMO_VARIABLES } from "../../pipeline/ingest/demo.js";
 import { writeSiloTiff } from "../../pipeline/ingest/geotiff.js";
 import { dateToMemberPath } from "../../sources/silo.js";
 import { verifyDist } from "../../pipeline/commands/verify.js";
@@ -37,14 +38,14 @@ async function copyDemo(): Promise<{ root: string; dist: string; sources: string
 
 const daily = suite("demo daily routine");
 
-daily("demo-day - publishes 2003-02-01 and then 2003-02-02 of all five variables, generated, served without a restart", async () => {
+daily("demo-day - publishes 2003-02-01 and then 2003-02-02 of every demo variable, generated, served without a restart", async () => {
   const { root, dist, sources } = await copyDemo();
   try {
     await withServer(dist, async (served) => {
       const first = await publishNextDemoDay(sources, dist, quiet);
       assert.is(first.date, "2003-02-01");
-      assert.equal(first.summary.added.map((d) => [d.dataset_key, d.period_end, d.metadata.synthetic]), VARIABLES.map((v) => [v.datasetKey, "2003-02-01", true]));
-      assert.is(first.summary.decoded, 5);
+      assert.equal(first.summary.added.map((d) => [d.dataset_key, d.period_end, d.metadata.synthetic]), DEMO_VARIABLES.map((v) => [v.datasetKey, "2003-02-01", true]));
+      assert.is(first.summary.decoded, DEMO_VARIABLES.length);
       for (const d of first.summary.added) assert.match(d.title, /^GENERATED DEMO on the SILO grid: /);
       // the server reads catalog.json again within its poll interval, without a restart
       let catalog: { datasets: { id: string }[] } = { datasets: [] };
@@ -55,7 +56,7 @@ daily("demo-day - publishes 2003-02-01 and then 2003-02-02 of all five variables
       assert.ok(catalog.datasets.some((d) => d.id === first.summary.added[0].id), "the new version is served");
       const second = await publishNextDemoDay(sources, dist, quiet);
       assert.is(second.date, "2003-02-02");
-      assert.equal(second.summary.added.map((d) => d.period_end), VARIABLES.map(() => "2003-02-02"));
+      assert.equal(second.summary.added.map((d) => d.period_end), DEMO_VARIABLES.map(() => "2003-02-02"));
     });
     const report = await verifyDist(dist);
     assert.equal([report.problems, report.unlisted], [[], []]);

@@ -11,6 +11,7 @@ import { GRID } from "../../format/grid.js";
 import { PublishError } from "../../pipeline/errors.js";
 import { readSiloTiff } from "../../pipeline/ingest/geotiff.js";
 import {
+  DEMO_VARIABLES,
   DEMO_DESCRIPTION,
   DEMO_FIRST,
   DEMO_LAST,
@@ -144,9 +145,23 @@ const PINNED_VARIABLES_20030101: Record<string, string> = {
   daily_rain: "7c6926086bcc83f1e76ee2916d50b6b8c1ba33dfe55c48e399c854437a7700a6",
   radiation: "fb66ae164b8bc44c13f919ebe3becb51feee68005396cac8ea343e34c51c4ba8",
   vp: "2d692c1c6357952261730fd654412c8f6d7dbdaf517861f32e7313561940ce21",
+  // generator version 2: the thirteen computed from the five (evap_comb is evap_pan from 1970, so equal here)
+  vp_deficit: "205314f68e7b102d93e3d4e33185785eb37bcfd71eede3c46d716cb67570bc9d",
+  evap_pan: "3a42f3a4bed1c62352c889870b9afd0b66dbbf1d1b82873ee49fc5d40a8f77e7",
+  evap_syn: "a38fb4baf793efcbae956bb1f146f59917500b8d154b52b4f7856286a59b2eb3",
+  evap_comb: "3a42f3a4bed1c62352c889870b9afd0b66dbbf1d1b82873ee49fc5d40a8f77e7",
+  evap_morton_lake: "50f176d60f230d996186dc721a15647c9c9660d6bebca29676bcf37f976087bc",
+  rh_tmax: "8b95cf1e8cd483ffaeaeb8b793b1319654311522d621714662516568d8bf5ec4",
+  rh_tmin: "8aee40e8493f0d3bcc177ccde2c04ace4427aeaa3d426872b0a70859bc0b0019",
+  et_short_crop: "7af46c9e224da3d9109a00f90841300af879138868940c5ebedb8cf7ce8d0d01",
+  et_tall_crop: "7be15048c5eb9091a4ebb9df935dd98a7642029d2c288ea0e1aa872c10acd8bb",
+  et_morton_actual: "46f935314b6cab85c4280856ded2ae725ba17fa1670cbc31a9aabf8faa03e27d",
+  et_morton_potential: "4e654bf93187a2031438900ab45e7e2399df64588943f7e0448a8882380769ac",
+  et_morton_wet: "52620ed2f3497b0ae5f365d56b539a9c89cf4d612a767c3f4f266d9f3b188083",
+  mslp: "000fc8f6c4e902f32d61e72996506f1c0a76a76bdc5f01579427cd31ce61b115",
 };
 
-values("demo values - five variables, pinned by hash; maximum temperature is makeDemoDay's", () => {
+values("demo values - every variable, pinned by hash (the five of before unchanged); maximum temperature is makeDemoDay's", () => {
   const first = variableDays.get(DEMO_FIRST)!;
   assert.equal([...first.keys()], VARIABLES.map((v) => v.silo));
   const hashes = Object.fromEntries([...first].map(([silo, cells]) => [silo, hashFloats(cells)]));
@@ -170,6 +185,21 @@ values("demo values - every variable: plausible, one decimal, ocean missing, its
       }
       assert.ok(gaps < 2000, `${v.silo} ${date}: ${gaps} inland gaps`);
     }
+  }
+});
+
+values("demo values - evaporation follows the day: the pan above the short crop, the tall crop above it, Morton's actual at most his wet", () => {
+  for (const [date, day] of variableDays) {
+    const [pan, short, tall, wet, actual, potential] = ["evap_pan", "et_short_crop", "et_tall_crop", "et_morton_wet", "et_morton_actual", "et_morton_potential"].map((n) => day.get(n)!);
+    let land = 0;
+    for (let i = 0; i < pan.length; i++) {
+      if (mask[i] === 0 || [pan, short, tall, wet, actual, potential].some((a) => Number.isNaN(a[i]))) continue;
+      land++;
+      if (!(pan[i] > short[i] && tall[i] >= short[i] && actual[i] <= wet[i] && wet[i] <= potential[i])) {
+        assert.unreachable(`${date} cell ${i}: pan ${pan[i]}, short ${short[i]}, tall ${tall[i]}, Morton actual ${actual[i]}, wet ${wet[i]}, potential ${potential[i]}`);
+      }
+    }
+    assert.ok(land > 250_000, `${date}: ${land} cells`);
   }
 });
 
@@ -217,10 +247,10 @@ values.run();
 
 const write = suite("demo writeDemo");
 
-write("demo writeDemo - writes 31 days of five variables, reuses them, and regenerates exactly a deleted one", async () => {
+write("demo writeDemo - writes 31 days of the demo's variables, reuses them, and regenerates exactly a deleted one", async () => {
   const folder = await mkdtemp(join(tmpdir(), "demo-test-"));
   try {
-    const members = listDemoDates().flatMap((d) => VARIABLES.map((v) => dateToMemberPath(d, v)));
+    const members = listDemoDates().flatMap((d) => DEMO_VARIABLES.map((v) => dateToMemberPath(d, v)));
     const expected = members.map((rel) => join(folder, rel));
 
     const lines: string[] = [];
@@ -232,7 +262,7 @@ write("demo writeDemo - writes 31 days of five variables, reuses them, and regen
     const record = JSON.parse(await readFile(join(folder, "demo.json"), "utf8"));
     assert.is(record.generatorVersion, DEMO_DESCRIPTION.generatorVersion);
     assert.is(record.seed, DEMO_SEED);
-    assert.is(record.files.length, 31 * 5);
+    assert.is(record.files.length, 31 * DEMO_VARIABLES.length);
 
     const decoded = await readSiloTiff(expected[0], MAX_TEMP.plausible);
     assert.equal(decoded.window, [0, 0, GRID.width, GRID.height]);
@@ -246,7 +276,7 @@ write("demo writeDemo - writes 31 days of five variables, reuses them, and regen
     assert.equal(lines, members.map((rel) => `unchanged ${rel}`));
     assert.equal(await Promise.all(expected.map(async (p) => (await stat(p)).mtimeMs)), mtimes);
 
-    const victim = expected[14 * 5];
+    const victim = expected[14 * DEMO_VARIABLES.length];
     const before = await readFile(victim);
     await unlink(victim);
     lines.length = 0;

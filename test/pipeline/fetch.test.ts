@@ -2,7 +2,7 @@
 // resume; files held asked for again with their ETag (or Last-Modified) and downloaded again only when the bucket
 // rewrote them, daily GeoTIFFs and annual NetCDF files alike; a lock file without validators; and real nginx.
 
-import { MAX_TEMP } from "../../format/variables.js";
+import { MAX_TEMP, VARIABLES } from "../../format/variables.js";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, truncate, utimes, writeFile } from "node:fs/promises";
@@ -361,7 +361,8 @@ download("fetch - SILO_BASE_URL overrides the default and the baseUrl option ove
       process.env.SILO_BASE_URL = silo.baseUrl;
       await fetchSilo({ from: "2003-01-01", to: "2003-01-01", folder });
       const bytes = makeTiff("2003-01-01");
-      const entries = ["daily_rain", "max_temp", "min_temp", "radiation", "vp"].map((v) => ({
+      // every variable of format/variables.ts, in the lock's path order
+      const entries = VARIABLES.map((v) => v.silo).sort().map((v) => ({
         path: `2003/20030101.${v}.tif`,
         url: `${silo.baseUrl}/${v}/2003/20030101.${v}.tif`,
         bytes: bytes.length,
@@ -688,7 +689,7 @@ annual("fetch - VARIABLES: each variable's files from its own folder of the buck
     assert.equal(await listFiles(folder), inFolder(["2003.daily_rain.nc", "2003.min_temp.nc"]));
     const lock = (await readLock(folder)) as { files: LockEntry[] };
     assert.equal(lock.files.map((f) => f.url), ["daily_rain", "min_temp"].map((v) => `${silo.annualBaseUrl}/${v}/2003.${v}.nc`));
-    for (const bad of ["evap_pan", "", " , "]) {
+    for (const bad of ["monthly_rain", "", " , "]) {
       let err: unknown;
       try {
         parseVariables(bad);

@@ -171,14 +171,17 @@ const GOLDEN_ID = "silo-tmax-20040228-20040301-15d6dbd5138cf1d8";
 // strips (new sha256 in the month pages and the index root): the day pieces, the series pieces and the id stayed.
 // climate-dist-3 changed every object (pieces' entries name a pack and an offset, series headers list a lineage, the
 // format id is in every JSON object); the id stayed. The .br copies' quality 5 (was 9) changed the manifest alone.
+// With every SILO variable, a record's metadata.variable says SILO's first date of it (first_date): the catalog
+// leaf, the catalog root and the manifest changed, nothing of the version.
 const GOLDEN_FILES = [
   ".publish.lock",
   "catalog.json",
-  "objects/02/028771e0c5158e94e91ec41a3223e4544e84396c229fc1f98856a6ff072bf387.json",
-  "objects/18/187f68b312abc0af01c01304643cf112fbfa6e6d867aba7215d026c651f82845.json",
-  "objects/18/187f68b312abc0af01c01304643cf112fbfa6e6d867aba7215d026c651f82845.json.br",
   "objects/25/2553eb22ba5dd56bdeee210bb670e304733d7097240c3b9ef4fb897efaeb0ca4.json",
+  "objects/2c/2c1d650e8ba5469fd329f2e9c04f9625098ce48ec4a9a28d9580ba17a88e5d8a.json",
+  "objects/34/341d3d3010617ddfac8c6fecb9810bd91e32002f61b0aaa2adf897722da4fa4c.json",
+  "objects/34/341d3d3010617ddfac8c6fecb9810bd91e32002f61b0aaa2adf897722da4fa4c.json.br",
   "objects/43/434e73790d4445c4648ca945d763123e8cb74c01c1226aae92599ed77d9d0169.ser",
+  "objects/48/48c5071487478fc6119f84d4d81509e13ac5cd62a84d5102351a17008272be46.json",
   "objects/9e/9ee8a1342827f44541a90aeb78b9d9b56ebed66d77b8e6e7d07eb4044c2c7b58.json",
   "objects/a7/a75669bb0069368f36851b37ba6178cb26fed5c3c59a0054252d2319f8fcdafe.day",
   "objects/b1/b15f6e2a1f63648c3f7ab5e19139c7763693c5955df39153a06d1e4ff6407eb4.json",
@@ -187,10 +190,9 @@ const GOLDEN_FILES = [
   "objects/d2/d24d64730abbe1c1c48b2a84938725fc889d8faf759f7b1f984714d43b36a2c0.json.br",
   "objects/da/da957fee53a2732f7a8bccbe1134bccf4343dbf40a53024cb5472ae0b55ec2ce.ser",
   "objects/df/dfbb4f70934225c30878cc41e9fd9fe8653b82c405cd97ac968a958c56e68979.day",
-  "objects/f7/f781048bbdf0768216881bbc62f5403503253f1f36017d7aa388e3b366cfc9c0.json",
 ];
-const GOLDEN_MANIFEST_SHA256 = "f781048bbdf0768216881bbc62f5403503253f1f36017d7aa388e3b366cfc9c0";
-const GOLDEN_CATALOG_SHA256 = "e01b6261747e3b520c9d88650be86269f5da273be0e26f4d074f40423fcea2c1";
+const GOLDEN_MANIFEST_SHA256 = "2c1d650e8ba5469fd329f2e9c04f9625098ce48ec4a9a28d9580ba17a88e5d8a";
+const GOLDEN_CATALOG_SHA256 = "f10068ebcbd4ca707cdaa5d387857831bb898af95aac7ae45bc9b31298d32d9d";
 
 const GOLDEN_CITATION =
   "SILO daily maximum temperature (files supplied by the maintainer). Version silo-tmax-20040228-20040301-15d6dbd5138cf1d8, " +

@@ -17,7 +17,7 @@ import * as assert from "uvu/assert";
 import { dateToDayNumber, dayNumberToDate, listDates } from "../../format/dates.js";
 import type { Window } from "../../format/grid.js";
 import { sha256Hex } from "../../format/hash.js";
-import { findVariable, MAX_TEMP, type Variable } from "../../format/variables.js";
+import { findVariable, MAX_TEMP, type Variable, VARIABLES } from "../../format/variables.js";
 import { describeUpdate, revisionDays, update } from "../../pipeline/commands/update.js";
 import { REPO } from "../docs/doc-blocks.js";
 import { makeCheckout, READER_ENV } from "../docs/doc-run.js";
@@ -445,7 +445,7 @@ settings("update - TO, REVISION_DAYS and VARIABLES are checked before anything i
     const refusals: [Partial<Parameters<typeof update>[0]>, string][] = [
       [{ to: "2026-02-30" }, `TO: "2026-02-30" is not a calendar date; give YYYY-MM-DD [update]`],
       [{ to: "2026-03-01", revisionDays: -1 }, "REVISION_DAYS: -1 is not a whole number of days >= 0; leave it out for SILO's own revision windows [update]"],
-      [{ to: "2026-03-01", variables: [] }, "VARIABLES: none given; give some of max_temp, min_temp, daily_rain, radiation, vp, or leave it out for all of them [update]"],
+      [{ to: "2026-03-01", variables: [] }, `VARIABLES: none given; give some of ${VARIABLES.map((v) => v.silo).join(", ")}, or leave it out for all of them [update]`],
     ];
     for (const [given, message] of refusals) {
       const err = await update({ ...base, to: "", ...given }).then(() => null, (e: Error) => e);

@@ -1,5 +1,5 @@
-// Five SILO variables in one sources folder (annual NetCDF files for 2003, daily GeoTIFFs for 2004): each becomes its
-// own dataset and version chain, every cell equal to GDAL's reading of its source files, served by every contract
+// Every SILO daily variable (18) in one sources folder (annual NetCDF files for 2003, daily GeoTIFFs for 2004): each
+// becomes its own dataset and version chain, every cell equal to GDAL's reading of its source files, served by every contract
 // route with its own unit; a revision of one variable makes no version of another; bad files stop the whole publish.
 
 import { spawnSync } from "node:child_process";
@@ -35,7 +35,7 @@ const sources = join(root, "sources");
 const dist = join(root, "dist");
 const log = () => {};
 
-/** The demo generator's five variables over WINDOW for each date, as GeoTIFFs under dir (YYYY/YYYYMMDD.<var>.tif). */
+/** The demo generator's variables (every one) over WINDOW for each date, as GeoTIFFs under dir (YYYY/YYYYMMDD.<var>.tif). */
 async function writeWindowDays(dir: string, dates: string[]): Promise<void> {
   const mask = makeLandMask();
   const [c0, r0, w, h] = WINDOW;
@@ -104,12 +104,16 @@ const setup = (async () => {
   return summary;
 })();
 
-const published = suite("five variables");
+const published = suite("every variable");
 
-published("variables - one folder of annual files and GeoTIFFs gives five datasets, each with its variable's record", async () => {
+published("variables - one folder of annual files and GeoTIFFs gives eighteen datasets, each with its variable's record", async () => {
   const summary = await setup;
-  assert.equal(summary.added.map((d) => d.dataset_key), ["silo-tmax", "silo-tmin", "silo-rain", "silo-radiation", "silo-vp"]);
-  assert.equal([summary.days, summary.decoded, summary.filesRead], [5 * 22, 5 * 22, 5 * 11]);
+  assert.is(VARIABLES.length, 18);
+  assert.equal(summary.added.map((d) => d.dataset_key), [
+    "silo-tmax", "silo-tmin", "silo-rain", "silo-radiation", "silo-vp", "silo-vp_deficit", "silo-evap_pan", "silo-evap_syn", "silo-evap_comb", "silo-evap_morton_lake",
+    "silo-rh_tmax", "silo-rh_tmin", "silo-et_short_crop", "silo-et_tall_crop", "silo-et_morton_actual", "silo-et_morton_potential", "silo-et_morton_wet", "silo-mslp",
+  ]);
+  assert.equal([summary.days, summary.decoded, summary.filesRead], [18 * 22, 18 * 22, 18 * 11]);
   for (const [i, record] of summary.added.entries()) {
     const v = VARIABLES[i];
     assert.equal(record.variables, { [v.name]: v.unit });
@@ -122,6 +126,7 @@ published("variables - one folder of annual files and GeoTIFFs gives five datase
       standard_name: v.standardName,
       cell_methods: v.cellMethods,
       observed: v.observed,
+      first_date: v.firstDate,
     });
     assert.is(record.title, `SILO ${v.label} (files supplied by the maintainer)`);
     assertSchema("dataset.schema.json", record);
@@ -176,7 +181,8 @@ published("variables - a file of an unknown variable, or an implausible value of
   const folder = join(root, "bad");
   await mkdir(join(folder, "2004"), { recursive: true });
   await writeWindowDays(folder, ["2004-01-01"]);
-  const evap = join(folder, "2004", "20040101.evap_pan.tif");
+  // monthly_rain is SILO's, but a monthly dataset: not a daily variable this archive publishes
+  const evap = join(folder, "2004", "20040101.monthly_rain.tif");
   await writeFile(evap, await readFile(join(folder, "2004", "20040101.max_temp.tif")));
   const other = join(root, "bad-dist");
   const unknown = await publish({ sources: folder, dist: other, log, observations: false }).then(
@@ -184,7 +190,7 @@ published("variables - a file of an unknown variable, or an implausible value of
     (e: unknown) => e,
   );
   assert.instance(unknown, PublishError);
-  assert.is((unknown as PublishError).message, `2004/20040101.evap_pan.tif: "evap_pan" is not a SILO variable this archive publishes; known: max_temp, min_temp, daily_rain, radiation, vp; move the file out of the folder [discover]`);
+  assert.is((unknown as PublishError).message, `2004/20040101.monthly_rain.tif: "monthly_rain" is not a SILO variable this archive publishes; known: ${VARIABLES.map((v) => v.silo).join(", ")}; move the file out of the folder [discover]`);
   await rm(evap);
   const rain = new Float32Array(WINDOW[2] * WINDOW[3]).fill(0);
   rain[WINDOW[2] + 2] = 1600;
@@ -198,7 +204,7 @@ published("variables - a file of an unknown variable, or an implausible value of
     (implausible as PublishError).message,
     `${join(folder, "2004", "20040101.daily_rain.tif")}: value 1600 at cell (col 402, row 41; lon 132.1, lat -12.05) is outside the plausible range 0..1500; check the source file and the variable it holds [decode]`,
   );
-  // nothing of either run was published: no catalog, no object of the other four variables (the free lock stays)
+  // nothing of either run was published: no catalog, no object of the other variables (the free lock stays)
   assert.equal(await readdir(other).catch(() => []), [".publish.lock"]);
 });
 

@@ -7,6 +7,7 @@ import http from "node:http";
 import fc from "fast-check";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { VARIABLES as ALL_VARIABLES } from "../../format/variables.js";
 import { docBlock } from "../docs/doc-blocks.js";
 import { BATCH, BATCHES, type HostileRequest, SEED, requestArb, zarrMethodArb, zarrPathArb, zarrRangeArb } from "../support/hostile-requests.js";
 import { DATES_A, type Fixture, type Served, assertError, buildFixture, post, requestFor, withServer } from "../support/server-fixture.js";
@@ -144,7 +145,8 @@ function changed(change: (r: any) => void): any {
 }
 
 const BBOX = "bbox is [west, south, east, north] in degrees";
-const VARIABLES = "air_temperature_max (max_temp), air_temperature_min (min_temp), precipitation_amount (daily_rain), surface_downwelling_shortwave_flux_in_air (radiation), water_vapor_partial_pressure_in_air (vp)";
+/** Every variable of format/variables.ts, as the messages list them: "air_temperature_max (max_temp), ..." (18). */
+const VARIABLES = ALL_VARIABLES.map((v) => `${v.name} (${v.silo})`).join(", ");
 
 /** A mistake, and the first issue's exact message: the allowed value, the order, or what to swap. */
 const NAMED: [string, (r: any) => void, (string | number)[], string][] = [

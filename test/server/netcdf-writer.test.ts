@@ -48,7 +48,7 @@ interface Box {
 
 /** A variable of the file as the series route will describe it, from the one table of variables. */
 function fileVariable(v: Variable): NetcdfVariable {
-  return { name: v.name, units: v.unit, longName: v.label, standardName: v.standardName, cellMethods: v.cellMethods ?? undefined, attributes: { comment: `SILO's value of a date covers ${v.observed}` } };
+  return { name: v.name, units: v.unit, longName: v.label, standardName: v.standardName ?? undefined, cellMethods: v.cellMethods ?? undefined, attributes: { comment: `SILO's value of a date covers ${v.observed}` } };
 }
 
 function describeBox(box: Box, variables: NetcdfVariable[]): NetcdfDescription {

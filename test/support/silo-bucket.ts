@@ -14,7 +14,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Window } from "../../format/grid.js";
-import { VARIABLES } from "../../format/variables.js";
+import { VARIABLES, findVariable } from "../../format/variables.js";
 import { writeSiloTiff } from "../../pipeline/ingest/geotiff.js";
 
 /** A few cells around Alice Springs (133.85, -23.7 is col 437, row 274): small, so a year publishes in moments. */
@@ -71,17 +71,27 @@ export interface SiloBucket {
   close(): Promise<void>;
 }
 
-/** Tenths of a degree (21.0..44.0) of a cell on a date, as make-netcdf-fixtures.py's tenths() gives them: every variable's range holds them. */
+/** Tenths (21.0..44.0) of a cell on a date, as make-netcdf-fixtures.py's tenths() gives them. */
 function tenths(date: string, col: number, row: number): number {
   const day = Date.parse(`${date}T00:00:00Z`) / 86_400_000;
   return 250 + ((col * 37 + row * 53 + day * 29) % 191) - ((col * row + day) % 41);
 }
 
+/**
+ * Tenths added to a variable's cells so that 21.0..44.0 lies inside its plausible range, a unit clear of its ends:
+ * none for most, -100 for the evaporation estimates (0..35 mm), +8600 for sea level pressure (880..1060 hPa).
+ */
+export function offsetTenths(silo: string): number {
+  const [low, high] = findVariable(silo)!.plausible;
+  return high < 45 ? (high - 45) * 10 : low > 20 ? (low - 20) * 10 : 0;
+}
+
 /** A daily file's first cells, as the bucket first writes them. */
-function firstCells(window: Window, date: string): Float32Array {
+function firstCells(window: Window, date: string, silo: string): Float32Array {
   const [c0, r0, w, h] = window;
   const values = new Float32Array(w * h);
-  for (let r = 0; r < h; r++) for (let c = 0; c < w; c++) values[r * w + c] = tenths(date, c0 + c, r0 + r) / 10;
+  const offset = offsetTenths(silo);
+  for (let r = 0; r < h; r++) for (let c = 0; c < w; c++) values[r * w + c] = (tenths(date, c0 + c, r0 + r) + offset) / 10;
   return values;
 }
 
@@ -100,7 +110,7 @@ interface Stored {
 }
 
 async function makeAnnual(folder: string, year: string, variable: string, window: Window): Promise<void> {
-  await promisify(execFile)("/usr/bin/python3", [MAKE_NETCDF, "years", folder, ...window.map(String), `${year}:${variable}`]);
+  await promisify(execFile)("/usr/bin/python3", [MAKE_NETCDF, "years", folder, ...window.map(String), `${year}:${variable}:${offsetTenths(variable)}`]);
 }
 
 const toEtag = (bytes: Buffer) => `"${createHash("md5").update(bytes).digest("hex")}"`;
@@ -137,7 +147,7 @@ class Bucket {
     if (daily && daily[1] === daily[6] && daily[2] === daily[3] && SILO_NAMES.has(daily[1])) {
       const date = `${daily[3]}-${daily[4]}-${daily[5]}`;
       if (this.lastDate !== null && date > this.lastDate) return null;
-      return known ?? this.makeOnce(path, () => this.writeDaily(path, firstCells(this.window, date), 0));
+      return known ?? this.makeOnce(path, () => this.writeDaily(path, firstCells(this.window, date, daily[1]), 0));
     }
     if (annual && annual[1] === annual[3] && SILO_NAMES.has(annual[1])) {
       const file = join(this.folder, "annual", annual[1], `${annual[2]}.${annual[1]}.nc`);
