@@ -21,8 +21,13 @@ import { IntegrityError, type Platform, type Storage, StorageError, fromUtf8 } f
 import type { DayEntry } from "./version-index.js";
 
 export interface ArchiveOptions {
-  /** bytes of verified objects and decoded blocks kept in memory (default 16 MiB) */
+  /** bytes of verified objects and decoded blocks kept in memory (default 16 MiB: a quarter objects, the rest blocks) */
   cacheBytes?: number;
+  /**
+   * bytes of that for decoded blocks and chunks instead of three quarters (the rest for objects): 0 for a reader
+   * that reads each block once (a series strip of the publish), whose cache would only churn the collector
+   */
+  blockCacheBytes?: number;
   /** blocks of one piece closer than this are read in one range (default 32 KiB) */
   coalesceBytes?: number;
 }
@@ -76,8 +81,9 @@ export class Archive {
     options: ArchiveOptions = {},
   ) {
     const total = options.cacheBytes ?? 16 << 20;
-    this.objects = new LruCache(total / 4);
-    this.blocks = new LruCache((total / 4) * 3);
+    const blocks = Math.min(total, options.blockCacheBytes ?? (total / 4) * 3);
+    this.objects = new LruCache(total - blocks);
+    this.blocks = new LruCache(blocks);
     this.coalesceBytes = options.coalesceBytes ?? 32 << 10;
   }
 

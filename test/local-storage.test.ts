@@ -66,6 +66,21 @@ local("local - a missing file is a StorageError marked missing, for a range and 
   await storage.close();
 });
 
+local("local - syncReads: the same bytes on the calling thread, no descriptor left open, a missing file marked missing", async () => {
+  const before = openDescriptors();
+  const storage = new LocalStorage(WORK, { syncReads: true });
+  for (let n = 0; n < 6; n++) {
+    assert.equal(await storage.read(`pieces/${n}.day`, 100 * n, 700), bytesOf(n).subarray(100 * n, 100 * n + 700));
+    assert.equal(await storage.read(`pieces/${n}.day`), Buffer.from(bytesOf(n)));
+  }
+  assert.equal(await storage.read("pieces/1.day", 4000, 500), bytesOf(1).subarray(4000));
+  assert.is(openDescriptors(), before, "each range's descriptor is closed once it is read");
+  for (const read of [() => storage.read("pieces/none.day", 0, 10), () => storage.read("pieces/none.day")]) {
+    const err = await read().then(() => null, (e: unknown) => e);
+    assert.ok(err instanceof StorageError && err.missing, String(err));
+  }
+});
+
 local("local - forget: a file replaced under its name is read afresh (its old descriptor still reads the old bytes)", async () => {
   const storage = new LocalStorage(WORK);
   assert.equal(await storage.read("pieces/3.day", 0, 8), bytesOf(3).subarray(0, 8));
