@@ -87,8 +87,9 @@ async function runWorkloads(server: Proc, workloads: (Workload & { goal: number;
       ctx.say(
         `  ${`${w.name} (${formatBytes(Number(size))})`.padEnd(62)} ${fmt(rps).padStart(6)} ${fmt(p99, 1).padStart(6)} ${fmt(base).padStart(7)} ${fmt(median(runs.map((r) => r.base.p99Ms)), 1).padStart(6)}  ${fmt(ratio, 2).padStart(5)}  rounds ${ratios.map((x) => fmt(x, 2)).join(" ")}  (goal ${goalText})`,
       );
-      if (errors > 0) ctx.goal(false, `${w.name}: the server answered ${errors} errors`);
-      ctx.goal(ratio >= w.goal && (w.p99 === undefined || p99 <= w.p99), `${w.name}: ${fmt(ratio, 2)} of sirv, p99 ${fmt(p99, 1)} ms (goal ${goalText})`);
+      // an error answer (a 503 of load shedding, say) fails the row's goal: every request must be answered
+      const errorText = errors > 0 ? `, ${errors} error answers (goal 0)` : "";
+      ctx.goal(errors === 0 && ratio >= w.goal && (w.p99 === undefined || p99 <= w.p99), `${w.name}: ${fmt(ratio, 2)} of sirv, p99 ${fmt(p99, 1)} ms${errorText} (goal ${goalText})`);
     }
   } finally {
     await sirv.stop();
@@ -117,8 +118,11 @@ async function measureStart(dist: string, ctx: SpeedContext, times: number): Pro
 async function measureYearClose(ctx: SpeedContext, yearCache: string): Promise<string> {
   const folder = await linkFolder(join(ctx.work, "speed-year"), yearCache, YEAR.slice(0, -1));
   const base = join(ctx.work, "speed-dist-364");
-  ctx.log("publishing 364 full-grid days (the base of the year-closing publish)");
-  const first = runProbe(folder, base);
+  // BENCH_SPEED_BASE: a dist of these 364 days published before (copied here, never written), to skip the longest step
+  const given = process.env.BENCH_SPEED_BASE;
+  if (given) await cp(given, base, { recursive: true });
+  else ctx.log("publishing 364 full-grid days (the base of the year-closing publish)");
+  const first = given ? null : runProbe(folder, base);
   await linkFolder(folder, yearCache, YEAR.slice(-1));
   const runs: Record<string, number>[] = [];
   let dist = "";
@@ -131,16 +135,20 @@ async function measureYearClose(ctx: SpeedContext, yearCache: string): Promise<s
   await rm(base, { recursive: true, force: true });
   const wall = median(runs.map((r) => r.wallMs));
   const cpu = median(runs.map((r) => r.cpuMs));
-  Object.assign(ctx.figures, { speed_year_close_s: wall / 1000, speed_year_close_cpu_s: cpu / 1000, speed_year_364_s: first.wallMs / 1000 });
+  Object.assign(ctx.figures, { speed_year_close_s: wall / 1000, speed_year_close_cpu_s: cpu / 1000 });
+  if (first) ctx.figures.speed_year_364_s = first.wallMs / 1000;
   const load = execFileSync("cat", ["/proc/loadavg"], { encoding: "utf8" }).split(" ")[0];
+  const before = first ? `the 364 days before it in one publish ${fmt(first.wallMs / 1000, 1)} s (${fmt(first.wallMs / 364)} ms a day)` : `the 364 days before it from ${given}`;
   ctx.say(`  the daily publish that closes 2003          ${fmt(wall / 1000, 2)} s (median of 3: ${runs.map((r) => fmt(r.wallMs / 1000, 2)).join(" ")} s; CPU ${fmt(cpu / 1000, 2)} s on every thread)  (goal <= 8 s)`);
-  ctx.say(`    beside: the 364 days before it in one publish ${fmt(first.wallMs / 1000, 1)} s (${fmt(first.wallMs / 364)} ms a day); load average ${load} on ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores`);
+  ctx.say(`    beside: ${before}; load average ${load} on ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores`);
   ctx.goal(wall <= 8000, `the year-closing daily publish: ${fmt(wall / 1000, 2)} s (goal <= 8 s)`);
   return dist;
 }
 
-/** The 64 x 64 window's archive: annual NetCDF files before 2003 (made by bench/revisions.ts, or made here from the days), daily after. */
+/** The 64 x 64 window's archive of 20,000 days from 1950 (bench/revisions.ts's inputs), from its daily files. */
 async function publishLong(ctx: SpeedContext, longCache: string): Promise<string> {
+  // BENCH_SPEED_LONG: this archive published before (only read)
+  if (process.env.BENCH_SPEED_LONG) return process.env.BENCH_SPEED_LONG;
   await makeSmallDays(longCache, LONG, LONG_WINDOW, ctx.log);
   const sources = join(ctx.work, "speed-long");
   for (const date of LONG) {
