@@ -1,6 +1,6 @@
 // format/local.ts's LocalStorage: ranges read with FileHandle.read on descriptors kept open for the most recent
 // files; a descriptor evicted while reads use it closes after them; forget reopens; close, or a while without
-// reads, lets every one go.
+// reads, lets every one go; syncReads reads on the calling thread, a descriptor open only during its range.
 
 import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import { mkdir, rename, writeFile } from "node:fs/promises";
