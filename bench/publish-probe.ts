@@ -10,6 +10,8 @@ console.log(
   JSON.stringify({
     ms: performance.now() - started,
     maxRssMb: process.resourceUsage().maxRSS / 1024,
+    // every thread's CPU time (the worker threads' too): steadier than wall time on a shared machine
+    cpuMs: (process.resourceUsage().userCPUTime + process.resourceUsage().systemCPUTime) / 1000,
     days: summary.days,
     decoded: summary.decoded,
     reused: summary.reused,

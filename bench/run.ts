@@ -10,7 +10,9 @@
 // one more full-grid day onto a 365-day mirror (bench/sync.ts); (3) a long
 // small-window archive: publish time and memory under an open-file limit of 1024, one more day, start-up,
 // memory, the largest answer, and a cold mirror client reading one place over thirty years; (3b) the Zarr view
-// (bench/zarr.ts) over the year and the long archive; (3c) GET /api/v1/series (bench/series-route.ts) beside sirv.
+// (bench/zarr.ts) over the year and the long archive; (3c) GET /api/v1/series (bench/series-route.ts) beside sirv;
+// (3d) issue 35's rows (bench/speed.ts; alone with BENCH_ONLY=speed): the computed answers clients ask most beside
+// sirv, the year-closing daily publish, start-up and memory, each goal counted on the last line.
 // The sources rows
 // (bench/sources-bench.ts; alone with BENCH_ONLY=sources) follow phases (1) and (3); the five-variable rows
 // (bench/variables-bench.ts, bench/variable-long.ts; alone with BENCH_ONLY=variables) follow phases (1), (2b) and
@@ -51,6 +53,7 @@ import { benchVariablesAlone } from "./variables-alone.js";
 import { benchAllVariables } from "./all-variables.js";
 import { type VariablesContext, benchVariableSeason, benchVariableYear } from "./variables-bench.js";
 import { benchZarr } from "./zarr.js";
+import { benchSpeed } from "./speed.js";
 import { type RevisionContext, benchRevisionLength, benchRevisionSeason } from "./revisions.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -67,6 +70,9 @@ const say = (line = "") => {
   console.log(line);
 };
 let failures = 0;
+/** the goals of the rows that count them (bench/speed.ts): how many, and how many met, for the last line */
+let goals = 0;
+let goalsMet = 0;
 const ONLY = process.env.BENCH_ONLY ?? "";
 
 const dataRequest = (window: Window, start: string, end: string, format: "json" | "csv") => JSON.stringify(makeDataRequest(window, start, end, { format }));
@@ -103,6 +109,25 @@ const fail = (why: string) => {
   say(`  !! ${why}: a goal is not met`);
 };
 const variablesContext = (): VariablesContext => ({ work, say, log, figures, fail });
+const goal = (met: boolean, why: string) => {
+  goals++;
+  if (met) goalsMet++;
+  else fail(why);
+};
+/** The last line: every figure, the goals met of the rows that count them, and the failures. */
+const lastLine = () => JSON.stringify({ ...Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, Math.round(v * 100) / 100])), goals_met: goalsMet, goals, failures });
+if (ONLY === "speed") {
+  // issue 35's rows alone (bench/speed.ts): a year published here, the long archive of a 64 x 64 window
+  try {
+    say(`bench speed on ${new Date().toISOString().slice(0, 16)}Z, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, node ${process.version}, ${SECONDS} s per load run`);
+    await benchSpeed({ work, say, log, figures, seconds: SECONDS, goal });
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  say(`goals met: ${goalsMet} of ${goals}`);
+  console.log(lastLine());
+  process.exit(failures > 0 ? 1 : 0);
+}
 if (ONLY === "all-variables") {
   say(`make bench (the all-variables row) on ${new Date().toISOString().slice(0, 16)}Z`);
   await benchAllVariables(variablesContext());
@@ -389,6 +414,9 @@ try {
   await benchSeriesRoute({ work, say, log, figures, seconds: SECONDS, fail: (why) => (failures++, say(`  !! ${why}: a goal is not met`)) });
   await benchSeriesBox({ work, say, log, figures, fail: (why) => (failures++, say(`  !! ${why}: a goal is not met`)) });
 
+  // (3d) Issue 35: the computed answers beside sirv, the year-closing publish, start-up and memory (bench/speed.ts)
+  await benchSpeed({ work, say, log, figures, seconds: SECONDS, goal });
+
   // (4) Operations ------------------------------------------------------------------------------------------
   await runOperations(operations(opsDist, nextOnly), "operations");
 } finally {
@@ -396,9 +424,9 @@ try {
   await rm(work, { recursive: true, force: true });
 }
 
-const rounded = Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, Math.round(v * 100) / 100]));
 if (failures > 0) say(`FAILED: ${failures} (goals not met or error answers, each marked !! above)`);
-console.log(JSON.stringify({ ...rounded, failures }));
+say(`goals met: ${goalsMet} of ${goals} (the rows of bench/speed.ts)`);
+console.log(lastLine());
 process.exit(failures > 0 ? 1 : 0);
 
 /** The revision rows (bench/revisions.ts): the season, then a night onto a short and a long archive (`only`: one of them). */

@@ -21,8 +21,13 @@ import { IntegrityError, type Platform, type Storage, StorageError, fromUtf8 } f
 import type { DayEntry } from "./version-index.js";
 
 export interface ArchiveOptions {
-  /** bytes of verified objects and decoded blocks kept in memory (default 16 MiB) */
+  /** bytes of verified objects and decoded blocks kept in memory (default 16 MiB: a quarter objects, the rest blocks) */
   cacheBytes?: number;
+  /**
+   * bytes of that for decoded blocks and chunks instead of three quarters (the rest for objects): 0 for a reader
+   * that reads each block once (a series strip of the publish), whose cache would only churn the collector
+   */
+  blockCacheBytes?: number;
   /** blocks of one piece closer than this are read in one range (default 32 KiB) */
   coalesceBytes?: number;
 }
@@ -54,14 +59,23 @@ interface PendingBlock {
   reject: (err: unknown) => void;
 }
 
-/** Block-local rows [row0, row1) and columns [col0, col1) of a block inside an area, and the area index of its first cell. */
+/** Block-local rows [row0, row1) and columns [col0, col1) of a block inside an area, and the area row and column of its first cell. */
 interface AreaPart {
   block: StoredBlock;
   row0: number;
   row1: number;
   col0: number;
   col1: number;
+  /** the area row and column its first cell lands on */
+  row: number;
+  col: number;
+}
+
+/** Where an area's cells go: `out` from index `at`, a row every `stride` cells (a chunk wider than the area). */
+export interface CellTarget {
+  out: Float32Array;
   at: number;
+  stride: number;
 }
 
 export class Archive {
@@ -76,8 +90,9 @@ export class Archive {
     options: ArchiveOptions = {},
   ) {
     const total = options.cacheBytes ?? 16 << 20;
-    this.objects = new LruCache(total / 4);
-    this.blocks = new LruCache((total / 4) * 3);
+    const blocks = Math.min(total, options.blockCacheBytes ?? (total / 4) * 3);
+    this.objects = new LruCache(total - blocks);
+    this.blocks = new LruCache(blocks);
     this.coalesceBytes = options.coalesceBytes ?? 32 << 10;
   }
 
@@ -169,11 +184,14 @@ export class Archive {
     return order;
   }
 
-  /** Cells of `area` (inside the day's window), row-major, NaN for missing; reads only the blocks it touches. */
-  async readCells(day: DayEntry, area: Window): Promise<Float32Array> {
-    const out = new Float32Array(area[2] * area[3]);
+  /**
+   * Cells of `area` (inside the day's window), row-major, NaN for missing; reads only the blocks it touches. Into
+   * `target` when given (a Zarr chunk: no array of the area's own, no copy), else into a new array.
+   */
+  async readCells(day: DayEntry, area: Window, target?: CellTarget): Promise<Float32Array> {
+    const { out, at: base, stride } = target ?? { out: new Float32Array(area[2] * area[3]), at: 0, stride: area[2] };
     for (const p of await this.readArea(day, area)) {
-      for (let row = p.row0, at = p.at; row < p.row1; row++, at += area[2]) readBlockRow(p.block, row, p.col0, p.col1, out, at);
+      for (let row = p.row0, at = base + p.row * stride + p.col; row < p.row1; row++, at += stride) readBlockRow(p.block, row, p.col0, p.col1, out, at);
     }
     return out;
   }
@@ -184,7 +202,7 @@ export class Archive {
    */
   async readCodes(day: DayEntry, area: Window, out: Int16Array): Promise<boolean> {
     for (const p of await this.readArea(day, area)) {
-      for (let row = p.row0, at = p.at; row < p.row1; row++, at += area[2]) if (!readBlockCodes(p.block, row, p.col0, p.col1, out, at)) return false;
+      for (let row = p.row0, at = p.row * area[2] + p.col; row < p.row1; row++, at += area[2]) if (!readBlockCodes(p.block, row, p.col0, p.col1, out, at)) return false;
     }
     return true;
   }
@@ -198,7 +216,7 @@ export class Archive {
     const [ac, ar, aw, ah] = area;
     return parts.map(({ window: [bc, br, bw, bh] }, i) => {
       const [c0, r0] = [Math.max(ac, bc), Math.max(ar, br)];
-      return { block: blocks[i], row0: r0 - br, row1: Math.min(ar + ah, br + bh) - br, col0: c0 - bc, col1: Math.min(ac + aw, bc + bw) - bc, at: (r0 - ar) * aw + (c0 - ac) };
+      return { block: blocks[i], row0: r0 - br, row1: Math.min(ar + ah, br + bh) - br, col0: c0 - bc, col1: Math.min(ac + aw, bc + bw) - bc, row: r0 - ar, col: c0 - ac };
     });
   }
 

@@ -4,7 +4,7 @@
 
 import { formatPath, toIssues, validatorFor } from "../schemas/validate.js";
 import { LruCache } from "./cache.js";
-import type { Archive } from "./archive.js";
+import type { Archive, CellTarget } from "./archive.js";
 import { type Window, countTiles } from "./grid.js";
 import type { Dataset, SourceEntry } from "./records.js";
 import type { SeriesSpan } from "./series.js";
@@ -88,9 +88,9 @@ export class RasterView {
     return days.days.find((d) => d.date === date) ?? null;
   }
 
-  /** Cells of `area` on one day of this version (inside the day's window), row-major, NaN for missing. */
-  readCells(day: DayEntry, area: Window): Promise<Float32Array> {
-    return readOf(this.record.id, () => this.archive.readCells(day, area));
+  /** Cells of `area` on one day of this version (inside the day's window), row-major, NaN for missing; into `target` when given. */
+  readCells(day: DayEntry, area: Window, target?: CellTarget): Promise<Float32Array> {
+    return readOf(this.record.id, () => this.archive.readCells(day, area, target));
   }
 
   /** The tenths codes of `area` on one day into `out` (missing -32768); false when a block holds values tenths cannot. */

@@ -2,7 +2,7 @@
 // computes every answer from the dist, on local disk or at a URL (a static host, a CDN); catalog.json watched so
 // a publish goes live. The landing page, the explorer and the files it reads come from server/site.ts.
 
-import { unwatchFile, watchFile } from "node:fs";
+import { readFileSync, unwatchFile, watchFile } from "node:fs";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import { join } from "node:path";
 import polka, { type NextHandler, type Request } from "polka";
@@ -215,11 +215,25 @@ function watchCatalog(options: AppOptions, remote: boolean, changed: () => void)
   return () => unwatchFile(catalogFile, changed);
 }
 
+/**
+ * Descriptors kept open for the pieces read most recently: a quarter of the process's open-file limit (Linux's
+ * /proc/self/limits), from 256 to 4,096, the rest for connections. A year of day pieces is 365 files: with 256, a
+ * request for another day's tile opened and closed its file each time (a twentieth of a Zarr maps chunk's time).
+ */
+function openPieceFiles(): number {
+  try {
+    const soft = Number(/^Max open files\s+(\d+)/m.exec(readFileSync("/proc/self/limits", "utf8"))?.[1]);
+    return Number.isFinite(soft) ? Math.min(4096, Math.max(256, Math.floor(soft / 4))) : 256;
+  } catch {
+    return 256;
+  }
+}
+
 /** Reads the catalog before listening: a dist that cannot be served stops the start with a message. */
 export async function createApp(options: AppOptions): Promise<App> {
   const limits: ServeLimits = { ...DEFAULT_LIMITS, ...options.limits };
   const remote = isDistUrl(options.dist);
-  const storage: Storage = remote ? new HttpStorage(options.dist) : new LocalStorage(options.dist);
+  const storage: Storage = remote ? new HttpStorage(options.dist) : new LocalStorage(options.dist, { maxOpenFiles: openPieceFiles() });
   const service = new Service({
     routes: ROUTES,
     storage,

@@ -1,11 +1,11 @@
-// The Zarr view's routes (docs/contract.md §8.3): a pinned version's keys (metadata JSON, chunks as zlib float32), and the
+// The Zarr view's routes (docs/contract.md §8.3): a pinned version's keys (metadata JSON, chunks of float32 as .zarray says), and the
 // `latest/<dataset_key>/...` redirects to the newest version's same key. Every unknown key is 404.
 
 import type { Answer } from "../answer.js";
 import { BINARY_TYPE } from "../answer.js";
 import type { Context } from "../context.js";
 import { readChunkBytes } from "./chunks.js";
-import { type ZarrGroup, ZARR_COMPRESSOR, ZARR_GROUPS, describeArrays, groupDocument, isCompressed, isZarrKeyShape, openZarrVersion, parseChunkKey, zarrNotFound, zarrayOf } from "./view.js";
+import { type ZarrGroup, ZARR_GROUPS, describeArrays, groupDocument, isZarrKeyShape, openZarrVersion, parseChunkKey, zarrNotFound, zarrayOf } from "./view.js";
 
 const isGroup = (group: string): group is ZarrGroup => (ZARR_GROUPS as readonly string[]).includes(group);
 
@@ -47,7 +47,7 @@ export async function answerZarrArrayKey(ctx: Context): Promise<Answer> {
   const index = parseChunkKey(described, key);
   const values = index ? await readChunkBytes(zv, group, array, index) : null;
   if (!values) throw zarrNotFound(`Chunk ${group}/${array}/${key} of ${id} (outside the array, or no cell of it held)`);
-  const body = isCompressed(described) ? await ctx.platform.deflate(values, ZARR_COMPRESSOR.level) : values;
+  const body = described.compressor ? await ctx.platform.deflate(values, described.compressor.level) : values;
   return ctx.answer(body, { cache: "immutable", type: BINARY_TYPE, ranges: true, headers: { "Service-Dataset-Version": id } });
 }
 

@@ -26,10 +26,10 @@ const arrayKey = {
   schema: { type: "string", pattern: "^(\\.zarray|\\.zattrs|(0|[1-9][0-9]{0,8})(\\.(0|[1-9][0-9]{0,8})){0,2})$" },
 };
 
-/** A Zarr key's answer: JSON metadata, or a chunk (zlib-compressed float32, int32 or float64, C order). */
+/** A Zarr key's answer: JSON metadata, or a chunk (float32, int32 or float64, C order; zlib or uncompressed, as its .zarray says). */
 const CONTENT = {
   "application/json": { schema: { type: "object", description: "Zarr v2 metadata: `.zgroup`, `.zattrs`, `.zarray`, or the consolidated `.zmetadata`." } },
-  "application/octet-stream": { schema: { type: "string", description: "One chunk, compressed with numcodecs' zlib (as its `.zarray` says)." } },
+  "application/octet-stream": { schema: { type: "string", description: "One chunk, stored as its `.zarray` says: numcodecs' zlib, or as it is (`compressor: null`, the maps group's variable)." } },
 };
 
 const PINNED =

@@ -34,6 +34,9 @@ export const CHUNK_SHAPES: Record<ZarrGroup, ChunkShape> = {
 /** numcodecs' zlib, which GDAL 3.6, zarr-python and zarrita all read; level 1 measured by bench/zarr.ts. */
 export const ZARR_COMPRESSOR = { id: "zlib", level: 1 } as const;
 
+/** How an array's chunks are stored: numcodecs' zlib, or as they are (Zarr v2's `"compressor": null`). */
+export type ZarrCompressor = typeof ZARR_COMPRESSOR | null;
+
 /** A version as the view serves it: the variable it holds, and its time axis (days since 1970-01-01). */
 export interface ZarrVersion {
   view: RasterView;
@@ -49,6 +52,7 @@ export interface ZarrArray {
   dtype: "<f4" | "<f8" | "<i4";
   fill: number | "NaN" | null;
   attrs: Record<string, unknown>;
+  compressor: ZarrCompressor;
 }
 
 export function zarrNotFound(what: string): HttpError {
@@ -100,23 +104,31 @@ const COORDINATE_ATTRS = {
   },
 };
 
+/**
+ * How each group's variable chunks are stored. maps: as they are (`null`), 256 kB of float32 a chunk: deflating it
+ * at level 1 took most of a chunk's server time (3.4 ms a chunk, 0.04 of a static file's rate; issue 35,
+ * docs/performance.md "Zarr maps chunks"), and no codec every reader decodes was cheaper (zstd, lz4 and blosc through
+ * numcodecs' WebAssembly: slower than zlib here). series: zlib level 1, a chunk is 64 kB and deflates in 0.2 ms.
+ */
+export const VARIABLE_COMPRESSOR: Record<ZarrGroup, ZarrCompressor> = { maps: null, series: ZARR_COMPRESSOR };
+
 /** Every array of a group, by name: the variable's (named by its API name), then the coordinates. */
 export function describeArrays(zv: ZarrVersion, group: ZarrGroup, shape = CHUNK_SHAPES[group]): Map<string, ZarrArray> {
   const { width, height } = GRID;
+  const zlib = ZARR_COMPRESSOR;
   return new Map<string, ZarrArray>([
-    [zv.variable.name, { shape: [zv.days, height, width], chunks: [shape.days, shape.side, shape.side], dtype: "<f4", fill: "NaN", attrs: variableAttrs(zv.variable) }],
-    ["time", { shape: [zv.days], chunks: [zv.days], dtype: "<i4", fill: null, attrs: COORDINATE_ATTRS.time }],
-    ["lat", { shape: [height], chunks: [height], dtype: "<f8", fill: "NaN", attrs: COORDINATE_ATTRS.lat }],
-    ["lon", { shape: [width], chunks: [width], dtype: "<f8", fill: "NaN", attrs: COORDINATE_ATTRS.lon }],
+    [zv.variable.name, { shape: [zv.days, height, width], chunks: [shape.days, shape.side, shape.side], dtype: "<f4", fill: "NaN", attrs: variableAttrs(zv.variable), compressor: VARIABLE_COMPRESSOR[group] }],
+    ["time", { shape: [zv.days], chunks: [zv.days], dtype: "<i4", fill: null, attrs: COORDINATE_ATTRS.time, compressor: zlib }],
+    ["lat", { shape: [height], chunks: [height], dtype: "<f8", fill: "NaN", attrs: COORDINATE_ATTRS.lat, compressor: zlib }],
+    ["lon", { shape: [width], chunks: [width], dtype: "<f8", fill: "NaN", attrs: COORDINATE_ATTRS.lon, compressor: zlib }],
     // a scalar, its attributes the point (CF grid mapping); its one chunk, key "0", is 0, uncompressed
-    ["crs", { shape: [], chunks: [], dtype: "<i4", fill: null, attrs: COORDINATE_ATTRS.crs }],
+    ["crs", { shape: [], chunks: [], dtype: "<i4", fill: null, attrs: COORDINATE_ATTRS.crs, compressor: null }],
   ]);
 }
 
 /** The .zarray document of an array. */
 export function zarrayOf(array: ZarrArray): Record<string, unknown> {
-  const compressor = isCompressed(array) ? ZARR_COMPRESSOR : null;
-  return { chunks: array.chunks, compressor, dtype: array.dtype, fill_value: array.fill, filters: null, order: "C", shape: array.shape, zarr_format: 2 };
+  return { chunks: array.chunks, compressor: array.compressor, dtype: array.dtype, fill_value: array.fill, filters: null, order: "C", shape: array.shape, zarr_format: 2 };
 }
 
 /** The group's attributes: CF conventions and the version's provenance (its record says the rest). */
@@ -151,9 +163,6 @@ export function groupDocument(zv: ZarrVersion, group: ZarrGroup, key: string): R
 
 const INDEX = "(?:0|[1-9][0-9]{0,8})";
 const CHUNK_KEY = [new RegExp(`^${INDEX}$`), new RegExp(`^${INDEX}\\.${INDEX}\\.${INDEX}$`)];
-/** Whether an array's chunks are zlib-compressed (the scalar's one chunk is four bytes: not). */
-export const isCompressed = (array: ZarrArray) => array.shape.length > 0;
-
 /**
  * The chunk indices a key names for an array (3, 1 or 0 dimensions), or null: decimal indices without
  * leading zeros, joined by "." (Zarr v2's default separator), each inside the array's chunk grid.

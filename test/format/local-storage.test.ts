@@ -1,6 +1,6 @@
 // format/local.ts's LocalStorage: ranges read with FileHandle.read on descriptors kept open for the most recent
 // files; a descriptor evicted while reads use it closes after them; forget reopens; close, or a while without
-// reads, lets every one go.
+// reads, lets every one go; syncReads reads on the calling thread, a descriptor open only during its range.
 
 import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import { mkdir, rename, writeFile } from "node:fs/promises";
@@ -64,6 +64,21 @@ local("local - a missing file is a StorageError marked missing, for a range and 
     assert.equal([(err as StorageError).missing, (err as StorageError).message], [true, `${join(WORK, "pieces/9.day")}: missing`]);
   }
   await storage.close();
+});
+
+local("local - syncReads: the same bytes on the calling thread, no descriptor left open, a missing file marked missing", async () => {
+  const before = openDescriptors();
+  const storage = new LocalStorage(WORK, { syncReads: true });
+  for (let n = 0; n < 6; n++) {
+    assert.equal(await storage.read(`pieces/${n}.day`, 100 * n, 700), bytesOf(n).subarray(100 * n, 100 * n + 700));
+    assert.equal(await storage.read(`pieces/${n}.day`), Buffer.from(bytesOf(n)));
+  }
+  assert.equal(await storage.read("pieces/1.day", 4000, 500), bytesOf(1).subarray(4000));
+  assert.is(openDescriptors(), before, "each range's descriptor is closed once it is read");
+  for (const read of [() => storage.read("pieces/none.day", 0, 10), () => storage.read("pieces/none.day")]) {
+    const err = await read().then(() => null, (e: unknown) => e);
+    assert.ok(err instanceof StorageError && err.missing, String(err));
+  }
 });
 
 local("local - forget: a file replaced under its name is read afresh (its old descriptor still reads the old bytes)", async () => {

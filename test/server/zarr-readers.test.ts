@@ -61,6 +61,15 @@ function readFloats(name: string): Float32Array {
   return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
 }
 
+/**
+ * What each group's variable declares its chunks are stored as: the maps group's as they are (compressor null, since
+ * issue 35), the series group's zlib. Each reader below is asked the maps of one encoding and the series of the other.
+ */
+async function assertCompressors(served: Served): Promise<void> {
+  const compressorOf = async (group: string) => ((await (await fetch(`${served.url}/zarr/v2/${id}/${group}/${VARIABLE}/.zarray`)).json()) as { compressor: unknown }).compressor;
+  assert.equal([await compressorOf("maps"), await compressorOf("series")], [null, { id: "zlib", level: 1 }]);
+}
+
 /** The first cell where two float32 arrays differ (every NaN equal to every NaN), or null. */
 function firstDifference(got: Float32Array, want: Float32Array): string | null {
   if (got.length !== want.length) return `${got.length} values, expected ${want.length}`;
@@ -70,8 +79,9 @@ function firstDifference(got: Float32Array, want: Float32Array): string | null {
   return null;
 }
 
-readers("zarr readers - GDAL reads whole maps over /vsicurl/: the grid's georeferencing, 256 x 256 blocks, the query route's values", async () => {
+readers("zarr readers - GDAL reads whole maps over /vsicurl/ (uncompressed chunks): the grid's georeferencing, 256 x 256 blocks, the query route's values", async () => {
   await withServer(dist, async (served) => {
+    await assertCompressors(served);
     const { stdout } = await run("/usr/bin/python3", [join(HERE, "zarr-read-gdal.py"), `${served.url}/zarr/v2/${id}/maps`, VARIABLE, out, "14", "30"], { timeout: 120_000 });
     const found = stdout.trim().split("\n").map((line) => JSON.parse(line));
     for (const f of found) {
@@ -86,10 +96,11 @@ readers("zarr readers - GDAL reads whole maps over /vsicurl/: the grid's georefe
   });
 });
 
-readers("zarr readers - xarray opens both groups lazily and reads a whole map, whole series of points and a 1-degree box: the query route's values", async () => {
+readers("zarr readers - xarray opens both groups lazily and reads a whole map (uncompressed chunks), whole series of points and a 1-degree box (zlib chunks): the query route's values", async () => {
   const points = [[133.85, -23.7], [150, -33], [112, -10]];
   const box = { col: 440, row: 261, width: 20, height: 20 }; // 133.975..134.975 E, -24.025..-23.025: edges on cell edges
   await withServer(dist, async (served) => {
+    await assertCompressors(served);
     const args = [join(HERE, "zarr-read-xarray.py"), served.url, id, VARIABLE, out, "14", ...points.map((p) => p.join(",")), "133.975,-24.025,134.975,-23.025"];
     const { stdout } = await run("/usr/bin/python3", args, { timeout: 120_000 });
     const found = JSON.parse(stdout.trim().split("\n").pop()!);
@@ -108,9 +119,10 @@ readers("zarr readers - xarray opens both groups lazily and reads a whole map, w
   });
 });
 
-readers("zarr readers - zarr.js (zarrita) opens both groups from their consolidated metadata and reads a whole map and whole series of points: the query route's values", async () => {
+readers("zarr readers - zarr.js (zarrita) opens both groups from their consolidated metadata and reads a whole map (uncompressed chunks) and whole series of points (zlib chunks): the query route's values", async () => {
   const zarr = await import("zarrita"); // ESM only: uvu loads test files as CommonJS
   await withServer(dist, async (served) => {
+    await assertCompressors(served);
     const open = async (group: string) => {
       const store = await zarr.withConsolidatedMetadata(new zarr.FetchStore(`${served.url}/zarr/v2/${id}/${group}`), { format: "v2" });
       const root = await zarr.open.v2(store, { kind: "group" });
