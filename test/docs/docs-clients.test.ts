@@ -14,6 +14,7 @@ import { promisify } from "node:util";
 import { chromium } from "playwright-core";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { DEMO_VARIABLES } from "../../pipeline/ingest/demo.js";
 import { docBlock, localize } from "./doc-blocks.js";
 import { freePort, makeCheckout, READER_ENV, runBash, startUntilAnswered } from "./doc-run.js";
 import { freshDirs, makeWorkDir } from "../support/helpers.js";
@@ -50,7 +51,7 @@ async function checkFirstBlock(served: Served, bodies: string[]): Promise<void> 
   assert.equal(again, catalog);
   const tmax = catalog.datasets.find((d: { dataset_key: string }) => d.dataset_key === "silo-tmax");
   assert.ok(tmax, "the catalog lists the demo's maximum temperature");
-  assert.is(catalog.datasets.filter((d: { dataset_key: string }) => d.dataset_key.startsWith("silo-")).length, 5);
+  assert.is(catalog.datasets.filter((d: { dataset_key: string }) => d.dataset_key.startsWith("silo-")).length, DEMO_VARIABLES.length);
   assertSchema("layers-page.schema.json", layers);
   assert.is(layers.tiles.length, 2, "limit=2");
   assert.is(layers.dataset.id, tmax.id);

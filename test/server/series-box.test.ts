@@ -390,8 +390,9 @@ demo("series - the README's call with &format=met answers an APSIM file of APSIM
     const answer = await request(s, "/api/v1/series?lat=-23.7&lon=133.87&format=met");
     assert.is(answer.status, 200, answer.text);
     assert.match(answer.text, /^\[weather\.met\.weather\]\n/);
-    assert.match(answer.text, /\nyear +day +radn +maxt +mint +rain +vp\n/);
-    const asked = await request(s, "/api/v1/series?lat=-23.7&lon=133.87&format=met&variables=radiation,max_temp,min_temp,daily_rain,vp");
+    // every column APSIM reads (SILO's order: its optional evap and vp too; the demo publishes both)
+    assert.match(answer.text, /\nyear +day +radn +maxt +mint +rain +evap +vp\n/);
+    const asked = await request(s, "/api/v1/series?lat=-23.7&lon=133.87&format=met&variables=radiation,max_temp,min_temp,daily_rain,evap_pan,vp");
     assert.is(answer.text, asked.text, "the same file as APSIM's variables asked by name");
   });
 });
