@@ -56,6 +56,16 @@ registry("docs - every make target and variable is documented; every example dat
   }
 });
 
+registry("docs - README and operating.md state make test's one measured time: the same count of tests, the same minutes", () => {
+  const readme = readFileSync(join(REPO, "README.md"), "utf8");
+  const operating = readFileSync(join(REPO, "docs/operating.md"), "utf8");
+  const stated = /`make test` takes about (\d+) minutes on 2 cores \((\d+) tests,/.exec(readme.replace(/\s+/g, " "));
+  const measured = /\*\*How long\*\*: (\d+) tests in (\d+) min (\d+) s \(`time make test`/.exec(operating.replace(/\s+/g, " "));
+  assert.ok(stated && measured, "README and operating.md each state the time");
+  assert.is(stated[2], measured[1], "the count of tests");
+  assert.is(Number(stated[1]), Math.round(Number(measured[2]) + Number(measured[3]) / 60), "the minutes, rounded");
+});
+
 registry.run();
 
 const readme = suite("docs: README.md");
