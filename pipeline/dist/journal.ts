@@ -66,7 +66,8 @@ export async function recoverJournal(dist: string, catalogSha256: string | null)
   const entries = parseEntries(text);
   const start = entries[0] && "start" in entries[0] ? entries[0].start : undefined;
   let line: string;
-  if (start === catalogSha256) {
+  // no start entry: the publish was killed between creating the journal and writing its first line, before any step
+  if (start === undefined || start === catalogSha256) {
     const undone = await undo(dist, entries);
     line = `cleaned up after an interrupted publish: ${undone} files it had written removed`;
   } else {

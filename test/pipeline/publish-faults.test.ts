@@ -12,6 +12,7 @@ import * as assert from "uvu/assert";
 import type { Window } from "../../format/grid.js";
 import { sha256Hex } from "../../format/hash.js";
 import { PublishError } from "../../pipeline/errors.js";
+import { JOURNAL_FILE, recoverJournal } from "../../pipeline/dist/journal.js";
 import { publish, recoverDist } from "../../pipeline/publish/publish.js";
 import { verifyDist } from "../../pipeline/commands/verify.js";
 import { makeWorkDir } from "../support/helpers.js";
@@ -229,6 +230,16 @@ killed("kill - SIGKILL at 20 moments: the dist verifies and serves after each, a
   }
   // the moments span the publish: most kills come before its catalog.json is swapped
   assert.ok(outcomes.undone >= 10, JSON.stringify(outcomes));
+});
+
+// the moment between creating the journal and writing its first line: nothing was done, so nothing is undone, and
+// the log says so rather than that a catalog was replaced
+killed("faults - a journal killed before its first line is an interrupted publish that wrote nothing", async () => {
+  const dist = join(WORK, "empty-journal");
+  await mkdir(dist, { recursive: true });
+  await writeFile(join(dist, JOURNAL_FILE), "");
+  assert.is(await recoverJournal(dist, null), "cleaned up after an interrupted publish: 0 files it had written removed");
+  assert.is(await stat(join(dist, JOURNAL_FILE)).catch(() => null), null, "the journal is closed");
 });
 
 killed.run();
