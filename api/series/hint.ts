@@ -20,12 +20,13 @@ export function describeSeriesCall(spec: unknown, variable: string = QUERY_VARIA
   const bbox = request.region?.bbox;
   const { start: asked, end } = request.period ?? {};
   const window = Array.isArray(bbox) && bbox.length === 4 && bbox.every(isNumber) ? bboxToWindow(bbox as [number, number, number, number]) : null;
-  const name = findVariable(variable)?.name ?? variable;
+  const found = findVariable(variable);
+  const name = found?.name ?? variable;
   if (!window || typeof asked !== "string" || typeof end !== "string" || !isCalendarDate(asked) || !isCalendarDate(end)) {
     return `GET /api/v1/series?lat=<lat>&lon=<lon>&start=<date>&end=<date>${name === QUERY_VARIABLE ? "" : `&variables=${name}`} answers places over any period in one call`;
   }
   // a variable SILO starts later (evap_pan, mslp): the call suggested asks from its first date, which answers
-  const first = findVariable(variable)?.firstDate;
+  const first = found?.firstDate;
   if (first && end < first) return `GET /api/v1/series answers ${name} from ${first}, SILO's first date of it; no date of ${asked}..${end} has a value`;
   const start = first && asked < first ? first : asked;
   const [c0, r0, w, h] = window;
