@@ -45,17 +45,26 @@ export interface LocalStorageOptions {
   maxOpenFiles?: number;
   /** after this long without a read every descriptor is closed (default 10 s) */
   idleCloseMs?: number;
-  /**
-   * read on the calling thread, each range opening and closing its file: for a worker thread of the publish, which
-   * answers nobody while it waits, and reads a year of day pieces in turn (far more files than descriptors it keeps):
-   * three system calls a range instead of three trips through libuv's threadpool and their promises
-   */
-  syncReads?: boolean;
+  /** where reads happen (default "threadpool"): see StorageReads */
+  reads?: StorageReads;
 }
 
-/** An open descriptor and the reads using it: once evicted or forgotten, it is closed when its last read ends. */
+/**
+ * Where a storage's reads happen.
+ * - "threadpool": on libuv's threadpool, through descriptors kept open: an archive larger than memory, whose reads
+ *   wait for the disk, never holds up the event loop (health, cached answers).
+ * - "sync": on the calling thread, through descriptors kept open: the server's default, whose reads come from the
+ *   page cache (a 20 kB range in microseconds, where a trip through the threadpool and its promise cost a Zarr maps
+ *   chunk a quarter of its time; docs/performance.md "Reads").
+ * - "sync-each-open": on the calling thread, each range opening and closing its file: a worker thread of the
+ *   publish, which answers nobody while it waits and reads a year of day pieces in turn (far more files than
+ *   descriptors it keeps), and whose end must leave no descriptor open.
+ */
+export type StorageReads = "threadpool" | "sync" | "sync-each-open";
+
+/** An open descriptor (a FileHandle opened on the threadpool, or a number opened here) and the reads using it: once evicted or forgotten, it is closed when its last read ends. */
 interface OpenFile {
-  handle: Promise<FileHandle>;
+  handle: Promise<FileHandle> | number;
   users: number;
   retired: boolean;
 }
@@ -67,17 +76,15 @@ interface OpenFile {
 const IDLE_CLOSE_MS = 10_000;
 
 /**
- * Dist files on disk, every read off the event loop: a cold archive larger than memory slows the answers that
- * read it, never health or cached answers. Whole objects are read with readFile, ranges of day pieces and series
- * chunks (most reads: a few kB each) with FileHandle.read on descriptors kept open for the most recently read
- * files; libuv's threadpool does both, and bounds the reads in flight (4 by default, UV_THREADPOOL_SIZE).
+ * Dist files on disk. Whole objects are read at once; ranges of day pieces and series chunks (most reads: a few kB
+ * each) through descriptors kept open for the most recently read files, on the thread `reads` says (StorageReads).
  */
 export class LocalStorage implements Storage {
   /** the open descriptors, least recently read first */
   private readonly files = new Map<string, OpenFile>();
   private readonly maxOpenFiles: number;
   private readonly idleCloseMs: number;
-  private readonly syncReads: boolean;
+  private readonly reads: StorageReads;
   private idle: ReturnType<typeof setTimeout> | null = null;
   /** descriptors being closed, so close() resolves once they are */
   private readonly closing = new Set<Promise<void>>();
@@ -88,7 +95,7 @@ export class LocalStorage implements Storage {
   ) {
     this.maxOpenFiles = Math.max(1, options.maxOpenFiles ?? 256);
     this.idleCloseMs = options.idleCloseMs ?? IDLE_CLOSE_MS;
-    this.syncReads = options.syncReads ?? false;
+    this.reads = options.reads ?? "threadpool";
   }
 
   describe(path: string): string {
@@ -98,8 +105,8 @@ export class LocalStorage implements Storage {
   async read(path: string, offset?: number, length?: number): Promise<Uint8Array> {
     const file = join(this.root, path);
     try {
-      if (this.syncReads) return offset === undefined ? readFileSync(file) : readRangeSync(file, offset, length ?? 0);
-      return offset === undefined ? await readFile(file) : await this.readRange(file, offset, length ?? 0);
+      if (offset === undefined) return this.reads === "threadpool" ? await readFile(file) : readFileSync(file);
+      return this.reads === "sync-each-open" ? readRangeSync(file, offset, length ?? 0) : await this.readRange(file, offset, length ?? 0);
     } catch (err) {
       throw toStorageError(path, file, (err as NodeJS.ErrnoException).code, (err as Error).message);
     }
@@ -112,7 +119,7 @@ export class LocalStorage implements Storage {
     this.idle ??= setTimeout(() => void this.close(), this.idleCloseMs).unref();
     try {
       const buffer = new Uint8Array(length);
-      const { bytesRead } = await (await entry.handle).read(buffer, 0, length, offset);
+      const bytesRead = typeof entry.handle === "number" ? readSync(entry.handle, buffer, 0, length, offset) : (await (await entry.handle).read(buffer, 0, length, offset)).bytesRead;
       return bytesRead === length ? buffer : buffer.subarray(0, bytesRead);
     } catch (err) {
       this.retire(file, entry); // the next read opens the file afresh
@@ -128,7 +135,7 @@ export class LocalStorage implements Storage {
     if (entry) {
       this.files.delete(file);
     } else {
-      entry = { handle: open(file, "r"), users: 0, retired: false };
+      entry = { handle: this.reads === "sync" ? openSync(file, "r") : open(file, "r"), users: 0, retired: false };
       for (const [oldest, other] of this.files) {
         if (this.files.size < this.maxOpenFiles) break;
         this.retire(oldest, other);
@@ -147,7 +154,12 @@ export class LocalStorage implements Storage {
   }
 
   private closeFile(entry: OpenFile): Promise<void> {
-    const closed = entry.handle.then((handle) => handle.close()).catch(() => undefined);
+    const { handle } = entry;
+    if (typeof handle === "number") {
+      closeSync(handle);
+      return Promise.resolve();
+    }
+    const closed = handle.then((h) => h.close()).catch(() => undefined);
     this.closing.add(closed);
     return closed.finally(() => this.closing.delete(closed));
   }

@@ -19,7 +19,7 @@ import type { Storage } from "../format/storage.js";
 import { Admission, type AdmissionStats } from "./admission.js";
 import { Connections, type DrainResult, MAX_HEADER_BYTES, answerClientError } from "./connections.js";
 import { type BodyState, discardBody, readBody, sendAnswer } from "./http.js";
-import { DEFAULT_LIMITS, type ServeLimits, isDistUrl } from "./settings.js";
+import { DEFAULT_LIMITS, SERVE_DEFAULTS, type ServeConfig, type ServeLimits, isDistUrl } from "./settings.js";
 import { type Site, answerSite } from "./site.js";
 
 export interface AppOptions {
@@ -36,6 +36,8 @@ export interface AppOptions {
   /** bytes of verified objects and decoded blocks kept in memory, and of computed answers */
   cacheBytes?: number;
   answerCacheBytes?: number;
+  /** where a folder's files are read (default SERVE_DEFAULTS.reads: on this thread, from the page cache) */
+  reads?: ServeConfig["reads"];
   /** the bound of a 413's body (default the contract's 1,000,000 bytes; tests scale it down) */
   planBytes?: number;
   /** the bound on values of a series call (default api/series/params.ts MAX_SERIES_VALUES; tests scale it down) */
@@ -233,7 +235,7 @@ function openPieceFiles(): number {
 export async function createApp(options: AppOptions): Promise<App> {
   const limits: ServeLimits = { ...DEFAULT_LIMITS, ...options.limits };
   const remote = isDistUrl(options.dist);
-  const storage: Storage = remote ? new HttpStorage(options.dist) : new LocalStorage(options.dist, { maxOpenFiles: openPieceFiles() });
+  const storage: Storage = remote ? new HttpStorage(options.dist) : new LocalStorage(options.dist, { maxOpenFiles: openPieceFiles(), reads: options.reads ?? SERVE_DEFAULTS.reads });
   const service = new Service({
     routes: ROUTES,
     storage,

@@ -34,6 +34,7 @@ async function main(): Promise<void> {
       environment: config.environment,
       cacheBytes: (config.cacheMb << 20) * 0.75,
       answerCacheBytes: (config.cacheMb << 20) * 0.25,
+      reads: config.reads,
       limits: config.limits,
     });
   } catch (err) {

@@ -15,6 +15,8 @@ export interface ServeConfig {
   environment: string;
   /** memory for caches, MiB: three quarters for verified pieces and blocks, a quarter for computed answers */
   cacheMb: number;
+  /** where a folder's files are read: on the event loop's thread (its page cache) or libuv's threadpool (format/local.ts) */
+  reads: "sync" | "threadpool";
   limits: ServeLimits;
 }
 
@@ -59,6 +61,7 @@ export const SERVE_DEFAULTS = {
   /** what /api/health reports */
   environment: "demo",
   cacheMb: 32,
+  reads: "sync",
   /** how often catalog.json is looked at: a folder's costs a stat, a URL's a request to the host */
   catalogPollMs: { folder: 500, url: 5000 },
 } as const;
@@ -117,6 +120,12 @@ export function readLimits(env: NodeJS.ProcessEnv): ServeLimits {
   };
 }
 
+function readReads(spec: string | undefined, fallback: ServeConfig["reads"]): ServeConfig["reads"] {
+  if (spec === undefined || spec === "") return fallback;
+  if (spec !== "sync" && spec !== "threadpool") throw new Error(`READS=${spec} is neither sync (the page cache holds the dist) nor threadpool (a dist larger than memory)`);
+  return spec;
+}
+
 /** Whether DIST names a dist on a static host (read over HTTP) rather than a folder. */
 export function isDistUrl(dist: string): boolean {
   return /^https?:\/\//i.test(dist);
@@ -140,6 +149,7 @@ export function readServeConfig(env: NodeJS.ProcessEnv): ServeConfig {
     log: env.LOG !== "0",
     environment: env.SERVICE_ENVIRONMENT || d.environment,
     cacheMb: readInt(env, "CACHE_MB", d.cacheMb, 4, 65536),
+    reads: readReads(env.READS, d.reads),
     limits: readLimits(env),
   };
 }

@@ -24,7 +24,7 @@ parentPort!.on("message", (task: StripTask) => {
   // Reads on this thread, a descriptor open only while its range is read (a publish may run under an open-file limit
   // of 256, and a strip reads every day piece of its span in turn). A strip reads each block once (strips are whole
   // 64-row blocks): blocks are not cached, the day headers are (every strip reads all of them).
-  if (!archive) archives.set(task.dist, (archive = new Archive(new LocalStorage(task.dist, { syncReads: true }), nodePlatform, { cacheBytes: 16 << 20, blockCacheBytes: 0 })));
+  if (!archive) archives.set(task.dist, (archive = new Archive(new LocalStorage(task.dist, { reads: "sync-each-open" }), nodePlatform, { cacheBytes: 16 << 20, blockCacheBytes: 0 })));
   encodeStrip(task.days, new GroupLattice(task.window, task.chunkSide), task.strip, archive).then(
     (result) => parentPort!.postMessage(result, [result.chunks.buffer as ArrayBuffer]),
     (err) => parentPort!.postMessage({ error: `series strip ${task.strip.join(",")}: ${(err as Error)?.message ?? String(err)}` }),

@@ -1,6 +1,7 @@
 // format/local.ts's LocalStorage: ranges read with FileHandle.read on descriptors kept open for the most recent
 // files; a descriptor evicted while reads use it closes after them; forget reopens; close, or a while without
-// reads, lets every one go; syncReads reads on the calling thread, a descriptor open only during its range.
+// reads, lets every one go; "sync" reads ranges through them on the calling thread; "sync-each-open" reads on the
+// calling thread, a descriptor open only during its range.
 
 import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import { mkdir, rename, writeFile } from "node:fs/promises";
@@ -35,40 +36,55 @@ local.before(async () => {
   for (let n = 0; n < 6; n++) await writeFile(join(WORK, "pieces", `${n}.day`), bytesOf(n));
 });
 
-local("local - concurrent ranges of more files than descriptors kept: exact bytes, none read through a closed descriptor", async () => {
+// the kept descriptors behave the same whether ranges are read on the threadpool or on the calling thread
+for (const mode of ["threadpool", "sync"] as const) {
+  local(`local, ${mode} - concurrent ranges of more files than descriptors kept: exact bytes, none read through a closed descriptor`, async () => {
+    const before = openDescriptors();
+    const storage = new LocalStorage(WORK, { maxOpenFiles: 2, reads: mode });
+    const reads = Array.from({ length: 120 }, (_, k) => ({ n: k % 6, offset: (k * 97) % 4000, length: 1 + ((k * 13) % 96) }));
+    const got = await Promise.all(reads.map(({ n, offset, length }) => storage.read(`pieces/${n}.day`, offset, length)));
+    reads.forEach(({ n, offset, length }, k) => assert.equal(got[k], bytesOf(n).subarray(offset, offset + length), `read ${k}`));
+    assert.ok(openDescriptors() <= before + 2, `${openDescriptors() - before} descriptors open, at most 2 kept`);
+    await storage.close();
+    assert.is(openDescriptors(), before);
+  });
+
+  local(`local, ${mode} - a range past the end is the bytes there are; whole files by readFile`, async () => {
+    const storage = new LocalStorage(WORK, { reads: mode });
+    assert.equal(await storage.read("pieces/1.day", 4090, 100), bytesOf(1).subarray(4090));
+    assert.ok(Buffer.from(await storage.read("pieces/2.day")).equals(bytesOf(2)));
+    await storage.close();
+  });
+
+  local(`local, ${mode} - a missing file is a StorageError marked missing, for a range and for a whole file`, async () => {
+    const storage = new LocalStorage(WORK, { reads: mode });
+    for (const read of [() => storage.read("pieces/9.day", 0, 10), () => storage.read("pieces/9.day")]) {
+      const err = await read().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      assert.instance(err, StorageError);
+      assert.equal([(err as StorageError).missing, (err as StorageError).message], [true, `${join(WORK, "pieces/9.day")}: missing`]);
+    }
+    await storage.close();
+  });
+
+  local(`local, ${mode} - forget: a file replaced under its name is read afresh (its old descriptor still reads the old bytes)`, async () => {
+    const storage = new LocalStorage(WORK, { reads: mode });
+    assert.equal(await storage.read("pieces/3.day", 0, 8), bytesOf(3).subarray(0, 8));
+    await writeFile(join(WORK, "restored.tmp"), bytesOf(4));
+    await rename(join(WORK, "restored.tmp"), join(WORK, "pieces/3.day"));
+    assert.equal(await storage.read("pieces/3.day", 0, 8), bytesOf(3).subarray(0, 8));
+    storage.forget("pieces/3.day");
+    assert.equal(await storage.read("pieces/3.day", 0, 8), bytesOf(4).subarray(0, 8));
+    await storage.close();
+    await writeFile(join(WORK, "pieces/3.day"), bytesOf(3)); // as the suite wrote it, for the tests after this one
+  });
+}
+
+local("local - sync-each-open: the same bytes on the calling thread, no descriptor left open, a missing file marked missing", async () => {
   const before = openDescriptors();
-  const storage = new LocalStorage(WORK, { maxOpenFiles: 2 });
-  const reads = Array.from({ length: 120 }, (_, k) => ({ n: k % 6, offset: (k * 97) % 4000, length: 1 + ((k * 13) % 96) }));
-  const got = await Promise.all(reads.map(({ n, offset, length }) => storage.read(`pieces/${n}.day`, offset, length)));
-  reads.forEach(({ n, offset, length }, k) => assert.equal(got[k], bytesOf(n).subarray(offset, offset + length), `read ${k}`));
-  assert.ok(openDescriptors() <= before + 2, `${openDescriptors() - before} descriptors open, at most 2 kept`);
-  await storage.close();
-  assert.is(openDescriptors(), before);
-});
-
-local("local - a range past the end is the bytes there are; whole files by readFile", async () => {
-  const storage = new LocalStorage(WORK);
-  assert.equal(await storage.read("pieces/1.day", 4090, 100), bytesOf(1).subarray(4090));
-  assert.ok(Buffer.from(await storage.read("pieces/2.day")).equals(bytesOf(2)));
-  await storage.close();
-});
-
-local("local - a missing file is a StorageError marked missing, for a range and for a whole file", async () => {
-  const storage = new LocalStorage(WORK);
-  for (const read of [() => storage.read("pieces/9.day", 0, 10), () => storage.read("pieces/9.day")]) {
-    const err = await read().then(
-      () => null,
-      (e: unknown) => e,
-    );
-    assert.instance(err, StorageError);
-    assert.equal([(err as StorageError).missing, (err as StorageError).message], [true, `${join(WORK, "pieces/9.day")}: missing`]);
-  }
-  await storage.close();
-});
-
-local("local - syncReads: the same bytes on the calling thread, no descriptor left open, a missing file marked missing", async () => {
-  const before = openDescriptors();
-  const storage = new LocalStorage(WORK, { syncReads: true });
+  const storage = new LocalStorage(WORK, { reads: "sync-each-open" });
   for (let n = 0; n < 6; n++) {
     assert.equal(await storage.read(`pieces/${n}.day`, 100 * n, 700), bytesOf(n).subarray(100 * n, 100 * n + 700));
     assert.equal(await storage.read(`pieces/${n}.day`), Buffer.from(bytesOf(n)));
@@ -79,17 +95,6 @@ local("local - syncReads: the same bytes on the calling thread, no descriptor le
     const err = await read().then(() => null, (e: unknown) => e);
     assert.ok(err instanceof StorageError && err.missing, String(err));
   }
-});
-
-local("local - forget: a file replaced under its name is read afresh (its old descriptor still reads the old bytes)", async () => {
-  const storage = new LocalStorage(WORK);
-  assert.equal(await storage.read("pieces/3.day", 0, 8), bytesOf(3).subarray(0, 8));
-  await writeFile(join(WORK, "restored.tmp"), bytesOf(4));
-  await rename(join(WORK, "restored.tmp"), join(WORK, "pieces/3.day"));
-  assert.equal(await storage.read("pieces/3.day", 0, 8), bytesOf(3).subarray(0, 8));
-  storage.forget("pieces/3.day");
-  assert.equal(await storage.read("pieces/3.day", 0, 8), bytesOf(4).subarray(0, 8));
-  await storage.close();
 });
 
 local("local - a storage left open closes its descriptors once no range was read for idleCloseMs (never sooner), and reads again after", async () => {

@@ -25,6 +25,7 @@ const CODE: Record<string, string[]> = {
   PORT: [String(SERVE_DEFAULTS.port)],
   HOST: [SERVE_DEFAULTS.host],
   CACHE_MB: [String(SERVE_DEFAULTS.cacheMb)],
+  READS: [SERVE_DEFAULTS.reads],
   SERVICE_ENVIRONMENT: [SERVE_DEFAULTS.environment],
   CATALOG_POLL_MS: [String(SERVE_DEFAULTS.catalogPollMs.folder), String(SERVE_DEFAULTS.catalogPollMs.url)],
   WORK_QUEUE: [String(DEFAULT_LIMITS.queue)],
@@ -121,6 +122,9 @@ defaults("defaults - what the docs say in words is what the code does: a thread 
   assert.equal([config.dist, config.port, config.host, config.cacheMb, config.catalogMs], [SERVE_DEFAULTS.dist, SERVE_DEFAULTS.port, SERVE_DEFAULTS.host, SERVE_DEFAULTS.cacheMb, SERVE_DEFAULTS.catalogPollMs.folder]);
   assert.equal(heapFlags({}), ["--max-semi-space-size=4", `--max-old-space-size=${64 + 2 * SERVE_DEFAULTS.cacheMb}`]);
   assert.equal(heapFlags({ CACHE_MB: "100" }), ["--max-semi-space-size=4", "--max-old-space-size=264"]);
+  assert.is(config.reads, "sync");
+  assert.is(readServeConfig({ READS: "threadpool" }).reads, "threadpool");
+  assert.throws(() => readServeConfig({ READS: "async" }), /^READS=async is neither sync \(the page cache holds the dist\) nor threadpool \(a dist larger than memory\)$/);
   assert.is(DEFAULTS.dist, SERVE_DEFAULTS.dist, "the pipeline writes the dist the server serves");
 });
 

@@ -279,7 +279,9 @@ shedding.before(useFixture);
 /**
  * A private dist whose version B day piece is a named pipe: a read of it waits (its open waits for a writer) until the test
  * opens the pipe, so a query of B holds its turn exactly as long as the test wants. Opening the pipe lets the
- * read fail, and that query ends (503: its version cannot be read).
+ * read fail, and that query ends (503: its version cannot be read). The server reads on libuv's threadpool
+ * (READS=threadpool, as for a dist that waits for its disk): read on its own thread, the pipe would hold the whole
+ * event loop, which is what READS=sync trades for speed (docs/operating.md).
  */
 async function distWithBlockingPiece(): Promise<{ dist: string; release: () => Promise<void> }> {
   const dist = await copyDist(fixture);
@@ -325,7 +327,7 @@ shedding("shedding - one turn held: the next query waits, the one after is 503 w
       assertError(await holder, 503, "service_unavailable");
       assert.is((await waiting).status, 200);
     },
-    { limits: { active: 1, queue: 1, queuePerClient: 1, queueMs: 60_000 } },
+    { reads: "threadpool", limits: { active: 1, queue: 1, queuePerClient: 1, queueMs: 60_000 } },
   );
 });
 
@@ -347,7 +349,7 @@ shedding("shedding - behind a trusted proxy, each X-Forwarded-For client has its
       await holder;
       assert.equal([(await a1).status, (await b1).status], [200, 200]);
     },
-    { limits: { active: 1, queue: 8, queuePerClient: 1, queueMs: 60_000, clientHeader: "x-forwarded-for" } },
+    { reads: "threadpool", limits: { active: 1, queue: 8, queuePerClient: 1, queueMs: 60_000, clientHeader: "x-forwarded-for" } },
   );
 });
 
