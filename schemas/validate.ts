@@ -71,7 +71,9 @@ export const MESSAGES_KEYWORD = "x-messages";
 // 2020-12 meta-schema costs 50 ms at each start; the tests check them (schemas.test.ts) instead.
 export const AJV_OPTIONS = { strict: true, allErrors: true, useDefaults: true, allowUnionTypes: true, keywords: [MESSAGES_KEYWORD] };
 // verbose: each error carries the schema holding its keyword, which messages read what is allowed from.
-const ajv = new Ajv2020({ ...AJV_OPTIONS, verbose: true, validateSchema: false });
+// code.optimize off: ajv's pass over the generated code took a third of compiling the catalog pointer's validator
+// (41 ms of the server's start, 28 without it), and validating a query's request takes the same 2.3 µs either way.
+const ajv = new Ajv2020({ ...AJV_OPTIONS, verbose: true, validateSchema: false, code: { optimize: false } });
 addFormats.default(ajv);
 for (const schema of Object.values(schemas)) ajv.addSchema(schema);
 
