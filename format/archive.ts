@@ -72,10 +72,33 @@ interface AreaPart {
 }
 
 /** Where an area's cells go: `out` from index `at`, a row every `stride` cells (a chunk wider than the area). */
+/**
+ * Whether a read's blocks go into the block cache ("cache") or are read for this answer alone ("once"): a whole
+ * tile (a Zarr maps chunk, a tile answer) is answered whole and its answer cached, and its 16 blocks would only push
+ * out the blocks boxes and points share (a varied maps chunk 740 -> 850 answers a second; docs/performance.md "Reads").
+ */
+export type BlockReuse = "cache" | "once";
+
 export interface CellTarget {
   out: Float32Array;
   at: number;
   stride: number;
+}
+
+/** Writes the cells of an area's blocks into `target`. */
+function fillCells(parts: AreaPart[], { out, at: base, stride }: CellTarget): Float32Array {
+  for (const p of parts) {
+    for (let row = p.row0, at = base + p.row * stride + p.col; row < p.row1; row++, at += stride) readBlockRow(p.block, row, p.col0, p.col1, out, at);
+  }
+  return out;
+}
+
+/** Writes the tenths codes of an area `width` cells wide into `out`; false at the first block that holds other values. */
+function fillCodes(parts: AreaPart[], out: Int16Array, width: number): boolean {
+  for (const p of parts) {
+    for (let row = p.row0, at = p.row * width + p.col; row < p.row1; row++, at += width) if (!readBlockCodes(p.block, row, p.col0, p.col1, out, at)) return false;
+  }
+  return true;
 }
 
 export class Archive {
@@ -188,12 +211,8 @@ export class Archive {
    * Cells of `area` (inside the day's window), row-major, NaN for missing; reads only the blocks it touches. Into
    * `target` when given (a Zarr chunk: no array of the area's own, no copy), else into a new array.
    */
-  async readCells(day: DayEntry, area: Window, target?: CellTarget): Promise<Float32Array> {
-    const { out, at: base, stride } = target ?? { out: new Float32Array(area[2] * area[3]), at: 0, stride: area[2] };
-    for (const p of await this.readArea(day, area)) {
-      for (let row = p.row0, at = base + p.row * stride + p.col; row < p.row1; row++, at += stride) readBlockRow(p.block, row, p.col0, p.col1, out, at);
-    }
-    return out;
+  async readCells(day: DayEntry, area: Window, target?: CellTarget, reuse: BlockReuse = "cache"): Promise<Float32Array> {
+    return fillCells(await this.readArea(day, area, reuse), target ?? { out: new Float32Array(area[2] * area[3]), at: 0, stride: area[2] });
   }
 
   /**
@@ -201,18 +220,22 @@ export class Archive {
    * holds values that tenths cannot (then read them with readCells).
    */
   async readCodes(day: DayEntry, area: Window, out: Int16Array): Promise<boolean> {
-    for (const p of await this.readArea(day, area)) {
-      for (let row = p.row0, at = p.row * area[2] + p.col; row < p.row1; row++, at += area[2]) if (!readBlockCodes(p.block, row, p.col0, p.col1, out, at)) return false;
-    }
-    return true;
+    return fillCodes(await this.readArea(day, area, "cache"), out, area[2]);
+  }
+
+  /** The cells of `area` as tenths codes when every block holds tenths, else as float32 (NaN for missing): its blocks read once. */
+  async readCodesOrCells(day: DayEntry, area: Window, reuse: BlockReuse = "cache"): Promise<Int16Array | Float32Array> {
+    const parts = await this.readArea(day, area, reuse);
+    const codes = new Int16Array(area[2] * area[3]);
+    return fillCodes(parts, codes, area[2]) ? codes : fillCells(parts, { out: new Float32Array(area[2] * area[3]), at: 0, stride: area[2] });
   }
 
   /** The blocks of `area`, each with the rows and columns of it that lie in `area` and where they start there. */
-  private async readArea(day: DayEntry, area: Window): Promise<AreaPart[]> {
+  private async readArea(day: DayEntry, area: Window, reuse: BlockReuse): Promise<AreaPart[]> {
     if (!containsWindow(day.window, area)) throw new Error(`area ${area.join(",")} is outside the window of ${day.date}`);
     const header = await this.readHeader(day);
     const parts = this.orderOf(day.window).select(area);
-    const blocks = await this.readBlocks(day, header, parts);
+    const blocks = await this.readBlocks(day, header, parts, reuse);
     const [ac, ar, aw, ah] = area;
     return parts.map(({ window: [bc, br, bw, bh] }, i) => {
       const [c0, r0] = [Math.max(ac, bc), Math.max(ar, br)];
@@ -220,7 +243,7 @@ export class Archive {
     });
   }
 
-  private readBlocks(day: DayEntry, header: DayHeader, parts: BlockPart[]): Promise<StoredBlock[]> {
+  private readBlocks(day: DayEntry, header: DayHeader, parts: BlockPart[], reuse: BlockReuse): Promise<StoredBlock[]> {
     const lineage = lineageOf(day);
     const wanted: PendingBlock[] = [];
     const results = parts.map((part) => {
@@ -229,7 +252,9 @@ export class Archive {
       const cost = rawBlockBytes(entry.codec, part.window[2] * part.window[3]) + 64;
       const pack = lineage[entry.pack].sha256;
       // keyed by where the bytes lie, so a block shared by the versions of a revised day is read once
-      return this.blocks.getOrLoad(`${pack}@${entry.offset}`, cost, () => new Promise<StoredBlock>((resolve, reject) => wanted.push({ part, entry, path: objectPath(pack, "day"), resolve, reject })));
+      const key = `${pack}@${entry.offset}`;
+      const load = () => new Promise<StoredBlock>((resolve, reject) => wanted.push({ part, entry, path: objectPath(pack, "day"), resolve, reject }));
+      return reuse === "cache" ? this.blocks.getOrLoad(key, cost, load) : (this.blocks.get(key) ?? load());
     });
     // Neighbouring blocks of one piece are read in one range (a tile's blocks are contiguous); each is verified on its own.
     wanted.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.entry.offset - b.entry.offset));

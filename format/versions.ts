@@ -4,7 +4,7 @@
 
 import { formatPath, toIssues, validatorFor } from "../schemas/validate.js";
 import { LruCache } from "./cache.js";
-import type { Archive, CellTarget } from "./archive.js";
+import type { Archive, BlockReuse, CellTarget } from "./archive.js";
 import { type Window, countTiles } from "./grid.js";
 import type { Dataset, SourceEntry } from "./records.js";
 import type { SeriesSpan } from "./series.js";
@@ -89,13 +89,13 @@ export class RasterView {
   }
 
   /** Cells of `area` on one day of this version (inside the day's window), row-major, NaN for missing; into `target` when given. */
-  readCells(day: DayEntry, area: Window, target?: CellTarget): Promise<Float32Array> {
-    return readOf(this.record.id, () => this.archive.readCells(day, area, target));
+  readCells(day: DayEntry, area: Window, target?: CellTarget, reuse?: BlockReuse): Promise<Float32Array> {
+    return readOf(this.record.id, () => this.archive.readCells(day, area, target, reuse));
   }
 
-  /** The tenths codes of `area` on one day into `out` (missing -32768); false when a block holds values tenths cannot. */
-  readCodes(day: DayEntry, area: Window, out: Int16Array): Promise<boolean> {
-    return readOf(this.record.id, () => this.archive.readCodes(day, area, out));
+  /** The cells of `area` on one day as tenths codes, or as float32 when a block holds values tenths cannot. */
+  readCodesOrCells(day: DayEntry, area: Window, reuse?: BlockReuse): Promise<Int16Array | Float32Array> {
+    return readOf(this.record.id, () => this.archive.readCodesOrCells(day, area, reuse));
   }
 
   /** The source lists of a series span's dates, in date order. */

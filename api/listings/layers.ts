@@ -32,9 +32,8 @@ export async function answerLayers(ctx: Context, page: LayersParams): Promise<An
   if (tile !== null) {
     const located = await locateTile(view, tile);
     if (!located) throw notFound(`Tile ${tile} of ${id}`);
-    const [, , w, h] = located.part.window;
-    const codes = new Int16Array(w * h);
-    const cells = (await located.view.readCodes(located.day, located.part.window, codes)) ? codes : await located.view.readCells(located.day, located.part.window);
+    // a whole tile, answered (and cached) whole: its blocks are read for it alone
+    const cells = await located.view.readCodesOrCells(located.day, located.part.window, "once");
     return ctx.answer(writeTile(id, located.view.index, located.day.date, located.part, cells), { cache: "immutable", bounded: WHOLE_TILE });
   }
   const count = view.kind === "raster" ? view.index.tiles : 0;

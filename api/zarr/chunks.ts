@@ -38,8 +38,8 @@ async function readMapsChunk(zv: ZarrVersion, t: number, row: number, col: numbe
   const area = day ? intersectWindows(cells, day.window) : cells;
   if (!day || isEmpty(area)) return null;
   const out = new Float32Array(side * side).fill(NaN);
-  // straight into the chunk, a row every `side` cells: no array of the area's own, no copy
-  await zv.view.readCells(day, area, { out, at: (area[1] - row * side) * side + (area[0] - col * side), stride: side });
+  // straight into the chunk, a row every `side` cells: no array of the area's own, no copy; a whole tile's blocks read once
+  await zv.view.readCells(day, area, { out, at: (area[1] - row * side) * side + (area[0] - col * side), stride: side }, "once");
   return out;
 }
 
