@@ -71,14 +71,15 @@ interface AreaPart {
   col: number;
 }
 
-/** Where an area's cells go: `out` from index `at`, a row every `stride` cells (a chunk wider than the area). */
 /**
  * Whether a read's blocks go into the block cache ("cache") or are read for this answer alone ("once"): a whole
  * tile (a Zarr maps chunk, a tile answer) is answered whole and its answer cached, and its 16 blocks would only push
- * out the blocks boxes and points share (a varied maps chunk 740 -> 850 answers a second; docs/performance.md "Reads").
+ * out the blocks boxes and points share (a varied maps chunk 740 -> 850 answers a second; docs/performance.md
+ * "Computed answers beside sirv").
  */
 export type BlockReuse = "cache" | "once";
 
+/** Where an area's cells go: `out` from index `at`, a row every `stride` cells (a chunk wider than the area). */
 export interface CellTarget {
   out: Float32Array;
   at: number;

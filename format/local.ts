@@ -55,14 +55,17 @@ export interface LocalStorageOptions {
  *   wait for the disk, never holds up the event loop (health, cached answers).
  * - "sync": on the calling thread, through descriptors kept open: the server's default, whose reads come from the
  *   page cache (a 20 kB range in microseconds, where a trip through the threadpool and its promise cost a Zarr maps
- *   chunk a quarter of its time; docs/performance.md "Reads").
+ *   chunk a quarter of its time; docs/performance.md, "Decision: the server reads on its own thread").
  * - "sync-each-open": on the calling thread, each range opening and closing its file: a worker thread of the
  *   publish, which answers nobody while it waits and reads a year of day pieces in turn (far more files than
  *   descriptors it keeps), and whose end must leave no descriptor open.
  */
 export type StorageReads = "threadpool" | "sync" | "sync-each-open";
 
-/** An open descriptor (a FileHandle opened on the threadpool, or a number opened here) and the reads using it: once evicted or forgotten, it is closed when its last read ends. */
+/**
+ * An open descriptor (a FileHandle opened on the threadpool, or a number opened here) and the reads using it: once
+ * evicted or forgotten, it is closed when its last read ends.
+ */
 interface OpenFile {
   handle: Promise<FileHandle> | number;
   users: number;

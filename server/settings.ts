@@ -67,7 +67,7 @@ export const SERVE_DEFAULTS = {
 } as const;
 
 export const DEFAULT_LIMITS: ServeLimits = {
-  // one computed answer per core: the work is CPU on one event loop (reads are on libuv's threadpool), and more at once
+  // one computed answer per core: the work is CPU on one event loop (reads too, READS=sync), and more at once
   // only lengthens the event loop's turns (measured: 2 on 2 cores answered more, and health faster, than 4 or 8)
   active: availableParallelism(),
   queue: 64,
