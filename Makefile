@@ -4,6 +4,11 @@
 # the code (pipeline/defaults.ts for the pipeline's commands, server/settings.ts for the server's), and make help
 # prints them from there.
 
+# No built-in rules: make would otherwise try them on each of the hundreds of sources `install` depends on, which
+# took 30 of the 50 ms `make serve` spends before node starts.
+MAKEFLAGS += --no-builtin-rules
+.SUFFIXES:
+
 SOURCES ?=
 DIST ?=
 PORT ?=
@@ -30,6 +35,8 @@ TSX := node_modules/.bin/tsx
 # The server and the pipeline run as bundled JavaScript, built by `make install`, so a start compiles nothing
 # (a daily publish through tsx spent about 0.8 s compiling itself and its worker threads' modules).
 SERVER_JS := build/server.js
+# the validators a server's start runs, compiled at build time (schemas/precompile.ts; server/precompiled.ts loads them)
+VALIDATORS_JS := build/validators.js
 SERVER_SOURCES := $(shell find api format server schemas sources -name '*.ts' -o -name '*.json' 2>/dev/null)
 PIPELINE_JS := build/cli.js
 PIPELINE_SOURCES := $(shell find pipeline format schemas sources -name '*.ts' -o -name '*.json' 2>/dev/null)
@@ -47,7 +54,8 @@ REDOC_JS := build/redoc.standalone.js
 # $(call SETTINGS,expression): prints what an expression of the module `settings` gives (no comma in it, for call's sake)
 SETTINGS = node --input-type=module -e 'import("./$(SETTINGS_JS)").then((settings) => console.log($(1))).catch((err) => { console.error(err.message); process.exit(1); })'
 # the server's heap flags at the default CACHE_MB, asked of the built settings once, when they are built: make serve
-# asks node again only when CACHE_MB is given (one node start less before the server's, a fifth of its start-up)
+# asks node again only when CACHE_MB is given (one node start less before the server's, a fifth of its start-up);
+# otherwise make reads them itself ($(file <)) and starts node with no shell or cat between
 HEAP_FLAGS := build/heap-flags.txt
 
 .PHONY: help install demo demo-day publish fetch update verify upgrade prune sync serve mirror test typecheck bench fixtures clean
@@ -58,7 +66,7 @@ help: $(PIPELINE_JS) $(SETTINGS_JS) ## every target, then each variable's defaul
 	@node $(PIPELINE_JS) defaults | sed 's/^/  /'
 	@$(call SETTINGS,settings.describeServeDefaults().join("\n")) | sed 's/^/  /'
 
-install: node_modules/.package-lock.json $(SERVER_JS) $(PIPELINE_JS) $(SETTINGS_JS) $(HEAP_FLAGS) $(EXPLORER_HTML) $(REDOC_JS) ## install npm packages (exact versions from package-lock.json) and build the server, the pipeline and the explorer
+install: node_modules/.package-lock.json $(SERVER_JS) $(VALIDATORS_JS) $(PIPELINE_JS) $(SETTINGS_JS) $(HEAP_FLAGS) $(EXPLORER_HTML) $(REDOC_JS) ## install npm packages (exact versions from package-lock.json) and build the server, the pipeline and the explorer
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -89,6 +97,9 @@ $(REDOC_JS):
 # the bench's publish probe: the same pipeline modules, built the same way, printing the publish summary as JSON
 build/publish-probe.js: $(PIPELINE_JS) bench/publish-probe.ts
 	@$(ESBUILD_NODE) bench/publish-probe.ts --packages=external --outdir=build --entry-names=[name]
+
+$(VALIDATORS_JS): node_modules/.package-lock.json $(wildcard schemas/*.json schemas/dist/*.json) schemas/validate.ts schemas/precompile.ts
+	@$(TSX) schemas/precompile.ts $@
 
 $(SERVER_JS): node_modules/.package-lock.json $(SERVER_SOURCES)
 	@node_modules/.bin/esbuild server/main.ts --bundle --platform=node --format=esm --target=node20 --outfile=$@ --log-level=warning \
@@ -138,7 +149,7 @@ upgrade: install ## rewrite a climate-dist-2 DIST as climate-dist-3 in place (ev
 # The server reads DIST, PORT, HOST, CACHE_MB and its other settings from the environment, where make puts the
 # variables given to it; its heap is sized to its caches (server/settings.ts heapFlags, from CACHE_MB or its default).
 serve: install ## serve DIST over HTTP on HOST:PORT
-	@heap="$$($(if $(CACHE_MB),$(call SETTINGS,settings.heapFlags(process.env).join(" ")),cat $(HEAP_FLAGS)))" && exec node $$heap $(SERVER_JS)
+	@$(if $(CACHE_MB),heap="$$($(call SETTINGS,settings.heapFlags(process.env).join(" ")))" && exec node $$heap $(SERVER_JS),node $(file < $(HEAP_FLAGS)) $(SERVER_JS))
 
 # A mirror is a second port beside the server's: PORT given wins, else the mirror's own default (client/mirror-server.ts).
 mirror: install ## serve DIST as static files the way a CDN does (ranges, ETag, immutable objects/) on 127.0.0.1:PORT (default 8081)

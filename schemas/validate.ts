@@ -1,5 +1,5 @@
-// The contract's JSON Schemas (and the dist format's), compiled on demand, with ajv errors turned into contract
-// issues. Platform-free: the schemas are imported, not read from disk, so a browser bundle carries them too.
+// The contract's JSON Schemas (and the dist format's), compiled on demand (or at build time), with ajv errors turned
+// into contract issues. Platform-free: the schemas are imported, not read from disk, so a browser bundle carries them too.
 
 import { Ajv2020 } from "ajv/dist/2020.js";
 import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
@@ -73,9 +73,33 @@ export const AJV_OPTIONS = { strict: true, allErrors: true, useDefaults: true, a
 // verbose: each error carries the schema holding its keyword, which messages read what is allowed from.
 // code.optimize off: ajv's pass over the generated code took a third of compiling the catalog pointer's validator
 // (41 ms of the server's start, 28 without it), and validating a query's request takes the same 2.3 µs either way.
-const ajv = new Ajv2020({ ...AJV_OPTIONS, verbose: true, validateSchema: false, code: { optimize: false } });
-addFormats.default(ajv);
-for (const schema of Object.values(schemas)) ajv.addSchema(schema);
+export const COMPILE_OPTIONS = { ...AJV_OPTIONS, verbose: true, validateSchema: false, code: { optimize: false } };
+
+/** ajv with every schema known so far, made when a validator is first compiled (a server's start compiles none). */
+let ajv: Ajv2020 | null = null;
+
+function compiler(): Ajv2020 {
+  if (ajv) return ajv;
+  ajv = new Ajv2020(COMPILE_OPTIONS);
+  addFormats.default(ajv);
+  for (const schema of Object.values(schemas)) ajv.addSchema(schema);
+  return ajv;
+}
+
+/**
+ * Validators compiled at build time from these same schema files (schemas/precompile.ts; the server loads them when
+ * they were built from the files it holds, server/precompiled.ts), by `$id`: taken before ajv compiles one.
+ */
+const precompiled = new Map<string, ValidateFunction>();
+
+export function usePrecompiled(validators: Record<string, ValidateFunction>): void {
+  for (const [id, validate] of Object.entries(validators)) precompiled.set(id, validate);
+}
+
+/** The text the precompiled validators are built from and checked against: every schema file, in order. */
+export function schemaFilesText(): string {
+  return JSON.stringify([...CONTRACT_SCHEMAS, ...DIST_SCHEMAS]);
+}
 
 /**
  * Adds a schema declared in code (a GET route's parameters, api/parameters.ts) to the ones the contract's checks use,
@@ -86,7 +110,7 @@ export function registerSchema(schema: { $id: string }): void {
   if (known === schema) return;
   if (known) throw new Error(`a schema with $id "${schema.$id}" is registered already`);
   schemas[schema.$id] = deepFreeze(schema);
-  ajv.addSchema(schema);
+  ajv?.addSchema(schema);
 }
 
 /**
@@ -95,9 +119,9 @@ export function registerSchema(schema: { $id: string }): void {
  */
 export const VERSION_ID_PATTERN: string = (common as { $defs: { "version-id": { pattern: string } } }).$defs["version-id"].pattern;
 
-/** The compiled validator of a schema id; ajv compiles it on first use and caches it. */
+/** The compiled validator of a schema id: built at build time, or compiled by ajv on first use and cached. */
 export function validatorFor(id: string): ValidateFunction {
-  const validate = ajv.getSchema(id);
+  const validate = precompiled.get(id) ?? (id in schemas ? compiler().getSchema(id) : undefined);
   if (!validate) throw new Error(`no schema with $id "${id}" in schemas/ (known: ${Object.keys(schemas).join(", ")})`);
   return validate;
 }

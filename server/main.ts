@@ -5,6 +5,7 @@ import { createApp, type App } from "./app.js";
 import { CatalogError } from "../format/archive.js";
 import { type ServeConfig, isDistUrl, readServeConfig } from "./settings.js";
 import { exampleQuery } from "./landing.js";
+import { loadPrecompiledValidators } from "./precompiled.js";
 
 function shellQuote(text: string): string {
   return `'${text.replaceAll("'", `'\\''`)}'`;
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const where = isDistUrl(config.dist) ? config.dist : resolve(config.dist);
+  await loadPrecompiledValidators();
   let app: App;
   try {
     app = await createApp({

@@ -1,0 +1,84 @@
+// The validators compiled at build time (schemas/precompile.ts, loaded by server/precompiled.ts): the same verdict and
+// the same issues as ajv compiling the schema at run time, and taken only when built from these schema files.
+
+import { mkdirSync } from "node:fs";
+import { readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+import { CATALOG_FILE } from "../../format/objects.js";
+import { PRECOMPILED_IDS, precompiledModule } from "../../schemas/precompile.js";
+import { COMPILE_OPTIONS, type ValidateFunction, schemas, toIssues, validatorFor } from "../../schemas/validate.js";
+import { loadPrecompiledValidators } from "../../server/precompiled.js";
+import { buildDemoDist } from "../support/server-fixture.js";
+
+const test = suite("precompiled validators");
+const ID = "dist-catalog-pointer.schema.json";
+// beside the real one, in build/, where the module's require() finds node_modules as it does there
+const BUILD = fileURLToPath(new URL("../../build/", import.meta.url));
+const written: string[] = [];
+
+async function writeModule(text: string): Promise<URL> {
+  mkdirSync(BUILD, { recursive: true });
+  const file = join(BUILD, `test-validators-${process.pid}-${written.length}.js`);
+  written.push(file);
+  await writeFile(file, text);
+  return new URL(`file://${file}`);
+}
+
+/** ajv compiling the schema at run time, as validatorFor does without a precompiled module. */
+function compiled(id: string): ValidateFunction {
+  const ajv = new Ajv2020(COMPILE_OPTIONS);
+  addFormats.default(ajv);
+  for (const schema of Object.values(schemas)) ajv.addSchema(schema);
+  return ajv.getSchema(id)!;
+}
+
+test.after(async () => {
+  for (const file of written) await rm(file, { force: true });
+});
+
+test("the start's schemas are the ones precompiled", () => {
+  assert.equal(PRECOMPILED_IDS, [ID]);
+});
+
+test("a module that was not built is absent; one built from other schema files is stale and not used", async () => {
+  assert.is(await loadPrecompiledValidators(new URL(`file://${join(BUILD, "no-such-validators.js")}`)), "absent");
+  const text = precompiledModule().replace(/schemaFilesSha256 = "[0-9a-f]{64}"/, `schemaFilesSha256 = "${"0".repeat(64)}"`);
+  const url = await writeModule(text);
+  assert.is(await loadPrecompiledValidators(url), "stale");
+  const stale = ((await import(url.href)) as { validators: Record<string, ValidateFunction> }).validators[ID];
+  assert.is.not(validatorFor(ID), stale);
+});
+
+test("a module built from these files is used, and judges a catalog.json as ajv's own compilation does", async () => {
+  const url = await writeModule(precompiledModule());
+  assert.is(await loadPrecompiledValidators(url), "used");
+  const precompiled = validatorFor(ID);
+  assert.is(precompiled, ((await import(url.href)) as { validators: Record<string, ValidateFunction> }).validators[ID]);
+  const runtime = compiled(ID);
+  const pointer = JSON.parse(await readFile(join(await buildDemoDist(), CATALOG_FILE), "utf8"));
+  const broken: [string, (p: any) => void][] = [
+    ["as published", () => {}],
+    ["without catalog", (p) => delete p.catalog],
+    ["another format", (p) => (p.format = "climate-dist-2")],
+    ["a candidate's id not a version id", (p) => (p.candidates[0].id = "not a version id")],
+    ["a candidate's record without its license and a gap of one date", (p) => (delete p.candidates[0].record.license, p.candidates[0].coverage.gaps.push(["2003-01-02"]))],
+    ["an unknown member", (p) => (p.extra = 1)],
+  ];
+  for (const [what, edit] of broken) {
+    const value = structuredClone(pointer);
+    edit(value);
+    const [a, b] = [precompiled(structuredClone(value)), runtime(structuredClone(value))];
+    assert.is(a, b, what);
+    assert.equal(toIssues(precompiled.errors, value, ID), toIssues(runtime.errors, value, ID), what);
+    assert.is(a, what === "as published", what);
+  }
+  precompiled({ ...pointer, catalog: undefined });
+  assert.equal(toIssues(precompiled.errors, { ...pointer, catalog: undefined }, ID).map(({ code, path }) => ({ code, path })), [{ code: "required", path: ["catalog"] }]);
+});
+
+test.run();
