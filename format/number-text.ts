@@ -48,13 +48,17 @@ export function float32ToShortest(v: number): number | null {
   return hit;
 }
 
-let tenthsText: (string | undefined)[] | null = null;
+/** by tenths code; made on first use: a holey array of 65,536 costs about 2 ms, and a start makes eight of them */
+let tenthsText: (string | undefined)[] = [];
 const otherText = new Map<number, string>();
 
 /** A value's shortest decimal as text (not missing). */
 function textOf(v: number): string {
   const i = tenthsIndex(v);
-  if (i >= 0) return ((tenthsText ??= new Array(2 * TENTHS_OFFSET))[i] ??= String(float32ToShortest(v)));
+  if (i >= 0) {
+    if (tenthsText.length === 0) tenthsText = new Array(2 * TENTHS_OFFSET);
+    return (tenthsText[i] ??= String(float32ToShortest(v)));
+  }
   let text = otherText.get(v);
   if (text === undefined) {
     text = String(float32ToShortest(v));
@@ -84,8 +88,8 @@ export function putBytes(buffer: Uint8Array, at: number, part: Uint8Array): numb
 
 /** One form of value text as bytes: the value between `before` and `after`, and what missing (NaN) writes. */
 export class ValueBytes {
-  /** made on first use: a form's tables cost 2 to 3 ms to make, and the server's start makes seven forms */
-  private tenths: (Uint8Array | undefined)[] | null = null;
+  /** by tenths code; empty until the first value (as tenthsText) */
+  private tenths: (Uint8Array | undefined)[] = [];
   private readonly others = new Map<number, Uint8Array>();
   private readonly missing: Uint8Array;
 
@@ -101,13 +105,18 @@ export class ValueBytes {
   of(v: number): Uint8Array {
     if (v !== v) return this.missing;
     const i = tenthsIndex(v);
-    if (i >= 0) return ((this.tenths ??= new Array(2 * TENTHS_OFFSET))[i] ??= ascii(`${this.before}${textOf(v)}${this.after}`));
+    if (i >= 0) return this.tenths[i] ?? this.makeTenths(i, v);
     let bytes = this.others.get(v);
     if (!bytes) {
       bytes = ascii(`${this.before}${textOf(v)}${this.after}`);
       if (this.others.size < OTHERS_MAX) this.others.set(v, bytes);
     }
     return bytes;
+  }
+
+  private makeTenths(i: number, v: number): Uint8Array {
+    if (this.tenths.length === 0) this.tenths = new Array(2 * TENTHS_OFFSET);
+    return (this.tenths[i] = ascii(`${this.before}${textOf(v)}${this.after}`));
   }
 }
 
@@ -118,8 +127,9 @@ export class ValueBytes {
  * byte. A float32 value (put) and its tenths code (putCodes) write the same bytes.
  */
 export class ValueWords {
-  /** per tenths code, its text as two words and its length with the separator's (0 until made); made on first use */
-  private table: { words: Uint32Array; lengths: Uint8Array } | null = null;
+  private readonly words = new Uint32Array(2 * 2 * TENTHS_OFFSET);
+  /** the separator's and the text's length; 0 until made */
+  private readonly lengths = new Uint8Array(2 * TENTHS_OFFSET);
   private readonly separator: number;
   private readonly missing: Uint8Array;
   private readonly bare: ValueBytes;
@@ -131,19 +141,14 @@ export class ValueWords {
     this.bare = new ValueBytes("", "", missingText);
   }
 
-  private made(): { words: Uint32Array; lengths: Uint8Array } {
-    return (this.table ??= { words: new Uint32Array(2 * 2 * TENTHS_OFFSET), lengths: new Uint8Array(2 * TENTHS_OFFSET) });
-  }
-
   private fill(index: number): number {
-    const { words, lengths } = this.made();
     const bytes = new Uint8Array(8);
     const text = index === 0 ? this.missing : ascii(`${String.fromCharCode(this.separator)}${textOf(tenthsValue(index - TENTHS_OFFSET))}`);
     bytes.set(text);
     const view = new DataView(bytes.buffer);
-    words[2 * index] = view.getUint32(0, true);
-    words[2 * index + 1] = view.getUint32(4, true);
-    return (lengths[index] = text.length);
+    this.words[2 * index] = view.getUint32(0, true);
+    this.words[2 * index + 1] = view.getUint32(4, true);
+    return (this.lengths[index] = text.length);
   }
 
   /** Writes the separator and `v`'s text at `at` (up to 8 bytes are stored); returns where the text ends. */
@@ -154,16 +159,15 @@ export class ValueWords {
       buffer[at] = this.separator;
       return putBytes(buffer, at + 1, this.bare.of(v));
     }
-    const { words, lengths } = this.made();
-    const length = lengths[index] || this.fill(index);
-    view.setUint32(at, words[2 * index], true);
-    view.setUint32(at + 4, words[2 * index + 1], true);
+    const length = this.lengths[index] || this.fill(index);
+    view.setUint32(at, this.words[2 * index], true);
+    view.setUint32(at + 4, this.words[2 * index + 1], true);
     return at + length;
   }
 
   /** Writes each tenths code (-32768: missing) with its separator from `at`, one after another (8 bytes are stored past the last); returns where the last ends. */
   putCodes(view: DataView, at: number, codes: Int16Array): number {
-    const { words, lengths } = this.made();
+    const { words, lengths } = this;
     const n = codes.length;
     let p = at;
     let i = 0;
