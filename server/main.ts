@@ -26,7 +26,11 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const where = isDistUrl(config.dist) ? config.dist : resolve(config.dist);
-  await loadPrecompiledValidators();
+  const validators = await loadPrecompiledValidators();
+  if (validators !== "used") {
+    const why = validators === "stale" ? "was built from other schema files than these" : "is not built";
+    console.error(`build/validators.js ${why}: the catalog's validator is compiled at start instead (make install builds it)`);
+  }
   let app: App;
   try {
     app = await createApp({

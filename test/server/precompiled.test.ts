@@ -1,6 +1,7 @@
 // The validators compiled at build time (schemas/precompile.ts, loaded by server/precompiled.ts): the same verdict and
 // the same issues as ajv compiling the schema at run time, and taken only when built from these schema files.
 
+import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -10,9 +11,10 @@ import * as assert from "uvu/assert";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { CATALOG_FILE } from "../../format/objects.js";
-import { PRECOMPILED_IDS, precompiledModule } from "../../schemas/precompile.js";
+import { PRECOMPILED_IDS, precompiledModule, schemaFilesSha256 as schemaFilesSha256Of } from "../../schemas/precompile.js";
 import { COMPILE_OPTIONS, type ValidateFunction, schemas, toIssues, validatorFor } from "../../schemas/validate.js";
 import { loadPrecompiledValidators } from "../../server/precompiled.js";
+import { freePort } from "../support/nginx.js";
 import { buildDemoDist } from "../support/server-fixture.js";
 
 const test = suite("precompiled validators");
@@ -79,6 +81,27 @@ test("a module built from these files is used, and judges a catalog.json as ajv'
   }
   precompiled({ ...pointer, catalog: undefined });
   assert.equal(toIssues(precompiled.errors, { ...pointer, catalog: undefined }, ID).map(({ code, path }) => ({ code, path })), [{ code: "required", path: ["catalog"] }]);
+});
+
+test("the built server takes the module make install built beside it: it says nothing of it at start", async () => {
+  const dist = await buildDemoDist();
+  const port = await freePort();
+  const server = spawn(process.execPath, [join(BUILD, "server.js")], { env: { ...process.env, DIST: dist, PORT: String(port), HOST: "127.0.0.1", LOG: "0" } });
+  let stderr = "";
+  server.stderr.on("data", (chunk) => (stderr += chunk));
+  try {
+    let status = 0;
+    for (let i = 0; i < 200 && status !== 200; i++) {
+      status = await fetch(`http://127.0.0.1:${port}/api/health`).then((r) => r.status, () => 0);
+      if (status !== 200) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.is(status, 200);
+    assert.is(stderr, "");
+    const { schemaFilesSha256 } = (await import(new URL("validators.js", `file://${BUILD}`).href)) as { schemaFilesSha256: string };
+    assert.is(schemaFilesSha256, schemaFilesSha256Of());
+  } finally {
+    server.kill("SIGKILL");
+  }
 });
 
 test.run();
