@@ -101,7 +101,7 @@ $(REDOC_JS):
 build/publish-probe.js: $(PIPELINE_JS) bench/publish-probe.ts
 	@$(ESBUILD_NODE) bench/publish-probe.ts --packages=external --outdir=build --entry-names=[name]
 
-$(VALIDATORS_JS): node_modules/.package-lock.json $(wildcard schemas/*.json schemas/dist/*.json) schemas/validate.ts schemas/precompile.ts
+$(VALIDATORS_JS): node_modules/.package-lock.json $(wildcard schemas/*.json schemas/dist/*.json) schemas/validate.ts schemas/fingerprint.ts schemas/precompile.ts
 	@$(TSX) schemas/precompile.ts $@
 
 $(SERVER_JS): node_modules/.package-lock.json $(SERVER_SOURCES)

@@ -5,19 +5,17 @@
 //
 //   tsx schemas/precompile.ts build/validators.js
 
-import { createHash } from "node:crypto";
 import { renameSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import standaloneCode from "ajv/dist/standalone/index.js";
-import { COMPILE_OPTIONS, schemaFilesText, schemas } from "./validate.js";
+import { schemaFilesSha256 } from "./fingerprint.js";
+import { COMPILE_OPTIONS, schemas } from "./validate.js";
 
 /** The schemas a start validates: catalog.json, before the server listens (format/archive.ts readPointer). */
 export const PRECOMPILED_IDS = ["dist-catalog-pointer.schema.json"];
-
-export const schemaFilesSha256 = (): string => createHash("sha256").update(schemaFilesText()).digest("hex");
 
 /** The module's text: `validators` by `$id`, and `schemaFilesSha256`. */
 export function precompiledModule(): string {
@@ -25,10 +23,9 @@ export function precompiledModule(): string {
   addFormats.default(ajv);
   for (const schema of Object.values(schemas)) ajv.addSchema(schema);
   const names = Object.fromEntries(PRECOMPILED_IDS.map((id, i) => [`v${i}`, id]));
-  // ajv's ESM output still calls require() for the formats it uses (ajv-formats' date and uri)
-  const code = standaloneCode.default(ajv, names).replace('"use strict";', "");
+  // ajv's ESM output still calls require() for the formats it uses (ajv-formats' date and uri); a module is strict
+  const code = standaloneCode.default(ajv, names).replace(/^"use strict";/, "");
   return [
-    '"use strict";',
     'import { createRequire } from "node:module";',
     "const require = createRequire(import.meta.url);",
     code,

@@ -96,11 +96,6 @@ export function usePrecompiled(validators: Record<string, ValidateFunction>): vo
   for (const [id, validate] of Object.entries(validators)) precompiled.set(id, validate);
 }
 
-/** The text the precompiled validators are built from and checked against: every schema file, in order. */
-export function schemaFilesText(): string {
-  return JSON.stringify([...CONTRACT_SCHEMAS, ...DIST_SCHEMAS]);
-}
-
 /**
  * Adds a schema declared in code (a GET route's parameters, api/parameters.ts) to the ones the contract's checks use,
  * under its `$id`; the same object again is a no-op, another one under a known id an error.

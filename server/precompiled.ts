@@ -1,9 +1,9 @@
 // The validators make install compiled at build time (schemas/precompile.ts writes build/validators.js): taken when
 // they were built from the schema files this server holds, else ajv compiles on first use as it always can.
 
-import { createHash } from "node:crypto";
 import type { ValidateFunction } from "../schemas/validate.js";
-import { schemaFilesText, usePrecompiled } from "../schemas/validate.js";
+import { usePrecompiled } from "../schemas/validate.js";
+import { schemaFilesSha256 } from "../schemas/fingerprint.js";
 
 /** The same file from the bundle (build/server.js) and from the sources (server/precompiled.ts). */
 const MODULE = new URL("../build/validators.js", import.meta.url);
@@ -22,7 +22,7 @@ export async function loadPrecompiledValidators(url: URL = MODULE): Promise<"use
     if ((err as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND") return "absent";
     throw err;
   }
-  if (module.schemaFilesSha256 !== createHash("sha256").update(schemaFilesText()).digest("hex")) return "stale";
+  if (module.schemaFilesSha256 !== schemaFilesSha256()) return "stale";
   usePrecompiled(module.validators);
   return "used";
 }

@@ -11,7 +11,8 @@ import * as assert from "uvu/assert";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { CATALOG_FILE } from "../../format/objects.js";
-import { PRECOMPILED_IDS, precompiledModule, schemaFilesSha256 as schemaFilesSha256Of } from "../../schemas/precompile.js";
+import { schemaFilesSha256 } from "../../schemas/fingerprint.js";
+import { PRECOMPILED_IDS, precompiledModule } from "../../schemas/precompile.js";
 import { COMPILE_OPTIONS, type ValidateFunction, schemas, toIssues, validatorFor } from "../../schemas/validate.js";
 import { loadPrecompiledValidators } from "../../server/precompiled.js";
 import { freePort } from "../support/nginx.js";
@@ -97,8 +98,8 @@ test("the built server takes the module make install built beside it: it says no
     }
     assert.is(status, 200);
     assert.is(stderr, "");
-    const { schemaFilesSha256 } = (await import(new URL("validators.js", `file://${BUILD}`).href)) as { schemaFilesSha256: string };
-    assert.is(schemaFilesSha256, schemaFilesSha256Of());
+    const built = ((await import(new URL("validators.js", `file://${BUILD}`).href)) as { schemaFilesSha256: string }).schemaFilesSha256;
+    assert.is(built, schemaFilesSha256());
   } finally {
     server.kill("SIGKILL");
   }
