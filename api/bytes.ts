@@ -98,10 +98,11 @@ export const PENDING_SHA256 = "0".repeat(64);
 /**
  * `{"manifest":{...},"data":...}` where the manifest's last field, `dataSha256` (PENDING_SHA256 when given), is the
  * sha256 of the `data` text exactly as written: its 64 hex digits are patched in once the data bytes exist, so the
- * answer is encoded once (the query's and the series route's JSON answers, docs/contract.md §3.5, §8.2).
+ * answer is encoded once (the query's and the series route's JSON answers, docs/contract.md §3.5, §8.2). The manifest
+ * comes as an object or as its JSON text (api/query/manifest.ts manifestJson).
  */
-export async function writeHashedData(manifest: { dataSha256: string }, writeData: (out: ByteSink) => void, sha256Hex: (bytes: Uint8Array) => Promise<string>): Promise<Uint8Array> {
-  const head = `{"manifest":${JSON.stringify(manifest)}`;
+export async function writeHashedData(manifest: { dataSha256: string } | string, writeData: (out: ByteSink) => void, sha256Hex: (bytes: Uint8Array) => Promise<string>): Promise<Uint8Array> {
+  const head = `{"manifest":${typeof manifest === "string" ? manifest : JSON.stringify(manifest)}`;
   if (!head.endsWith(`"dataSha256":"${PENDING_SHA256}"}`)) throw new Error("the manifest's last field must be dataSha256, still pending");
   const out = new ByteSink();
   out.text(head.slice(0, -2 - 64));

@@ -2,11 +2,11 @@
 
 import { tileId, windowToTiles } from "../../format/grid.js";
 import { type Answer, CSV_TYPE, assertResponseSize } from "../answer.js";
-import { ByteSink, PENDING_SHA256, writeHashedData } from "../bytes.js";
+import { ByteSink, writeHashedData } from "../bytes.js";
 import type { Context } from "../context.js";
 import { LIMITS } from "../contract.js";
 import { HttpError } from "../errors.js";
-import { buildManifest } from "./manifest.js";
+import { manifestJson } from "./manifest.js";
 import { planRequests } from "./plan.js";
 import { type RequestConfig, type SeriesCallHint, checkRequest, hashRequest, parseJsonBody } from "./request.js";
 import { type Selection, type UnavailableReason, resolveRequest } from "./selection.js";
@@ -47,7 +47,7 @@ async function writeQueryBody(ctx: Context, config: RequestConfig, selection: Se
     body = out.finish();
   } else {
     // only the sources of the dates answered, in date order (docs/contract.md §3.5)
-    const manifest = buildManifest(record, requestSha256, selection.rowCount, selection.days.flatMap((d) => d.sources), PENDING_SHA256);
+    const manifest = manifestJson(record, requestSha256, selection.rowCount, selection.days.flatMap((d) => d.sources));
     body = await writeHashedData(manifest, (out) => writeJsonRows(out, selection.window, days), (bytes) => ctx.platform.sha256Hex(bytes));
   }
   return {

@@ -25,3 +25,21 @@ export function buildManifest(record: Dataset, requestSha256: string, rowCount: 
     dataSha256,
   };
 }
+
+/** Each source entry's JSON, kept as long as the entry (an index page's, shared by every answer read from it). */
+const entryJson = new WeakMap<SourceEntry, string>();
+
+/**
+ * The manifest as JSON, pending its `dataSha256`: the same text as JSON.stringify of buildManifest's object, with
+ * each source entry's text made once (a month of a point's manifest was a sixteenth of its answer's time).
+ */
+export function manifestJson(record: Dataset, requestSha256: string, rowCount: number, sources: SourceEntry[]): string {
+  const text = JSON.stringify(buildManifest(record, requestSha256, rowCount, []));
+  const list = sources.map((entry) => {
+    let json = entryJson.get(entry);
+    if (json === undefined) entryJson.set(entry, (json = JSON.stringify(entry)));
+    return json;
+  });
+  const at = text.indexOf('"sourceManifest":[]') + '"sourceManifest":['.length;
+  return `${text.slice(0, at)}${list.join(",")}${text.slice(at)}`;
+}

@@ -113,22 +113,27 @@ function writeRows(out: ByteSink, window: Window, days: DayCells[], csv: boolean
       mid = latParts(p);
       colEnd = p.cols.local.map((c) => arena.part(csv ? `","${c}"\r\n` : `,"col":${c}}`));
     }
-    const headLon = p.lon.map((lon) => arena.part(csv ? `"${day.date}","${lon}","` : `{"date":"${day.date}","longitude":${lon}`));
+    const headLon = p.lon.map((lon) => (csv ? `"${day.date}","${lon}","` : `{"date":"${day.date}","longitude":${lon}`));
+    // a date's parts serve every row of it: made into bytes once, unless a single cell's row is all there is
+    const headParts = h > 1 ? headLon.map((text) => arena.part(text)) : null;
     for (let r = 0; r < h; r++) {
-      const tails: Uint8Array[] = [];
+      const tails: (Uint8Array | string)[] = [];
       for (let c = 0; c < w; c++) {
         const tc = p.cols.tile[c];
         let tail = tails[tc];
         if (tail === undefined) {
           const tile = tileId(day.date, p.rows.tile[r], tc);
-          tail = tails[tc] = arena.part(csv ? `,"${QUERY_UNIT}","${tile}","${p.rows.local[r]}` : `,"unit":"${QUERY_UNIT}","tile":"${tile}","row":${p.rows.local[r]}`);
+          const text = csv ? `,"${QUERY_UNIT}","${tile}","${p.rows.local[r]}` : `,"unit":"${QUERY_UNIT}","tile":"${tile}","row":${p.rows.local[r]}`;
+          tail = tails[tc] = w > 1 ? arena.part(text) : text;
         }
         if (!csv && !first) out.put(comma);
         first = false;
-        out.put(headLon[c]);
+        if (headParts) out.put(headParts[c]);
+        else out.text(headLon[c]);
         out.put(mid[r]);
         out.put(values.of(cells[r * w + c]));
-        out.put(tail);
+        if (typeof tail === "string") out.text(tail);
+        else out.put(tail);
         out.put(colEnd[c]);
       }
     }
