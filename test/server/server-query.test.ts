@@ -6,6 +6,7 @@ import * as assert from "uvu/assert";
 import { sha256Hex } from "../../format/hash.js";
 import { colToLon, rowToLat } from "../../format/grid.js";
 import { assertResponseSize } from "../../api/answer.js";
+import { buildManifest, manifestJson } from "../../api/query/manifest.js";
 import {
   DATES_A,
   DATES_B,
@@ -463,3 +464,20 @@ query("query - a pinned version answers from that version; the newest covering v
 });
 
 query.run();
+
+const manifest = suite("manifest");
+manifest.before(useFixture);
+
+manifest("manifest - its JSON made from each source entry's text kept is JSON.stringify of the manifest itself, kept or not", () => {
+  const sha = (c: string) => c.repeat(64);
+  const sources = [
+    { sha256: sha("a"), member_path: "2004/20040201.max_temp.tif" },
+    { sha256: sha("b"), url: "https://example.org/a$&b$'c?x=\"1\"", doi: "10.1/ü", license: "CC-BY-4.0" },
+    { sha256: sha("c") },
+  ];
+  for (const list of [sources, [sources[1], sources[0], sources[1]], [], sources]) {
+    assert.is(manifestJson(fixture.a, sha("d"), 31, list), JSON.stringify(buildManifest(fixture.a, sha("d"), 31, list)));
+  }
+});
+
+manifest.run();
