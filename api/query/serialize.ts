@@ -114,7 +114,8 @@ function writeRows(out: ByteSink, window: Window, days: DayCells[], csv: boolean
       colEnd = p.cols.local.map((c) => arena.part(csv ? `","${c}"\r\n` : `,"col":${c}}`));
     }
     const headLon = p.lon.map((lon) => (csv ? `"${day.date}","${lon}","` : `{"date":"${day.date}","longitude":${lon}`));
-    // a date's parts serve every row of it: made into bytes once, unless a single cell's row is all there is
+    // a date's head serves each of its rows, a tail each cell of its tile in a row: made into bytes once when used
+    // again, else written as text (a point's rows share nothing, and the arena would copy each part once more)
     const headParts = h > 1 ? headLon.map((text) => arena.part(text)) : null;
     for (let r = 0; r < h; r++) {
       const tails: (Uint8Array | string)[] = [];
