@@ -8,20 +8,16 @@
 import { renameSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { Ajv2020 } from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
 import standaloneCode from "ajv/dist/standalone/index.js";
 import { schemaFilesSha256 } from "./fingerprint.js";
-import { COMPILE_OPTIONS, schemas } from "./validate.js";
+import { makeAjv } from "./validate.js";
 
 /** The schemas a start validates: catalog.json, before the server listens (format/archive.ts readPointer). */
 export const PRECOMPILED_IDS = ["dist-catalog-pointer.schema.json"];
 
 /** The module's text: `validators` by `$id`, and `schemaFilesSha256`. */
 export function precompiledModule(): string {
-  const ajv = new Ajv2020({ ...COMPILE_OPTIONS, code: { ...COMPILE_OPTIONS.code, source: true, esm: true } });
-  addFormats.default(ajv);
-  for (const schema of Object.values(schemas)) ajv.addSchema(schema);
+  const ajv = makeAjv({ source: true, esm: true });
   const names = Object.fromEntries(PRECOMPILED_IDS.map((id, i) => [`v${i}`, id]));
   // ajv's ESM output still calls require() for the formats it uses (ajv-formats' date and uri); a module is strict
   const code = standaloneCode.default(ajv, names).replace(/^"use strict";/, "");

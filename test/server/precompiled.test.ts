@@ -8,12 +8,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { Ajv2020 } from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
 import { CATALOG_FILE } from "../../format/objects.js";
 import { schemaFilesSha256 } from "../../schemas/fingerprint.js";
 import { PRECOMPILED_IDS, precompiledModule } from "../../schemas/precompile.js";
-import { COMPILE_OPTIONS, type ValidateFunction, schemas, toIssues, validatorFor } from "../../schemas/validate.js";
+import { type ValidateFunction, makeAjv, toIssues, validatorFor } from "../../schemas/validate.js";
 import { loadPrecompiledValidators } from "../../server/precompiled.js";
 import { freePort } from "../support/nginx.js";
 import { buildDemoDist } from "../support/server-fixture.js";
@@ -33,12 +31,7 @@ async function writeModule(text: string): Promise<URL> {
 }
 
 /** ajv compiling the schema at run time, as validatorFor does without a precompiled module. */
-function compiled(id: string): ValidateFunction {
-  const ajv = new Ajv2020(COMPILE_OPTIONS);
-  addFormats.default(ajv);
-  for (const schema of Object.values(schemas)) ajv.addSchema(schema);
-  return ajv.getSchema(id)!;
-}
+const compiled = (id: string): ValidateFunction => makeAjv().getSchema(id)!;
 
 test.after(async () => {
   for (const file of written) await rm(file, { force: true });
