@@ -52,7 +52,14 @@ export class Service {
    * again, and keep the collector busy moving them.
    */
   private readonly answers: LruCache<Answer>;
-  private readonly asked = new LruCache<true>(8192);
+  /**
+   * The keys of answers asked once, each costing what its answer would in `answers` (at least 1/8192 of it): a key
+   * counts as asked before only while its answer, had it been kept, would still be there. A second ask from
+   * further back (a Zarr reader's next pass over thousands of 256 kB chunks) would not have been a hit either;
+   * keeping it would only turn the cache over and leave the collector old buffers to free.
+   */
+  private readonly asked: LruCache<true>;
+  private readonly askedMinCost: number;
   private readonly warn: (message: string) => void;
   private readonly throwUnverified: boolean;
   private openApi: string | null = null;
@@ -64,7 +71,10 @@ export class Service {
     this.environment = options.environment ?? "demo";
     this.warn = options.warn ?? ((m) => console.error(m));
     this.throwUnverified = options.onUnverified === "throw";
-    this.answers = new LruCache(options.answerCacheBytes ?? 8 << 20);
+    const answerBytes = options.answerCacheBytes ?? 8 << 20;
+    this.answers = new LruCache(answerBytes);
+    this.asked = new LruCache(answerBytes);
+    this.askedMinCost = answerBytes / 8192;
     this.routes = options.routes;
     this.bounds = options.bounds ?? {};
   }
@@ -170,8 +180,9 @@ export class Service {
       const answer = await (route.computed && request.admit ? request.admit(work) : work());
       // counted twice: the server keeps an answer's compressed forms with it. A HEAD is kept at once: its GET
       // usually follows (GDAL's /vsicurl/ asks a Zarr chunk's size first), and would compute it all again
-      if (answer.status < 500 && (this.asked.get(key) || request.method === "HEAD")) this.answers.set(key, answer, answer.body.byteLength * 2 + 512);
-      else this.asked.set(key, true, 1);
+      const cost = answer.body.byteLength * 2 + 512;
+      if (answer.status < 500 && (this.asked.get(key) || request.method === "HEAD")) this.answers.set(key, answer, cost);
+      else this.asked.set(key, true, Math.max(cost, this.askedMinCost));
       return answer;
     } catch (err) {
       return this.errorAnswer(err, request);

@@ -306,6 +306,28 @@ start("start - the service reads catalog.json alone at start, then only the obje
   assert.equal(warnings, []);
 });
 
+start("answer cache - an answer is kept on its second ask only while its first lies within the cache's reach", async () => {
+  // Zarr maps chunks: every one 256 kB, so each costs the same (body twice, for its compressed forms, and 512)
+  const cost = 256 * 256 * 4 * 2 + 512;
+  const service = new Service({ routes: ROUTES, storage: new LocalStorage(fixture.dist), platform: nodePlatform, answerCacheBytes: 10 * cost });
+  const chunk = async (t: number) => {
+    const answer = await service.handle(apiGet(`/zarr/v2/${A}/maps/air_temperature_max/${t}.0.0`));
+    assert.is(answer.status, 200, `chunk ${t}`);
+    return answer;
+  };
+  const first = await chunk(0);
+  const second = await chunk(0);
+  assert.is.not(second, first, "asked once: computed, not kept");
+  assert.is(await chunk(0), second, "asked twice in a row: kept");
+  // between two asks of chunk 1, eleven other chunks: more than the cache holds (two generations of five)
+  await chunk(1);
+  for (let t = 2; t <= 12; t++) await chunk(t);
+  const late = await chunk(1);
+  const next = await chunk(1);
+  assert.is.not(next, late, "a second ask from beyond the cache's reach is not kept");
+  assert.is(await chunk(1), next, "it is kept when asked again soon");
+});
+
 start("main - exits 1 before listening when the dist is missing, and says which command builds it", async () => {
   const missing = join(fixture.root, "missing");
   try {
