@@ -36,7 +36,8 @@ export class Connections {
 
   /** A request begins: counted until its answer is sent or its connection goes. */
   begin(res: ServerResponse): void {
-    const socket = res.socket!;
+    // the request's socket: a pipelined request's response has none until the answers before it are sent
+    const socket = res.req.socket;
     this.open.add(res);
     this.busy.add(socket);
     if (this.stopping) res.setHeader("Connection", "close");

@@ -1,5 +1,6 @@
 // Server HTTP manners: 404/405, CORS preflight, HEAD, ETag/304, compression, body limits, media types, logging, 500s.
 
+import { connect } from "node:net";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -119,6 +120,26 @@ routing("routing - HEAD answers the GET headers without a body", async () => {
     assert.is(head.bytes.length, 0);
     assert.is(head.headers["content-length"], String(get.bytes.length));
     assert.is(head.headers.etag, get.headers.etag);
+  });
+});
+
+routing("routing - requests pipelined on one connection are answered in order, and the server goes on", async () => {
+  await withServer(fixture.dist, async (served) => {
+    const socket = connect(served.port, "127.0.0.1");
+    const paths = ["/api/health", "/api/v1/datasets", "/api/v1/nothing-here"];
+    socket.write(paths.map((path) => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`).join(""));
+    let text = "";
+    socket.setEncoding("latin1");
+    await new Promise<void>((resolve) => {
+      socket.on("data", (data: string) => {
+        text += data;
+        if ((text.match(/HTTP\/1\.1 \d{3} /g) ?? []).length === paths.length && text.endsWith("}")) resolve();
+      });
+    });
+    socket.destroy();
+    // each body is JSON without a newline at its end: the next status line follows it at once
+    assert.equal(text.match(/HTTP\/1\.1 \d{3} /g), ["HTTP/1.1 200 ", "HTTP/1.1 200 ", "HTTP/1.1 404 "]);
+    assert.is((await request(served, "/api/health")).status, 200);
   });
 });
 
