@@ -47,6 +47,12 @@ export interface Answer {
   headers: Record<string, string>;
   /** a byte range of it may be asked for (Range: the Zarr view's immutable keys) */
   ranges?: boolean;
+  /**
+   * Gives the body's memory back for reuse (a Zarr maps chunk's 256 kB): the sender calls it once the client has
+   * every byte. The service takes it away when it keeps the answer, so a body anything else may still read is never
+   * given back.
+   */
+  recycle?: () => void;
 }
 
 export interface AnswerOptions {

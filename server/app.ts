@@ -171,6 +171,8 @@ function answerWith(service: Service, site: Site, admission: Admission, limits: 
     discardBody(req, body, limits.bodyMs);
     // its bytes stay held until the client has them (or leaves): their sum bounds the work started meanwhile
     res.once("close", admission.hold(answer.stream ? Math.min(answer.stream.byteLength, STREAM_HELD_BYTES) : answer.body.byteLength));
+    // 'finish': every byte handed to the socket (a client that leaves before never gives the body back)
+    if (answer.recycle) res.once("finish", answer.recycle);
     await sendAnswer(req, res, answer, body).catch((err) => {
       console.error(`${req.method} ${req.url}: could not send the answer`, err);
       res.destroy();

@@ -4,7 +4,7 @@
 import type { Answer } from "../answer.js";
 import { BINARY_TYPE } from "../answer.js";
 import type { Context } from "../context.js";
-import { readChunkBytes } from "./chunks.js";
+import { readChunkBytes, recycleMapsChunk } from "./chunks.js";
 import { type ZarrGroup, ZARR_GROUPS, describeArrays, groupDocument, isZarrKeyShape, openZarrVersion, parseChunkKey, zarrNotFound, zarrayOf } from "./view.js";
 
 const isGroup = (group: string): group is ZarrGroup => (ZARR_GROUPS as readonly string[]).includes(group);
@@ -48,7 +48,9 @@ export async function answerZarrArrayKey(ctx: Context): Promise<Answer> {
   const values = index ? await readChunkBytes(zv, group, array, index) : null;
   if (!values) throw zarrNotFound(`Chunk ${group}/${array}/${key} of ${id} (outside the array, or no cell of it held)`);
   const body = described.compressor ? await ctx.platform.deflate(values, described.compressor.level) : values;
-  return ctx.answer(body, { cache: "immutable", type: BINARY_TYPE, ranges: true, headers: { "Service-Dataset-Version": id } });
+  const answer = await ctx.answer(body, { cache: "immutable", type: BINARY_TYPE, ranges: true, headers: { "Service-Dataset-Version": id } });
+  if (body === values && group === "maps") answer.recycle = () => recycleMapsChunk(values);
+  return answer;
 }
 
 /** GET /zarr/v2/latest/:dataset/:group/:array/:key: an array-level key of the newest version (a redirect). */

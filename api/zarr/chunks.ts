@@ -28,6 +28,19 @@ function placeCells(out: Float32Array, cells: Float32Array, area: Window, col0: 
   }
 }
 
+/**
+ * The buffers of maps chunks already sent, for the next ones (at most 16, 4 MB): a fresh 256 kB a chunk, freed by the
+ * collector once its answer was sent, cost a mark-compact every few dozen chunks (docs/performance.md).
+ */
+const MAPS_BYTES = CHUNK_SHAPES.maps.side * CHUNK_SHAPES.maps.side * 4;
+const sentMapsBuffers: ArrayBuffer[] = [];
+
+/** Gives a maps chunk's memory back once nothing reads it (its answer sent, and not kept). */
+export function recycleMapsChunk(bytes: Uint8Array): void {
+  const buffer = bytes.buffer as ArrayBuffer;
+  if (buffer.byteLength === MAPS_BYTES && sentMapsBuffers.length < 16 && !sentMapsBuffers.includes(buffer)) sentMapsBuffers.push(buffer);
+}
+
 /** A maps chunk: the cells of tile (row, col) on date index `t`, NaN where the day holds none. */
 async function readMapsChunk(zv: ZarrVersion, t: number, row: number, col: number): Promise<Float32Array | null> {
   const side = CHUNK_SHAPES.maps.side;
@@ -37,8 +50,8 @@ async function readMapsChunk(zv: ZarrVersion, t: number, row: number, col: numbe
   const day = await zv.view.findDay(date);
   const area = day ? intersectWindows(cells, day.window) : cells;
   if (!day || isEmpty(area)) return null;
-  // a whole tile's cells overwrite every value: no pass of NaN over its 256 kB first
-  const out = new Float32Array(side * side);
+  // a whole tile's cells overwrite every value (of a buffer used before too): no pass of NaN over its 256 kB first
+  const out = new Float32Array(sentMapsBuffers.pop() ?? new ArrayBuffer(MAPS_BYTES));
   if (area[2] !== side || area[3] !== side) out.fill(NaN);
   // straight into the chunk, a row every `side` cells: no array of the area's own, no copy; a whole tile's blocks read once
   await zv.view.readCells(day, area, { out, at: (area[1] - row * side) * side + (area[0] - col * side), stride: side }, "once");

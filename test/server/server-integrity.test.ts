@@ -326,6 +326,12 @@ start("answer cache - an answer is kept on its second ask only while its first l
   const next = await chunk(1);
   assert.is.not(next, late, "a second ask from beyond the cache's reach is not kept");
   assert.is(await chunk(1), next, "it is kept when asked again soon");
+  // a maps chunk's memory is given back by its sender (server/app.ts, once sent), and the next chunk takes it; a kept
+  // answer has nothing to give back, since other requests read its body
+  assert.is(next.recycle, undefined);
+  const sent = await chunk(20);
+  sent.recycle!();
+  assert.is((await chunk(21)).body.buffer, sent.body.buffer);
 });
 
 start("main - exits 1 before listening when the dist is missing, and says which command builds it", async () => {

@@ -2,6 +2,7 @@
 // float32 values (NaN for missing), the latest redirect, immutable caching, HEAD and byte ranges, the mirror client.
 
 import { createHash } from "node:crypto";
+import { connect } from "node:net";
 import { inflateSync } from "node:zlib";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -111,6 +112,55 @@ zarr("zarr - a maps chunk is one day of one tile, exactly the query route's floa
     const query = await queryValues(served, { col: 200, row: 256, width: 56, height: 65 }, DATES_A[5]);
     const fromChunk = query.map((_, i) => chunk[(Math.floor(i / 56)) * 256 + 200 + (i % 56)]);
     assert.equal(fromChunk.map(String), query.map(String));
+  });
+});
+
+zarr("zarr - maps chunks sent 12 at once, their buffers reused: each its own day and tile, its digest its bytes; a kept one unchanged", async () => {
+  await withServer(fixture.dist, async (served) => {
+    const chunkPath = ([t, r, c]: number[]) => `${base()}/maps/air_temperature_max/${t}.${r}.${c}`;
+    const check = (answer: Awaited<ReturnType<typeof request>>, [t, r, c]: number[]) => {
+      assert.is(answer.status, 200);
+      assert.is(answer.headers["content-digest"], `sha-256=:${createHash("sha256").update(answer.bytes).digest("base64")}:`, `${t}.${r}.${c}`);
+      assert.is(firstDifference(decodeChunk(answer.bytes, false), (i) => expectedA(c * 256 + (i % 256), r * 256 + Math.floor(i / 256), t)), null, `${t}.${r}.${c}`);
+    };
+    // asked twice, the answer cache keeps it: its buffer must never be given back for another chunk
+    const kept = [3, 1, 1];
+    await request(served, chunkPath(kept));
+    check(await request(served, chunkPath(kept)), kept);
+    const keys = DATES_A.flatMap((_, t) => [[t, 0, 0], [t, 0, 1], [t, 1, 0], [t, 1, 1]]);
+    for (let i = 0; i < keys.length; i += 12) {
+      const batch = keys.slice(i, i + 12);
+      const answers = await Promise.all(batch.map((key) => request(served, chunkPath(key))));
+      answers.forEach((answer, j) => check(answer, batch[j]));
+    }
+    check(await request(served, chunkPath(kept)), kept);
+    // eight chunks asked at once on one connection that is not read: their answers wait in the server's queue (more
+    // than the sockets' buffers hold) while 24 other chunks are answered; each then arrives as it was computed
+    const waiting = DATES_A.slice(0, 8).map((_, t) => [t, 0, 1]);
+    const socket = connect(served.port, "127.0.0.1");
+    socket.pause();
+    socket.write(waiting.map((key) => `GET ${chunkPath(key)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`).join(""));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await Promise.all(keys.slice(40, 64).map((key) => request(served, chunkPath(key))));
+    const received: Buffer[] = [];
+    socket.on("data", (data: Buffer) => received.push(data));
+    socket.resume();
+    const all = await new Promise<Buffer>((resolve) => {
+      const size = () => received.reduce((n, b) => n + b.length, 0);
+      socket.on("data", () => size() >= waiting.length * 256 * 256 * 4 + waiting.length * 200 && resolve(Buffer.concat(received)));
+    });
+    socket.destroy();
+    let at = 0;
+    for (const key of waiting) {
+      const end = all.indexOf("\r\n\r\n", at);
+      const head = all.subarray(at, end).toString("latin1");
+      assert.match(head, /^HTTP\/1\.1 200 OK\r\n/);
+      const digest = /\r\nContent-Digest: (.*)/i.exec(head)![1];
+      const body = all.subarray(end + 4, end + 4 + 256 * 256 * 4);
+      assert.is(digest, `sha-256=:${createHash("sha256").update(body).digest("base64")}:`, `queued ${key.join(".")}`);
+      assert.is(firstDifference(decodeChunk(body, false), (i) => expectedA(key[2] * 256 + (i % 256), key[1] * 256 + Math.floor(i / 256), key[0])), null, `queued ${key.join(".")}`);
+      at = end + 4 + body.length;
+    }
   });
 });
 
