@@ -188,7 +188,9 @@ export class Archive {
 
   /** The block directory of a day piece: its first bytes, checked against the month page's header Ref. */
   readHeader(day: DayEntry): Promise<DayHeader> {
-    return this.objects.getOrLoad(`header:${day.header.sha256}`, day.header.size * 2, async () => {
+    // a decoded header is a copy of its bytes (DayHeader reads entries from them): it costs what a block does, its
+    // bytes and 64, so a year of full-grid headers (2.8 MB) stays within the default cache's reach
+    return this.objects.getOrLoad(`header:${day.header.sha256}`, day.header.size + 64, async () => {
       const path = objectPath(day.piece.sha256, "day");
       const bytes = await this.storage.read(path, 0, day.header.size);
       await this.verify(bytes, day.header, path, "header ");
