@@ -184,8 +184,7 @@ export class Service {
       if (answer.status < 500 && (this.asked.get(key) || request.method === "HEAD")) {
         answer.recycle = undefined; // other requests will read its body
         this.answers.set(key, answer, cost);
-      }
-      else this.asked.set(key, true, Math.max(cost, this.askedMinCost));
+      } else this.asked.set(key, true, Math.max(cost, this.askedMinCost));
       return answer;
     } catch (err) {
       return this.errorAnswer(err, request);
