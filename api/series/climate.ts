@@ -9,7 +9,7 @@ import type { RasterView } from "../../format/versions.js";
 import { findHoldingSlices } from "../tiers.js";
 import { type MetClimate, type MetDays, averageYears, computePooledTavAmp, computeYearlyTavAmp } from "./met.js";
 import { type Place, joinNames } from "./params.js";
-import { PeriodDates, periodDates } from "./period-dates.js";
+import { periodDates } from "./period-dates.js";
 import { readFromSpans } from "./read.js";
 import type { SeriesChoice, SeriesSelection } from "./select.js";
 
@@ -66,8 +66,7 @@ async function readRecord(maxt: SeriesChoice, mint: SeriesChoice, place: Place):
         return readFromSpans({ ...choice, slices }, place, days);
       };
       const [maxtValues, mintValues] = await Promise.all([read(maxt), read(mint)]);
-      // not periodDates: its few cached periods are the answers', kept for the next call
-      return { dates: new PeriodDates(start, days), maxt: maxtValues, mint: mintValues };
+      return { dates: periodDates(start, days), maxt: maxtValues, mint: mintValues };
     }),
   );
 }
@@ -82,7 +81,7 @@ function findWholeMonths(part: MetDays): MetDays[] {
     // whole: it begins on the 1st and the day after it is the next month's 1st
     let complete = dates.date(from).endsWith("-01") && dates.date(to + 1).endsWith("-01");
     for (let d = from; complete && d <= to; d++) if (Number.isNaN(part.maxt[d]) || Number.isNaN(part.mint[d])) complete = false;
-    if (complete) out.push({ dates: new PeriodDates(dates.date(from), to - from + 1), maxt: part.maxt.subarray(from, to + 1), mint: part.mint.subarray(from, to + 1) });
+    if (complete) out.push({ dates: dates.slice(from, to - from + 1, dates.date(from)), maxt: part.maxt.subarray(from, to + 1), mint: part.mint.subarray(from, to + 1) });
     from = to + 1;
   }
   return out;

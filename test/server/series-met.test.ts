@@ -6,7 +6,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { type MetColumn, type MetInput, computePooledTavAmp, computeTavAmp, computeYearlyTavAmp, writeMet } from "../../api/series/met.js";
 import { HttpError } from "../../api/errors.js";
-import { PeriodDates } from "../../api/series/period-dates.js";
+import { periodDates } from "../../api/series/period-dates.js";
 import { findVariable } from "../../format/variables.js";
 
 const VERSION = { id: "silo-x-20031130-20040101-0123456789abcdef", license: "CC-BY-4.0", attribution: "Queensland Government SILO; interpolated Bureau of Meteorology and other observations." };
@@ -25,19 +25,19 @@ met("met - tav and amp as APSIM computes them: monthly means of (maxt + mint) / 
   const mint = new Float32Array(days).fill(12);
   [maxt[0], mint[0]] = [30, 10];
   [maxt[32], mint[32]] = [20.5, 4.5];
-  const { tav, amp } = computeTavAmp(new PeriodDates("2003-11-30", days), maxt, mint);
+  const { tav, amp } = computeTavAmp(periodDates("2003-11-30", days), maxt, mint);
   // 2003: (20 + 22) / 12 = 3.5, amplitude 22 - 20 = 2; 2004: 12.5 / 12, amplitude 0; both averaged over the two years
   assert.is(tav, (3.5 + 12.5 / 12) / 2);
   assert.is(amp, 1);
   // values as the file writes them: float32 21.1 is read back as the decimal 21.1, not 21.100000381469727
-  const one = computeTavAmp(new PeriodDates("2003-01-01", 1), Float32Array.of(21.1), Float32Array.of(10.2));
+  const one = computeTavAmp(periodDates("2003-01-01", 1), Float32Array.of(21.1), Float32Array.of(10.2));
   assert.is(one.tav, ((21.1 + 10.2) * 0.5) / 12);
 });
 
 met("met - each year's tav and amp, whole only when every date of it is held with both values; a missing value is left out of its month", () => {
   // 2003-12-31 .. 2005-01-01: December 2003 holds one day, 2004 every day (a leap year), 2005 one day
   const days = 368;
-  const dates = new PeriodDates("2003-12-31", days);
+  const dates = periodDates("2003-12-31", days);
   const maxt = new Float32Array(days).fill(30);
   const mint = new Float32Array(days).fill(10);
   // 2004: January's mean 24 ((38 + 10) / 2), the other months 20
@@ -56,7 +56,7 @@ met("met - each year's tav and amp, whole only when every date of it is held wit
 
 met("met - the tav_amp program's arithmetic: each calendar month's mean pooled over every day of it across years, their mean and range", () => {
   // January 2003 at mean 20 (31 days), January 2004 at mean 26 (31 days), February 2004 at mean 14 (29 days)
-  const part = (start: string, days: number, mean: number) => ({ dates: new PeriodDates(start, days), maxt: new Float32Array(days).fill(mean + 5), mint: new Float32Array(days).fill(mean - 5) });
+  const part = (start: string, days: number, mean: number) => ({ dates: periodDates(start, days), maxt: new Float32Array(days).fill(mean + 5), mint: new Float32Array(days).fill(mean - 5) });
   const pooled = computePooledTavAmp([part("2003-01-01", 31, 20), part("2004-01-01", 31, 26), part("2004-02-01", 29, 14)]);
   assert.equal(pooled, { tav: (23 + 14) / 2, amp: 9, months: 2 });
 });
@@ -74,7 +74,7 @@ met("met - exact bytes: the header APSIM reads, the columns in SILO's order what
       column("vp", [21.3, 24, 18.9]),
     ],
   };
-  const { tav, amp } = computeTavAmp(new PeriodDates("2003-12-30", 3), Float32Array.of(33.2, 30, 28.4), Float32Array.of(20.1, 19.5, 15));
+  const { tav, amp } = computeTavAmp(periodDates("2003-12-30", 3), Float32Array.of(33.2, 30, 28.4), Float32Array.of(20.1, 19.5, 15));
   const basis = "over the whole calendar years 1990 to 2020 (31 years) of the place's published record";
   const text = new TextDecoder().decode(writeMet(input, { tav: 18.456, amp: 12.004, basis }));
   assert.is(
