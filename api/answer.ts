@@ -1,6 +1,7 @@
 // An answer of the interface before HTTP: status, bytes, media type, cache policy and contract headers.
 // The server adds transport (compression, ETag/304, CORS); the mirror client returns it as it is.
 
+import { giveBackBody, isLentBody } from "./bytes.js";
 import { LIMITS } from "./contract.js";
 import { HttpError } from "./errors.js";
 import { type Platform, utf8 } from "../format/storage.js";
@@ -48,9 +49,9 @@ export interface Answer {
   /** a byte range of it may be asked for (Range: the Zarr view's immutable keys) */
   ranges?: boolean;
   /**
-   * Gives the body's memory back for reuse (a Zarr maps chunk's 256 kB): the sender calls it once the client has
-   * every byte. The service takes it away when it keeps the answer, so a body anything else may still read is never
-   * given back.
+   * Gives the body's memory back for reuse (a Zarr maps chunk's 256 kB, a sink's working buffer): the sender calls it
+   * once the client has every byte. An answer kept for other requests keeps its own copy instead (keepBody), so a
+   * body anything may still read is never given back.
    */
   recycle?: () => void;
 }
@@ -85,7 +86,17 @@ export async function makeAnswer(platform: Platform, body: string | Uint8Array, 
     etag: options.etag ?? options.cache !== "no-store",
     headers: options.headers ?? {},
     ...(options.ranges ? { ranges: true } : {}),
+    ...(isLentBody(bytes) ? { recycle: () => giveBackBody(bytes) } : {}),
   };
+}
+
+/** Before an answer is kept for other requests: its body in memory of its own, exactly its bytes, and nothing to give back. */
+export function keepBody(answer: Answer): void {
+  if (!answer.recycle) return;
+  const recycle = answer.recycle;
+  answer.body = answer.body.slice();
+  answer.recycle = undefined;
+  recycle();
 }
 
 /**

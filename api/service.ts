@@ -7,7 +7,7 @@ import { LruCache } from "../format/cache.js";
 import { Snapshot } from "../format/snapshot.js";
 import { IntegrityError, type Platform, type Storage, StorageError } from "../format/storage.js";
 import { VersionReadError } from "../format/versions.js";
-import { type Answer, makeAnswer, makeStreamAnswer } from "./answer.js";
+import { type Answer, keepBody, makeAnswer, makeStreamAnswer } from "./answer.js";
 import { ByteSink } from "./bytes.js";
 import type { ApiRequest, Context } from "./context.js";
 import { LIMITS } from "./contract.js";
@@ -182,7 +182,7 @@ export class Service {
       // usually follows (GDAL's /vsicurl/ asks a Zarr chunk's size first), and would compute it all again
       const cost = answer.body.byteLength * 2 + 512;
       if (answer.status < 500 && (this.asked.get(key) || request.method === "HEAD")) {
-        answer.recycle = undefined; // other requests will read its body
+        keepBody(answer);
         this.answers.set(key, answer, cost);
       } else this.asked.set(key, true, Math.max(cost, this.askedMinCost));
       return answer;

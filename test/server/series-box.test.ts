@@ -16,7 +16,7 @@ import { createMirrorClient } from "../../client/index.js";
 import { startMirrorServer } from "../../client/mirror-server.js";
 import { docBlock } from "../docs/doc-blocks.js";
 import { makeWorkDir } from "../support/helpers.js";
-import { DATES_A, type Fixture, assertError, assertSchema, buildDemoDist, buildFixture, exchange, post, request, requestFor, sha256Base64, valueA, withServer } from "../support/server-fixture.js";
+import { DATES_A, type Fixture, assertError, assertSchema, buildDemoDist, buildFixture, exchange, pipelinedUnread, post, request, requestFor, sha256Base64, valueA, withServer } from "../support/server-fixture.js";
 
 let fixture: Fixture;
 const work = makeWorkDir("series-box");
@@ -67,6 +67,35 @@ box("series box - the box's cells by the query's rule, cell by cell (north to so
     assert.is(answer.headers["service-period"], `${FEB[0]}/${FEB[4]}`);
     assert.is(answer.headers["content-digest"], `sha-256=:${sha256Base64(answer.bytes)}:`);
     assert.is(answer.headers["service-request-sha256"], sha256(JSON.stringify({ bbox: BOX.split(",").map(Number), end: FEB[4], format: "csv", start: FEB[0], variables: ["air_temperature_max"] })));
+  });
+});
+
+box("series box - answers written in reused buffers: 24 boxes pipelined, unread while 24 others are answered, each exactly its own CSV; one kept unchanged", async () => {
+  // 16 x 16 cells over every date of version A: 8,448 rows, about 320 kB a box, 7.7 MB for the 24 that wait
+  const boxAt = (i: number): [number, number] => [200 + (i % 6) * 17, 200 + Math.floor(i / 6) * 13];
+  const path = ([c0, r0]: [number, number]) => `/api/v1/series?bbox=${edgesOf(c0, r0, 16, 16)}&start=${DATES_A[0]}&end=${DATES_A[DATES_A.length - 1]}`;
+  const expected = ([c0, r0]: [number, number]) => expectCsvA(cellsOf(c0, r0, 16, 16), DATES_A);
+  await withServer(fixture.dist, async (s) => {
+    // asked twice, the answer cache keeps it: its working buffer must never serve another answer
+    const kept = boxAt(48);
+    await request(s, path(kept));
+    assert.is((await request(s, path(kept))).text, expected(kept));
+    const waiting = Array.from({ length: 24 }, (_, i) => boxAt(i));
+    const others = Array.from({ length: 24 }, (_, i) => boxAt(24 + i));
+    const meanwhile = async () => {
+      for (let i = 0; i < others.length; i += 4) {
+        const batch = others.slice(i, i + 4);
+        const answers = await Promise.all(batch.map((box) => request(s, path(box))));
+        answers.forEach((answer, j) => assert.is(answer.text, expected(batch[j]), `box ${batch[j].join(",")}`));
+      }
+    };
+    const responses = await pipelinedUnread(s, waiting.map(path), meanwhile);
+    responses.forEach(({ head, body }, i) => {
+      assert.match(head, /^HTTP\/1\.1 200 OK\r\n/);
+      assert.is(/\r\nContent-Digest: (.*)/i.exec(head)![1], `sha-256=:${sha256Base64(body)}:`, `queued box ${waiting[i].join(",")}`);
+      assert.is(body.toString("utf8"), expected(waiting[i]), `queued box ${waiting[i].join(",")}`);
+    });
+    assert.is((await request(s, path(kept))).text, expected(kept));
   });
 });
 

@@ -329,6 +329,7 @@ start("answer cache - an answer is kept on its second ask only while its first l
   // a maps chunk's memory is given back by its sender (server/app.ts, once sent), and the next chunk takes it; a kept
   // answer has nothing to give back, since other requests read its body
   assert.is(next.recycle, undefined);
+  assert.is(next.body.buffer.byteLength, next.body.byteLength, "a kept answer's body is a buffer of its own");
   const sent = await chunk(20);
   sent.recycle!();
   assert.is((await chunk(21)).body.buffer, sent.body.buffer);

@@ -2,7 +2,6 @@
 // float32 values (NaN for missing), the latest redirect, immutable caching, HEAD and byte ranges, the mirror client.
 
 import { createHash } from "node:crypto";
-import { connect } from "node:net";
 import { inflateSync } from "node:zlib";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -10,7 +9,7 @@ import { CHUNK_SHAPES } from "../../api/zarr/view.js";
 import { createMirrorClient } from "../../client/index.js";
 import { startMirrorServer } from "../../client/mirror-server.js";
 import { dateToDayNumber } from "../../format/dates.js";
-import { DATES_A, type Fixture, type Served, WINDOW_A, buildFixture, post, request, requestFor, valueA, withServer } from "../support/server-fixture.js";
+import { DATES_A, type Fixture, type Served, WINDOW_A, buildFixture, pipelinedUnread, post, request, requestFor, valueA, withServer } from "../support/server-fixture.js";
 
 let fixture: Fixture;
 const base = (id = fixture.a.id) => `/zarr/v2/${id}`;
@@ -143,33 +142,7 @@ zarr("zarr - maps chunks sent 12 at once, their buffers reused: each its own day
     // (at most 4 MB here), so answers wait in the server's queue while 24 other chunks are answered; each must then
     // arrive as it was computed (with eight, all fitted in the kernel, and giving buffers back at once went unseen)
     const waiting = DATES_A.slice(0, 32).map((_, t) => [t, 0, 1]);
-    const socket = connect(served.port, "127.0.0.1");
-    socket.pause();
-    socket.write(waiting.map((key) => `GET ${chunkPath(key)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`).join(""));
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    await Promise.all(keys.slice(40, 64).map((key) => request(served, chunkPath(key))));
-    const received: Buffer[] = [];
-    /** The responses whole so far: each its head and the Content-Length bytes after it. */
-    const parse = (all: Buffer) => {
-      const responses: { head: string; body: Buffer }[] = [];
-      for (let at = 0, end; (end = all.indexOf("\r\n\r\n", at)) >= 0; ) {
-        const head = all.subarray(at, end).toString("latin1");
-        const length = Number(/\r\nContent-Length: (\d+)/i.exec(head)![1]);
-        if (all.length < end + 4 + length) break;
-        responses.push({ head, body: all.subarray(end + 4, end + 4 + length) });
-        at = end + 4 + length;
-      }
-      return responses;
-    };
-    const responses = await new Promise<{ head: string; body: Buffer }[]>((resolve) => {
-      socket.on("data", (data: Buffer) => {
-        received.push(data);
-        const whole = parse(Buffer.concat(received));
-        if (whole.length === waiting.length) resolve(whole);
-      });
-      socket.resume();
-    });
-    socket.destroy();
+    const responses = await pipelinedUnread(served, waiting.map(chunkPath), () => Promise.all(keys.slice(40, 64).map((key) => request(served, chunkPath(key)))));
     responses.forEach(({ head, body }, i) => {
       const key = waiting[i];
       assert.match(head, /^HTTP\/1\.1 200 OK\r\n/);

@@ -2,6 +2,7 @@
 
 import { cp, open, readFile } from "node:fs/promises";
 import http from "node:http";
+import { connect } from "node:net";
 import { join } from "node:path";
 import * as assert from "uvu/assert";
 import type { Coverage } from "../../format/coverage.js";
@@ -231,6 +232,42 @@ export interface Served {
   app: App;
   url: string;
   port: number;
+}
+
+/**
+ * GETs `paths` pipelined on one connection that is not read until `meanwhile` has run: answers larger than the
+ * kernel's socket buffers take (4 MB here) wait in the server's queue while `meanwhile` asks for others, so an answer
+ * whose memory is given back before it was sent arrives changed. The responses in order, each its head and body.
+ */
+export async function pipelinedUnread(served: Served, paths: string[], meanwhile: () => Promise<unknown>): Promise<{ head: string; body: Buffer }[]> {
+  const socket = connect(served.port, "127.0.0.1");
+  socket.pause();
+  socket.write(paths.map((path) => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`).join(""));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  await meanwhile();
+  const received: Buffer[] = [];
+  /** The responses whole so far: each its head and the Content-Length bytes after it. */
+  const parse = (all: Buffer) => {
+    const responses: { head: string; body: Buffer }[] = [];
+    for (let at = 0, end; (end = all.indexOf("\r\n\r\n", at)) >= 0; ) {
+      const head = all.subarray(at, end).toString("latin1");
+      const length = Number(/\r\nContent-Length: (\d+)/i.exec(head)![1]);
+      if (all.length < end + 4 + length) break;
+      responses.push({ head, body: all.subarray(end + 4, end + 4 + length) });
+      at = end + 4 + length;
+    }
+    return responses;
+  };
+  const responses = await new Promise<{ head: string; body: Buffer }[]>((resolve) => {
+    socket.on("data", (data: Buffer) => {
+      received.push(data);
+      const whole = parse(Buffer.concat(received));
+      if (whole.length === paths.length) resolve(whole);
+    });
+    socket.resume();
+  });
+  socket.destroy();
+  return responses;
 }
 
 /** Starts the real app on an ephemeral port, runs `fn`, and always closes it. */
