@@ -71,6 +71,8 @@ export class WorkerPool<T, R> {
   private readonly idle: Worker[] = [];
   private readonly queue: Job<T, R>[] = [];
   private readonly busy = new Map<Worker, Job<T, R>>();
+  /** jobs for one thread each (each): taken by that thread before the shared queue */
+  private readonly pinned = new Map<Worker, Job<T, R>[]>();
   private readonly workers: Worker[] = [];
   /** set when a worker dies: every job after that fails with it rather than wait forever */
   private failure: Error | null = null;
@@ -97,6 +99,20 @@ export class WorkerPool<T, R> {
     });
   }
 
+  /** Runs `task` once on every thread started so far, each after the task it is running; no thread is started for it. */
+  each(task: T): Promise<R[]> {
+    return Promise.all(
+      this.workers.map(
+        (worker) =>
+          new Promise<R>((resolve, reject) => {
+            if (this.failure) return reject(this.failure);
+            this.pinned.set(worker, [...(this.pinned.get(worker) ?? []), { task, resolve, reject }]);
+            this.dispatch();
+          }),
+      ),
+    );
+  }
+
   private start(): void {
     const worker = startWorker(this.entry, this.preload);
     worker.on("message", (result: R) => this.finish(worker, (job) => job.resolve(result)));
@@ -110,8 +126,9 @@ export class WorkerPool<T, R> {
 
   private fail(err: Error): void {
     this.failure ??= err;
-    for (const job of [...this.busy.values(), ...this.queue.splice(0)]) job.reject(this.failure);
+    for (const job of [...this.busy.values(), ...this.queue.splice(0), ...[...this.pinned.values()].flat()]) job.reject(this.failure);
     this.busy.clear();
+    this.pinned.clear();
   }
 
   private finish(worker: Worker, settle: (job: Job<T, R>) => void): void {
@@ -124,9 +141,11 @@ export class WorkerPool<T, R> {
 
   private dispatch(): void {
     while (this.queue.length > this.idle.length && this.workers.length < this.size && !this.closing) this.start();
-    while (this.idle.length > 0 && this.queue.length > 0) {
-      const worker = this.idle.pop()!;
-      const job = this.queue.shift()!;
+    for (let i = this.idle.length - 1; i >= 0; i--) {
+      const worker = this.idle[i];
+      const job = this.pinned.get(worker)?.shift() ?? this.queue.shift();
+      if (!job) continue;
+      this.idle.splice(i, 1);
       this.busy.set(worker, job);
       worker.postMessage(job.task);
     }

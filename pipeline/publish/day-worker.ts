@@ -41,6 +41,11 @@ export interface InspectTask {
   variable: string;
 }
 
+/** Closes the annual files this thread holds open: a variable's raster stage is done, and its series reads want the descriptors. */
+export interface ReleaseTask {
+  kind: "release";
+}
+
 type Failure = { ok: false; file: string; stage: string; reason: string };
 
 export type DayResult =
@@ -58,6 +63,8 @@ export type DayResult =
   | Failure;
 
 export type InspectResult = { ok: true; sha256: string; dates: string[] } | Failure;
+
+export type ReleaseResult = { ok: true; closed: number };
 
 /** Annual files open in this thread (each thread opens its own; a day is a few chunks of one). */
 const openYears = new Map<string, Promise<NetcdfYear>>();
@@ -174,7 +181,19 @@ function toFailure(err: unknown, path: string): Failure {
     : { ok: false, file: path, stage: "decode", reason: `unexpected failure (${describeError(err)})` };
 }
 
-parentPort!.on("message", (task: DayTask | InspectTask) => {
+/** Closes every annual file open in this thread; how many. */
+async function releaseYears(): Promise<ReleaseResult> {
+  const years = [...openYears.values()];
+  openYears.clear();
+  await Promise.all(years.map((year) => year.then((y) => y.close(), () => undefined)));
+  return { ok: true, closed: years.length };
+}
+
+parentPort!.on("message", (task: DayTask | InspectTask | ReleaseTask) => {
+  if (task.kind === "release") {
+    void releaseYears().then((result) => parentPort!.postMessage(result));
+    return;
+  }
   if (task.kind === "inspect") {
     runInspect(task).then(
       (result) => parentPort!.postMessage(result),

@@ -22,7 +22,7 @@ import { publishObservations } from "./observations.js";
 import { NOAA_WEATHER } from "../../sources/noaa-weather.js";
 import { createProgress, type Progress } from "../progress.js";
 import { labelRaster, type RasterLabels } from "../ingest/provenance.js";
-import { inspectAnnualFile, publishRaster, RASTER_TRANSFORM_VERSION, type RasterSummary, startDayPool } from "./raster.js";
+import { type DayPool, inspectAnnualFile, publishRaster, RASTER_TRANSFORM_VERSION, type RasterSummary, startDayPool } from "./raster.js";
 import { type NodeDay, nodeFingerprints, SourceCache } from "./source-cache.js";
 import type { Coverage } from "../../format/coverage.js";
 
@@ -200,17 +200,12 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
   store.laterBytes = tableBytes ? OBSERVATION_TABLE_BYTES : 0;
   // every file of the folder, asked for or not: what the cache remembers of the others is kept for their next publish
   const cache = await SourceCache.open(options.dist, options.sources, [...found.values()].flat(), options.rehash ?? false);
-  const remembers: (() => void)[] = [];
-  for (const [variable, files] of byVariable) {
-    const { labels, base } = bases.get(variable)!;
-    if (base) progress.line(`${variable.silo}: ${options.extend ? "extending" : "reusing days of"} ${base.record.id}`);
-    const { raster, remember } = await publishFolder(files, labels, base, cache, { options, store, progress });
+  const remembers = await publishFolders(byVariable, bases, cache, { options, store, progress }, async (raster) => {
     addRasterSummary(summary, raster);
-    remembers.push(remember);
     const existing = await isPublished(raster.record.id);
     if (existing) summary.unchanged.push(existing);
     else fresh.push({ record: raster.record, coverage: raster.coverage });
-  }
+  });
   summary.filesRead = cache.read.size;
 
   if (options.observations !== false) {
@@ -234,6 +229,33 @@ async function publishInto(store: ObjectStore, previous: Snapshot | null, option
   countWritten(summary, store);
   summary.ms = Date.now() - started;
   return summary;
+}
+
+/**
+ * Each variable's raster version in turn (publishFolder), on one pool of decoding threads for them all; `done` takes
+ * each one's summary. What each remembers of its files, to be kept once the catalog swap is done.
+ */
+async function publishFolders(
+  byVariable: Map<Variable, SiloFile[]>,
+  bases: Map<Variable, { labels: RasterLabels; base: RasterView | null }>,
+  cache: SourceCache,
+  run: Omit<PublishRun, "pool">,
+  done: (raster: RasterSummary) => Promise<void>,
+): Promise<(() => void)[]> {
+  const remembers: (() => void)[] = [];
+  const pool = startDayPool([...byVariable.values()].flat(), run.options.workers);
+  try {
+    for (const [variable, files] of byVariable) {
+      const { labels, base } = bases.get(variable)!;
+      if (base) run.progress.line(`${variable.silo}: ${run.options.extend ? "extending" : "reusing days of"} ${base.record.id}`);
+      const { raster, remember } = await publishFolder(files, labels, base, cache, { ...run, pool });
+      await done(raster);
+      remembers.push(remember);
+    }
+  } finally {
+    await pool.close();
+  }
+  return remembers;
 }
 
 /** What a publish that added versions wrote, for its summary (one that added none took back what it wrote). */
@@ -322,6 +344,8 @@ interface PublishRun {
   options: PublishOptions;
   store: ObjectStore;
   progress: Progress;
+  /** the publish's decoding threads, shared by its variables */
+  pool: DayPool;
 }
 
 /**
@@ -329,40 +353,35 @@ interface PublishRun {
  * remembered from earlier publishes for files whose size and times did not change), then the raster stage,
  * taking whole every year and month of the base whose files did not change.
  */
-async function publishFolder(files: SiloFile[], labels: RasterLabels, base: RasterView | null, cache: SourceCache, { options, store, progress }: PublishRun): Promise<FolderRaster> {
+async function publishFolder(files: SiloFile[], labels: RasterLabels, base: RasterView | null, cache: SourceCache, { options, store, progress, pool }: PublishRun): Promise<FolderRaster> {
   const prefer = options.prefer ?? null;
   const scope = labels.variable.silo;
   const fingerprints = (days: DayInput[]) => nodeFingerprints(days.map((d) => toNodeDay(d, labels)), `${RASTER_TRANSFORM_VERSION} prefer=${prefer ?? "none"}`);
-  const pool = startDayPool(files, options.workers);
-  try {
-    const days = await collectDays(files, cache, (file) => inspectAnnualFile(pool, file));
-    if (days.length === 0) throw new PublishError(options.sources, "discover", `its annual ${scope} files hold no days`);
-    const planned = fingerprints(days);
-    const raster = await publishRaster(
-      {
-        days, labels, base, prefer, pool,
-        extend: options.extend ?? false,
-        allowGaps: options.allowGaps ?? false,
-        isUnchanged: (key, node) => cache.isUnchanged(scope, key, planned.get(key), node),
-        onRead: (source, sha256, cells) => {
-          source.sha256 = sha256;
-          if (source.file.kind === "daily") cache.remember(source.file, { sha256, ...(cells ? { cells } : {}) });
-          else cache.read.add(source.file.memberPath);
-        },
+  const days = await collectDays(files, cache, (file) => inspectAnnualFile(pool, file));
+  if (days.length === 0) throw new PublishError(options.sources, "discover", `its annual ${scope} files hold no days`);
+  const planned = fingerprints(days);
+  const raster = await publishRaster(
+    {
+      days, labels, base, prefer, pool,
+      extend: options.extend ?? false,
+      allowGaps: options.allowGaps ?? false,
+      isUnchanged: (key, node) => cache.isUnchanged(scope, key, planned.get(key), node),
+      onRead: (source, sha256, cells) => {
+        source.sha256 = sha256;
+        if (source.file.kind === "daily") cache.remember(source.file, { sha256, ...(cells ? { cells } : {}) });
+        else cache.read.add(source.file.memberPath);
       },
-      store,
-      progress,
-    );
-    const remember = () => {
-      // the nodes that held a file not hashed before the publish: their fingerprints, now that every file is hashed
-      const unplanned = days.filter((d) => !planned.has(d.date.slice(0, 4)) || !planned.has(d.date.slice(0, 7)));
-      const known = new Map([...planned, ...fingerprints(unplanned)]);
-      cache.recordNodes(scope, raster.years, known, raster.months);
-    };
-    return { raster, remember };
-  } finally {
-    await pool.close();
-  }
+    },
+    store,
+    progress,
+  );
+  const remember = () => {
+    // the nodes that held a file not hashed before the publish: their fingerprints, now that every file is hashed
+    const unplanned = days.filter((d) => !planned.has(d.date.slice(0, 4)) || !planned.has(d.date.slice(0, 7)));
+    const known = new Map([...planned, ...fingerprints(unplanned)]);
+    cache.recordNodes(scope, raster.years, known, raster.months);
+  };
+  return { raster, remember };
 }
 
 /** A day's source entries as the publish would record them; null for a file not hashed yet. */

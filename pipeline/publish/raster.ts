@@ -26,7 +26,7 @@ import { type DaySource, type DayInput, type Prefer, cellsKey } from "./day-sour
 import type { SiloFile, YearFile } from "../ingest/discover.js";
 import type { KnownFile } from "./source-cache.js";
 import { type VersionNotes, describeChanges } from "./changes.js";
-import type { DayResult, DayTask, InspectResult, InspectTask, SourceTask } from "./day-worker.js";
+import type { DayResult, DayTask, InspectResult, InspectTask, ReleaseResult, ReleaseTask, SourceTask } from "./day-worker.js";
 import { type IsUnchanged, type PlanItem, type PlannedDay, planDays } from "./day-plan.js";
 import { PublishError } from "../errors.js";
 import type { ObjectStore } from "../dist/files.js";
@@ -92,7 +92,7 @@ export async function publishRaster(input: RasterInput, store: ObjectStore, prog
   const plan = planDays(days, base, extend, input.isUnchanged);
   const items = decodeAhead(plan, (item) => startDecoding(item, pool, input, progress), pool.size * TASKS_AHEAD_PER_WORKER);
   const written = await writeDays(items, store, input.labels, base?.archive ?? null, new DayProgress(progress, days.length, store));
-  await pool.close(); // before the series: its reads want the descriptors the threads hold
+  await releaseDayPool(pool); // before the series: its reads want the descriptors the threads hold
   const { tree } = written;
   // few descriptors: a publish may run under an open-file limit of 256, its decoding threads holding some
   const archive = new Archive(new LocalStorage(store.root, { maxOpenFiles: 32 }), nodePlatform, { cacheBytes: 64 << 20 });
@@ -111,14 +111,23 @@ export async function publishRaster(input: RasterInput, store: ObjectStore, prog
   return { record, coverage: tree.coverage, years: tree.years, months: tree.months, days: tree.days, decoded: written.decoded, reused: days.length - written.decoded, tiles: tree.tiles, series };
 }
 
-export type DayPool = WorkerPool<DayTask | InspectTask, DayResult | InspectResult>;
+export type DayPool = WorkerPool<DayTask | InspectTask | ReleaseTask, DayResult | InspectResult | ReleaseResult>;
 
-/** Decoding threads (started as tasks arrive), with the NetCDF library loaded first when there are annual files. */
+/**
+ * Decoding threads (started as tasks arrive), with the NetCDF library loaded first when there are annual files: one
+ * pool for a publish's files of every variable. A pool per variable started two threads for each of SILO's 18, each
+ * spending about half a second of CPU starting (its modules and the NetCDF library) for a few days' work.
+ */
 export function startDayPool(files: SiloFile[], workers?: number): DayPool {
   const annual = files.filter((f) => f.kind === "annual").length;
   // an annual file is hundreds of days: count it as a year's worth of work for the number of threads
   const threads = Math.min(workers ?? Math.min(availableParallelism(), MAX_WORKERS), Math.max(1, files.length + 365 * annual));
   return new WorkerPool(new URL(`./day-worker${import.meta.url.slice(-3)}`, import.meta.url), threads, annual > 0 ? [NETCDF_LIBRARY] : []);
+}
+
+/** Every decoding thread closes the annual files it holds open (a thread keeps two, for the days that follow). */
+async function releaseDayPool(pool: DayPool): Promise<void> {
+  await pool.each({ kind: "release" });
 }
 
 /** An annual file's sha256 and dates, read and checked on a decoding thread. */
