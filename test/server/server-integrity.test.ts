@@ -329,7 +329,12 @@ start("answer cache - an answer is kept on its second ask only while its first l
   // a maps chunk's memory is given back by its sender (server/app.ts, once sent), and the next chunk takes it; a kept
   // answer has nothing to give back, since other requests read its body
   assert.is(next.recycle, undefined);
-  assert.is(next.body.buffer.byteLength, next.body.byteLength, "a kept answer's body is a buffer of its own");
+  // a sink's answer (a tile's JSON) kept on its second ask: its body copied out of the sink's working buffer
+  const tile = () => service.handle(apiGet(`/api/v1/layers/${A}`, "tile=20040201-r1-c1"));
+  assert.ok((await tile()).recycle, "a sink's answer not kept gives its working buffer back once sent");
+  const kept = await tile();
+  assert.is(kept.recycle, undefined);
+  assert.is(kept.body.buffer.byteLength, kept.body.byteLength, "a kept answer's body is a buffer of its own");
   const sent = await chunk(20);
   sent.recycle!();
   assert.is((await chunk(21)).body.buffer, sent.body.buffer);
