@@ -49,6 +49,11 @@ export interface Answer {
   /** a byte range of it may be asked for (Range: the Zarr view's immutable keys) */
   ranges?: boolean;
   /**
+   * content-coded when the client asks for it: every answer but BINARY_TYPE's by default (a Zarr chunk's own codec
+   * compressed it already); binary values no codec compressed (OPeNDAP's XDR) say true
+   */
+  compressible?: boolean;
+  /**
    * Gives the body's memory back for reuse (a Zarr maps chunk's 256 kB, a sink's working buffer): the sender calls it
    * once the client has every byte. An answer kept for other requests keeps its own copy instead (keepBody), so a
    * body anything may still read is never given back.
@@ -65,6 +70,7 @@ export interface AnswerOptions {
   /** data answers are bounded at 1 MB (docs/contract.md §3.3); `bounded` says how to ask for less */
   bounded?: string;
   ranges?: boolean;
+  compressible?: boolean;
 }
 
 /** Data answers are bounded at 1,000,000 bytes (docs/contract.md §3.3); `advice` tells the client how to ask for less. */
@@ -86,6 +92,7 @@ export async function makeAnswer(platform: Platform, body: string | Uint8Array, 
     etag: options.etag ?? options.cache !== "no-store",
     headers: options.headers ?? {},
     ...(options.ranges ? { ranges: true } : {}),
+    ...(options.compressible !== undefined ? { compressible: options.compressible } : {}),
     ...(isLentBody(bytes) ? { recycle: () => giveBackBody(bytes) } : {}),
   };
 }

@@ -11,7 +11,14 @@ export interface ApiRequest {
   /** path without the query string, percent-encoded as sent */
   path: string;
   query: URLSearchParams;
+  /**
+   * the query as sent, after `?`, still percent-encoded: a DAP2 constraint is not form data (`time,lat,lon` has no `=`).
+   * Absent (a mirror client's request): its `query` says the same.
+   */
+  rawQuery?: string;
   contentType?: string;
+  /** the Cookie header: OPeNDAP's newest alias keeps a client's session on one version with it (api/dap/answers.ts) */
+  cookie?: string;
   /** scheme://host of this request, for the absolute links of capabilities */
   baseUrl: string;
   /**

@@ -16,3 +16,9 @@ export const LIMITS = {
   maxTileSide: 256,
   maxTileCells: 65536,
 } as const;
+
+/**
+ * Values in one file of values beside the contract (docs/contract.md §8.2, §8.6): a series NetCDF answer, an OPeNDAP
+ * .dods answer. 40 MB of float32: a few at once fit a small server's memory.
+ */
+export const MAX_FILE_VALUES = 10_000_000;

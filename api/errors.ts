@@ -22,6 +22,7 @@ const STATUS_BY_KIND = {
   no_cell_centers: 422,
   unsupported_grid: 422,
   missing_values: 422,
+  internal_error: 500,
   service_unavailable: 503,
   acquisition_not_ready: 503,
 } as const;

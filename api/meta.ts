@@ -86,6 +86,7 @@ export const META_ROUTES: RouteSpec[] = [
     method: "GET",
     path: "/api/v1/capabilities",
     operationId: "getCapabilities",
+    absoluteLinks: true,
     cors: READ_CORS,
     summary: "Implemented variables, sources, representations, limits and features.",
     answers: ["capabilities.schema.json"],

@@ -77,6 +77,7 @@ const KIND_MEANINGS: Record<ErrorKind, string> = {
   no_cell_centers: "`no_cell_centers`: the box overlaps the grid but holds none of its cell centres",
   unsupported_grid: "`unsupported_grid`: the candidate grid is not a north-up regular EPSG:4326 grid",
   missing_values: "`missing_values`: an APSIM weather file cannot hold a missing value, and the place misses some (or is ocean)",
+  internal_error: "`internal_error`: the server failed to answer; the failure is logged and nothing about it is said",
   service_unavailable: "`service_unavailable`: the server is busy (with `Retry-After`), or the catalog or this version's files cannot be read or verified; retry with exponential backoff",
   acquisition_not_ready: "`acquisition_not_ready`: acquisition is not enabled; POST the data request to /api/v1/data/query",
 };
@@ -184,6 +185,7 @@ function describeResponses(route: RouteSpec, method: Method): Json {
     };
   }
 
+  const errorContent = (schema: Json): Json => (route.errorForm ? { [route.errorForm.type.split(";")[0]]: { schema: { type: "string", description: route.errorForm.description } } } : { "application/json": { schema } });
   const byStatus = new Map<number, ErrorKind[]>();
   for (const kind of [...route.errors, "service_unavailable" as const]) {
     const status = statusOf(kind);
@@ -193,12 +195,12 @@ function describeResponses(route: RouteSpec, method: Method): Json {
     const plan = status === 413 && kinds.includes("request_too_large");
     const description = kinds.map((k) => KIND_MEANINGS[k]).join("; ") + (plan ? "; `plan` splits a too large request into requests that fit." : ".");
     const headers = headersOf(status === 503 ? [...bodyHeaders, "Retry-After"] : bodyHeaders); // Retry-After: a busy server
-    responses[String(status)] = { description, headers, ...body({ "application/json": { schema: errorSchema(kinds, plan, route.document?.planItem) } }) };
+    responses[String(status)] = { description, headers, ...body(errorContent(errorSchema(kinds, plan, route.document?.planItem))) };
   }
   responses["500"] = {
     description: `\`${INTERNAL_ERROR_BODY.error}\`: an unexpected failure, logged by the server; the body says nothing of its cause.`,
     headers: headersOf(bodyHeaders),
-    ...body({ "application/json": { schema: errorSchema([INTERNAL_ERROR_BODY.error]) } }),
+    ...body(errorContent(errorSchema([INTERNAL_ERROR_BODY.error]))),
   };
   return Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
 }

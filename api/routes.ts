@@ -6,7 +6,7 @@ import { schemas } from "../schemas/validate.js";
 import type { Answer } from "./answer.js";
 import type { Context } from "./context.js";
 import type { CorsSpec } from "./cors.js";
-import type { ErrorKind } from "./errors.js";
+import type { ErrorKind, HttpError } from "./errors.js";
 import type { ParameterSchema } from "./parameters.js";
 
 export interface ParameterSpec {
@@ -68,10 +68,27 @@ export interface RouteSpec<T = unknown> {
   pathParams?: ParameterSpec[];
   /** the 200's media types and schemas besides (or, without `answers`, instead of) the JSON of `answers` */
   content?: Record<string, { schema: Record<string, unknown> }>;
+  /**
+   * How its errors are written when not as the contract's JSON body (OPeNDAP's `Error { code; message; };`, which DAP
+   * clients show their user): their media type, what the document says of them, and each error's text and headers
+   * beside its own. The status is the error's.
+   */
+  errorForm?: ErrorForm;
+  /** its answer depends on the request's Cookie header (a session's version): kept apart for each */
+  readsCookie?: boolean;
+  /** its answer holds absolute links made of the request's base URL (ApiRequest.baseUrl): kept apart for each base */
+  absoluteLinks?: boolean;
   /** a byte range may be asked for (206, 416) */
   ranges?: boolean;
   /** it may answer 302 with a Location */
   redirects?: boolean;
+}
+
+/** A route's own form of its errors (RouteSpec.errorForm). */
+export interface ErrorForm {
+  type: string;
+  description: string;
+  render(err: HttpError): { body: string; headers: Record<string, string> };
 }
 
 /** A table of routes, whatever each one's check returns. */

@@ -187,7 +187,7 @@ export class Service {
       } else this.asked.set(key, true, Math.max(cost, this.askedMinCost));
       return answer;
     } catch (err) {
-      return this.errorAnswer(err, request);
+      return this.errorAnswer(err, request, route);
     }
   }
 
@@ -219,19 +219,22 @@ export class Service {
 
   /**
    * What makes an answer: the catalog it is read from, the route, the request's query, body and media type,
-   * and (capabilities only) the base URL of its links. Two requests with the same key get the same bytes.
+   * the base URL of its links when it has absolute ones (RouteSpec.absoluteLinks), and the Cookie header when the
+   * answer depends on it (RouteSpec.readsCookie). Two requests with the same key get the same bytes.
    */
   private async answerKey(route: RouteSpec, request: ApiRequest, body: Uint8Array | null, snapshot: Snapshot): Promise<string> {
     const bodyHash = body && body.byteLength > 0 ? await this.platform.sha256Hex(body) : "";
-    const base = route.operationId === "getCapabilities" ? request.baseUrl : "";
-    return `${snapshot.sha256} ${route.operationId} ${request.path}?${request.query.toString()} ${request.contentType ?? ""} ${bodyHash} ${base}`;
+    const base = route.absoluteLinks ? request.baseUrl : "";
+    const cookie = route.readsCookie ? (request.cookie ?? "") : "";
+    return `${snapshot.sha256} ${route.operationId} ${request.path}?${request.query.toString()} ${request.contentType ?? ""} ${bodyHash} ${base} ${cookie}`;
   }
 
-  private async errorAnswer(err: unknown, request: ApiRequest): Promise<Answer> {
+  private async errorAnswer(err: unknown, request: ApiRequest, route?: RouteSpec): Promise<Answer> {
     const failure = this.toHttpError(err);
-    if (failure) return makeErrorAnswer(this.platform, failure);
+    if (failure) return makeErrorAnswer(this.platform, failure, route);
     // Unexpected: reported with its stack, answered with a generic 500 that leaks nothing (docs/contract.md §4.2).
     this.warn(`${request.method} ${request.path}: unexpected error: ${(err as Error)?.stack ?? String(err)}`);
+    if (route?.errorForm) return makeErrorAnswer(this.platform, new HttpError({ kind: "internal_error", message: INTERNAL_ERROR_BODY.message }), route);
     return makeAnswer(this.platform, JSON.stringify(INTERNAL_ERROR_BODY), { status: 500, cache: "no-store" });
   }
 
@@ -255,8 +258,15 @@ export class Service {
   }
 }
 
-/** The answer of a typed error: the contract's body, its status and headers, never cached (every error's one path). */
-export function makeErrorAnswer(platform: Platform, err: HttpError): Promise<Answer> {
+/**
+ * The answer of a typed error: the contract's body (or the route's own form of it), its status and headers, never
+ * cached (every error's one path).
+ */
+export function makeErrorAnswer(platform: Platform, err: HttpError, route?: RouteSpec): Promise<Answer> {
+  if (route?.errorForm) {
+    const { body, headers } = route.errorForm.render(err);
+    return makeAnswer(platform, body, { status: err.status, type: route.errorForm.type, cache: "no-store", headers: { ...err.headers, ...headers } });
+  }
   return makeAnswer(platform, errorToBytes(err), { status: err.status, cache: "no-store", headers: err.headers });
 }
 

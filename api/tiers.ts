@@ -1,10 +1,10 @@
 // Which tier answers a read (docs/format.md §9), decided here for every family: the series spans that hold a period
 // (one binary search), whether they hold the cells asked, and when they read fewer pieces than the day pieces.
 
-import { countBlocks } from "../format/blocks.js";
+import { BLOCK_SIDE } from "../format/blocks.js";
 import { dateToDayNumber } from "../format/dates.js";
 import { type Window, containsWindow } from "../format/grid.js";
-import { GroupLattice, type SeriesSpan } from "../format/series.js";
+import type { SeriesSpan } from "../format/series.js";
 import type { RasterView } from "../format/versions.js";
 
 /** Days [from, to) of a series span (0 = its first date). */
@@ -54,14 +54,38 @@ export function findHoldingSlices(view: RasterView, windows: Window[], first: st
   return slices?.every((s) => windows.every((w) => containsWindow(s.span.window, w))) ? slices : null;
 }
 
+/** Every `step`-th cell of a run of `count` from `start` along one axis (rows or columns). */
+export interface AxisStep {
+  start: number;
+  step: number;
+  count: number;
+}
+
 /**
- * Which tier answers a read of `window` over the `days` consecutive dates first..last: the series tier (its slices)
- * when it holds them all and reads fewer pieces than the day pieces (one read per span and chunk against one per
- * date and block: a place over days), else null, the day pieces (a tile, a single date). Both give the very same cells.
+ * Lattice units of `side` cells (blocks, chunks) an axis selection touches: each of its cells' units, counted once.
+ * A step shorter than a unit leaves no unit between two cells untouched, so they are the units from the first to the last.
  */
-export function chooseSeriesTier(view: RasterView, window: Window, first: string, last: string, days: number): SpanSlice[] | null {
+export function countAxisUnits({ start, step, count }: AxisStep, side: number): number {
+  const last = start + step * (count - 1);
+  return step >= side ? count : Math.floor(last / side) - Math.floor(start / side) + 1;
+}
+
+/** The cells of `window`, every one of them: one step along each axis. */
+const everyCell = (window: Window): [AxisStep, AxisStep] => [
+  { start: window[0], step: 1, count: window[2] },
+  { start: window[1], step: 1, count: window[3] },
+];
+
+/**
+ * Which tier answers a read of the cells `cols` x `rows` (inside `window`, their bounding box) on `dates` of the consecutive
+ * dates first..last: the series tier (its slices) when it holds them all and reads fewer pieces than the day pieces
+ * (one read per span and chunk the cells touch, against one per date and block: a place over days), else null, the
+ * day pieces (a tile, a single date, a map every few dates). Both give the very same cells. The one choice of every
+ * family that reads both tiers (the query, OPeNDAP); the Zarr view's groups are one tier each.
+ */
+export function chooseSeriesTier(view: RasterView, window: Window, first: string, last: string, dates: number, [cols, rows] = everyCell(window)): SpanSlice[] | null {
   const slices = findHoldingSlices(view, [window], first, last);
   if (!slices) return null;
-  const seriesReads = slices.reduce((n, s) => n + new GroupLattice(s.span.window, s.span.chunkSide).countChunks(window), 0);
-  return seriesReads < days * countBlocks(window) ? slices : null;
+  const seriesReads = slices.reduce((n, s) => n + countAxisUnits(cols, s.span.chunkSide) * countAxisUnits(rows, s.span.chunkSide), 0);
+  return seriesReads < dates * countAxisUnits(cols, BLOCK_SIDE) * countAxisUnits(rows, BLOCK_SIDE) ? slices : null;
 }

@@ -15,7 +15,8 @@ import { deflateSync } from "node:zlib";
 import { Service } from "../api/service.js";
 import { ROUTES } from "../api/interface.js";
 import { readSeriesChunk } from "../api/zarr/chunks.js";
-import { CHUNK_SHAPES, type ChunkShape, type ZarrVersion } from "../api/zarr/view.js";
+import type { GridCube } from "../api/cube.js";
+import { CHUNK_SHAPES, type ChunkShape } from "../api/zarr/view.js";
 import { Archive } from "../format/archive.js";
 import { candidatesOf } from "../format/catalog.js";
 import { dateToDayNumber } from "../format/dates.js";
@@ -56,7 +57,7 @@ export interface ZarrBenchContext {
 }
 
 /** The newest version of a dist as the view serves it, over its own archive. */
-async function openNewest(dist: string): Promise<{ zv: ZarrVersion; archive: Archive }> {
+async function openNewest(dist: string): Promise<{ zv: GridCube; archive: Archive }> {
   const archive = new Archive(new LocalStorage(dist), nodePlatform, { cacheBytes: 64 << 20 });
   const { pointer, sha256 } = await archive.readPointer();
   const record = await new Snapshot(archive, pointer, sha256).findRecord(candidatesOf(pointer, VARIABLE)[0].id);
@@ -67,7 +68,7 @@ async function openNewest(dist: string): Promise<{ zv: ZarrVersion; archive: Arc
 }
 
 /** Chunks of `shape` holding cells [c0, c0+w) x [r0, r0+h) over date indices [t0, t1): each computed and deflated. */
-async function readChunks(zv: ZarrVersion, shape: ChunkShape, cells: typeof BOX, t0: number, t1: number): Promise<{ count: number; bytes: number; ms: number[] }> {
+async function readChunks(zv: GridCube, shape: ChunkShape, cells: typeof BOX, t0: number, t1: number): Promise<{ count: number; bytes: number; ms: number[] }> {
   const out = { count: 0, bytes: 0, ms: [] as number[] };
   const span = (start: number, size: number, side: number) => [Math.floor(start / side), Math.floor((start + size - 1) / side)];
   const [ta, tb] = span(t0, t1 - t0, shape.days);

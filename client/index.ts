@@ -55,8 +55,8 @@ export interface MirrorClientOptions {
   catalogTtlMs?: number;
   /** where catalog reload failures are reported (default: nowhere; the previous catalog keeps answering) */
   warn?: (message: string) => void;
-  /** the bound on values of a series call, as the server's (default api/series/params.ts MAX_SERIES_VALUES; tests scale it down) */
-  seriesMaxValues?: number;
+  /** the routes' bounds by name, as the server's (RouteSpec.bounds; default each route's own: tests scale them down) */
+  bounds?: Record<string, number>;
 }
 
 export interface MirrorRequest {
@@ -147,7 +147,7 @@ export class MirrorClient {
       onUnverified: "throw",
       cacheBytes,
       answerCacheBytes: Math.max(1 << 20, cacheBytes / 4),
-      bounds: { seriesMaxValues: options.seriesMaxValues },
+      bounds: options.bounds,
     });
   }
 

@@ -14,6 +14,12 @@ export const GRID = {
 } as const;
 
 export const CELL_SIZE_DEG = GRID.cellMilliDeg / 1000;
+
+/** The grid's CRS, EPSG:4326, as the WKT 1 text GDAL and CF's `crs_wkt` read (every file and view that names it). */
+export const WGS84_WKT =
+  'GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563,AUTHORITY["EPSG","7030"]],AUTHORITY["EPSG","6326"]],' +
+  'PRIMEM["Greenwich",0,AUTHORITY["EPSG","8901"]],UNIT["degree",0.0174532925199433,AUTHORITY["EPSG","9122"]],' +
+  'AXIS["Latitude",NORTH],AXIS["Longitude",EAST],AUTHORITY["EPSG","4326"]]';
 export const TILE_SIDE = 256;
 
 /** A rectangle of global cells: [col, row, width, height]. */

@@ -25,8 +25,8 @@ import { type Site, answerSite } from "./site.js";
 export interface AppOptions {
   /** a folder, or the http(s) URL of a dist on a static host (read with range requests) */
   dist: string;
-  /** one request line per request on stderr (default true) */
-  log?: boolean;
+  /** one request line per request on stderr (default true), or to this function (a test reading what was asked) */
+  log?: boolean | ((line: string) => void);
   /** health `environment` (docs/contract.md §4.5: SERVICE_ENVIRONMENT, default demo) */
   environment?: string;
   /** where verification failures are reported (default stderr) */
@@ -38,12 +38,11 @@ export interface AppOptions {
   answerCacheBytes?: number;
   /** where a folder's files are read (default SERVE_DEFAULTS.reads: on this thread, from the page cache) */
   reads?: ServeConfig["reads"];
-  /** the bound of a 413's body (default the contract's 1,000,000 bytes; tests scale it down) */
-  planBytes?: number;
-  /** the bound on values of a series call (default api/series/params.ts MAX_SERIES_VALUES; tests scale it down) */
-  seriesMaxValues?: number;
-  /** the bound on values of a series call's NetCDF answer (default api/series/params.ts MAX_NETCDF_VALUES; tests scale it down) */
-  seriesNetcdfMaxValues?: number;
+  /**
+   * the routes' bounds by name (RouteSpec.bounds: a 413's body, a series call's values, a .dods answer's values), over
+   * each route's own default; tests scale them down
+   */
+  bounds?: Record<string, number>;
   /** load shedding, fairness and timeouts (default DEFAULT_LIMITS) */
   limits?: Partial<ServeLimits>;
 }
@@ -85,23 +84,25 @@ function toApiRequest(req: Request, readBody?: ApiRequest["readBody"]): ApiReque
     method: req.method ?? "GET",
     path: req.path,
     query: new URLSearchParams(at < 0 ? "" : req.url.slice(at + 1)),
+    rawQuery: at < 0 ? "" : req.url.slice(at + 1),
     contentType: req.headers["content-type"],
+    cookie: req.headers.cookie,
     baseUrl: findBaseUrl(req),
     readBody,
   };
 }
 
 /** CORS on every answer (api/cors.ts; a preflight is the service's, from the route table), one log line per request. */
-function transportHeaders(logRequests: boolean) {
+function transportHeaders(log: ((line: string) => void) | null) {
   return (req: Request, res: ServerResponse, next: NextHandler) => {
     const started = process.hrtime.bigint();
     for (const [name, value] of Object.entries(CORS_HEADERS)) res.setHeader(name, value);
-    if (logRequests) {
+    if (log) {
       const path = req.path;
       res.on("finish", () => {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
         const bytes = res.getHeader("Content-Length") ?? 0;
-        process.stderr.write(`${req.method} ${path} ${res.statusCode} ${bytes} ${ms.toFixed(1)}ms\n`);
+        log(`${req.method} ${path} ${res.statusCode} ${bytes} ${ms.toFixed(1)}ms`);
       });
     }
     next();
@@ -189,7 +190,7 @@ function refuseHostless(): Promise<Answer> {
 
 
 /** Polka around the handler: CORS and the log line on every answer, every request (preflights too) to `handle`. */
-function routeWith(handle: (req: Request, res: ServerResponse) => Promise<void>, log: boolean) {
+function routeWith(handle: (req: Request, res: ServerResponse) => Promise<void>, log: ((line: string) => void) | null) {
   const app = polka({
     // the service answers every failure, so only what escapes polka itself lands here: a generic 500
     onError: (err, req, res) => {
@@ -246,7 +247,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     warn: options.warn,
     cacheBytes: options.cacheBytes,
     answerCacheBytes: options.answerCacheBytes,
-    bounds: { planBytes: options.planBytes, seriesMaxValues: options.seriesMaxValues, seriesNetcdfMaxValues: options.seriesNetcdfMaxValues },
+    bounds: options.bounds,
   });
   await service.snapshot();
   const admission = new Admission(limits);
@@ -265,7 +266,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     () => connections,
   );
   const connections = new Connections(server);
-  const app = routeWith(answerWith(service, site, admission, limits, connections), options.log ?? true);
+  const log = options.log ?? true;
+  const app = routeWith(answerWith(service, site, admission, limits, connections), typeof log === "function" ? log : log ? (line) => process.stderr.write(`${line}\n`) : null);
   const release = () => {
     stopWatching();
     clearInterval(shedding);

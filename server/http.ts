@@ -229,7 +229,7 @@ async function sendStream(req: IncomingMessage, res: ServerResponse, answer: Ans
  */
 export async function sendAnswer(req: IncomingMessage, res: ServerResponse, answer: Answer, body: BodyState, stored?: StoredBody): Promise<void> {
   // a chunk's own codec compressed it already: content coding would spend CPU to gain nothing
-  const compressible = !stored && !answer.stream && answer.body.byteLength > MIN_COMPRESS_BYTES && answer.type !== BINARY_TYPE;
+  const compressible = !stored && !answer.stream && answer.body.byteLength > MIN_COMPRESS_BYTES && (answer.compressible ?? answer.type !== BINARY_TYPE);
   const coding = compressible ? selectCoding(req.headers["accept-encoding"]) : null;
   const transport: Record<string, string | number> = compressible ? { Vary: "Accept-Encoding" } : {};
   if (closesConnection(req, body)) transport.Connection = "close";

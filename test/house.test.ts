@@ -54,6 +54,7 @@ const API_ROOMS: Record<string, string[]> = {
   "api/series": ["api"],
   "api/zarr": ["api"],
   "api/listings": ["api"],
+  "api/dap": ["api"],
 };
 /** The interface's route table: the one file of api/ that imports every room, and that no file of api/ imports. */
 const API_ENTRY = "api/interface.ts";

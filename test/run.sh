@@ -7,7 +7,7 @@ make --no-print-directory install >/dev/null || { echo "npm install failed"; ech
 bash test/support/ensure-gdal.sh || { echo "could not install GDAL (gdal-bin, python3-gdal)"; echo "0 passed, 1 failed"; exit 1; }
 bash test/support/ensure-python.sh || { echo "could not install python3-netcdf4 and python3-numpy (the NetCDF fixtures)"; echo "0 passed, 1 failed"; exit 1; }
 bash test/support/ensure-zarr.sh || { echo "could not install python3-xarray python3-zarr python3-fsspec python3-aiohttp (the Zarr view's reader tests)"; echo "0 passed, 1 failed"; exit 1; }
-bash test/support/ensure-netcdf-tools.sh || { echo "could not install netcdf-bin, cdo and python3-scipy (the series NetCDF writer's reader tests)"; echo "0 passed, 1 failed"; exit 1; }
+bash test/support/ensure-netcdf-tools.sh || { echo "could not install netcdf-bin, cdo, nco, r-cran-ncdf4 and python3-scipy (the NetCDF and OPeNDAP reader tests)"; echo "0 passed, 1 failed"; exit 1; }
 bash test/support/ensure-command.sh chromium chromium || { echo "could not install Chromium (the explorer's browser tests)"; echo "0 passed, 1 failed"; exit 1; }
 bash test/support/ensure-command.sh nginx nginx-light || { echo "could not install nginx-light (make sync's tests serve a dist with it)"; echo "0 passed, 1 failed"; exit 1; }
 bash test/support/ensure-command.sh rclone rclone || { echo "could not install rclone (the test of README's bucket commands)"; echo "0 passed, 1 failed"; exit 1; }

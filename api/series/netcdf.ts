@@ -20,7 +20,7 @@
 //   4 bytes, so no data block needs padding and each begins where the one before it ends.
 // - The module uses DataView and Uint8Array only (no node: modules): the mirror client runs it in a browser.
 
-import { CELL_SIZE_DEG } from "../../format/grid.js";
+import { CELL_SIZE_DEG, WGS84_WKT } from "../../format/grid.js";
 
 /** One asked variable of the file: float32, dims (time, lat, lon). */
 export interface NetcdfVariable {
@@ -116,11 +116,6 @@ export const CANONICAL_NAN_BITS = 0x7fc00000;
 
 /** Names as CF asks them: a letter first, then letters, digits and underscores (netcdf-c allows more; readers may not). */
 const NAME = /^[A-Za-z][A-Za-z0-9_]*$|^_[A-Za-z0-9_]+$/;
-
-const WGS84_WKT =
-  'GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563,AUTHORITY["EPSG","7030"]],AUTHORITY["EPSG","6326"]],' +
-  'PRIMEM["Greenwich",0,AUTHORITY["EPSG","8901"]],UNIT["degree",0.0174532925199433,AUTHORITY["EPSG","9122"]],' +
-  'AXIS["Latitude",NORTH],AXIS["Longitude",EAST],AUTHORITY["EPSG","4326"]]';
 
 type AttributeValue = string | { type: typeof NC_INT | typeof NC_FLOAT | typeof NC_DOUBLE; values: readonly number[] };
 type Attribute = readonly [name: string, value: AttributeValue];

@@ -8,6 +8,7 @@ import { APSIM_REQUIRED, APSIM_VARIABLES, type Variable, VARIABLES, describeVari
 import { VERSION_ID_PATTERN } from "../../schemas/validate.js";
 import type { Issue } from "../errors.js";
 import type { Context } from "../context.js";
+import { MAX_FILE_VALUES } from "../contract.js";
 import { HttpError } from "../errors.js";
 import { type ParamsOf, queryParameters, rejectParameters } from "../parameters.js";
 
@@ -19,11 +20,11 @@ export const MAX_SERIES_PLACES = 100;
  */
 export const MAX_SERIES_VALUES = 300_000;
 /**
- * Values a NetCDF answer may hold: cells x days x variables. Its bytes are streamed a slab of days at a time, so the
- * server's memory does not grow with it; 40 MB of float32, a 20 x 20 cell box (1 x 1 degree) over 68 years of one
- * variable, or SILO's whole grid on 17 days. The text formats keep MAX_SERIES_VALUES: they are built whole.
+ * A NetCDF answer holds at most MAX_FILE_VALUES (api/contract.ts): cells x days x variables. Its bytes are streamed a
+ * slab of days at a time, so the server's memory does not grow with it; a 20 x 20 cell box (1 x 1 degree) over 68
+ * years of one variable, or SILO's whole grid on 17 days. The text formats keep MAX_SERIES_VALUES: they are built whole.
  */
-export const MAX_NETCDF_VALUES = 10_000_000;
+export const MAX_NETCDF_VALUES = MAX_FILE_VALUES;
 
 export const SERIES_FORMATS = ["csv", "json", "met", "netcdf"] as const;
 export type SeriesFormat = (typeof SERIES_FORMATS)[number];

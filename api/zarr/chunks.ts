@@ -5,17 +5,18 @@
 
 import { holdsDate } from "../../format/coverage.js";
 import { dateToDayNumber, dayNumberToDate } from "../../format/dates.js";
-import { GRID, type Window, colToLon, intersectWindows, rowToLat } from "../../format/grid.js";
+import { GRID, type Window, intersectWindows } from "../../format/grid.js";
 import type { SeriesSpan } from "../../format/series.js";
 import { sliceSpans } from "../tiers.js";
-import { type ChunkShape, type ZarrGroup, type ZarrVersion, CHUNK_SHAPES } from "./view.js";
+import { type GridCube, latAxis, lonAxis, timeAxis } from "../cube.js";
+import { type ChunkShape, type ZarrGroup, CHUNK_SHAPES } from "./view.js";
 
 const GRID_WINDOW: Window = [0, 0, GRID.width, GRID.height];
 
 const isEmpty = (w: Window) => w[2] === 0 || w[3] === 0;
 
 /** The cells of a chunk's square [col, row, side, side] inside the grid and the version's cells. */
-function chunkCells(zv: ZarrVersion, row: number, col: number, side: number): Window {
+function chunkCells(zv: GridCube, row: number, col: number, side: number): Window {
   return intersectWindows(intersectWindows([col * side, row * side, side, side], GRID_WINDOW), zv.view.index.coverage.windowAny);
 }
 
@@ -42,7 +43,7 @@ export function recycleMapsChunk(bytes: Uint8Array): void {
 }
 
 /** A maps chunk: the cells of tile (row, col) on date index `t`, NaN where the day holds none. */
-async function readMapsChunk(zv: ZarrVersion, t: number, row: number, col: number): Promise<Float32Array | null> {
+async function readMapsChunk(zv: GridCube, t: number, row: number, col: number): Promise<Float32Array | null> {
   const side = CHUNK_SHAPES.maps.side;
   const date = dayNumberToDate(zv.firstDay + t);
   const cells = chunkCells(zv, row, col, side);
@@ -59,7 +60,7 @@ async function readMapsChunk(zv: ZarrVersion, t: number, row: number, col: numbe
 }
 
 /** Fills a series chunk from the spans over its days; false when none of them holds a cell of it. */
-async function fillFromSpans(zv: ZarrVersion, spans: SeriesSpan[], out: Float32Array, cells: Window, d0: number, d1: number, shape: ChunkShape, row: number, col: number): Promise<boolean> {
+async function fillFromSpans(zv: GridCube, spans: SeriesSpan[], out: Float32Array, cells: Window, d0: number, d1: number, shape: ChunkShape, row: number, col: number): Promise<boolean> {
   const reads = sliceSpans(spans, d0, d1).flatMap(({ span, from, to }) => {
     const area = intersectWindows(cells, span.window);
     if (isEmpty(area)) return [];
@@ -73,7 +74,7 @@ async function fillFromSpans(zv: ZarrVersion, spans: SeriesSpan[], out: Float32A
 }
 
 /** A series chunk: `shape.days` days from date index t x days, by the cells of square (row, col); NaN where not held. */
-export async function readSeriesChunk(zv: ZarrVersion, shape: ChunkShape, t: number, row: number, col: number): Promise<Float32Array | null> {
+export async function readSeriesChunk(zv: GridCube, shape: ChunkShape, t: number, row: number, col: number): Promise<Float32Array | null> {
   const cells = chunkCells(zv, row, col, shape.side);
   const d0 = zv.firstDay + t * shape.days;
   const d1 = Math.min(d0 + shape.days, zv.firstDay + zv.days);
@@ -83,11 +84,11 @@ export async function readSeriesChunk(zv: ZarrVersion, shape: ChunkShape, t: num
 }
 
 /** The values of chunk `index` of array `name` of a group, as its bytes; null when the version holds none of them. */
-export async function readChunkBytes(zv: ZarrVersion, group: ZarrGroup, name: string, index: number[]): Promise<Uint8Array | null> {
+export async function readChunkBytes(zv: GridCube, group: ZarrGroup, name: string, index: number[]): Promise<Uint8Array | null> {
   const bytes = (values: Float32Array | Float64Array | Int32Array | null) => (values ? new Uint8Array(values.buffer, values.byteOffset, values.byteLength) : null);
-  if (name === "time") return bytes(Int32Array.from({ length: zv.days }, (_, i) => zv.firstDay + i));
-  if (name === "lat") return bytes(Float64Array.from({ length: GRID.height }, (_, row) => rowToLat(row)));
-  if (name === "lon") return bytes(Float64Array.from({ length: GRID.width }, (_, col) => colToLon(col)));
+  if (name === "time") return bytes(timeAxis(zv));
+  if (name === "lat") return bytes(latAxis());
+  if (name === "lon") return bytes(lonAxis());
   if (name === "crs") return bytes(new Int32Array(1));
   if (name !== zv.variable.name) return null;
   const [t, row, col] = index;

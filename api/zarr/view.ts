@@ -3,14 +3,12 @@
 // whole SILO grid and the version's first..last dates. Nothing is stored for it: every key is computed from the
 // version's verified index and pieces (chunk bytes: api/zarr/chunks.ts).
 
-import { GRID, TILE_SIDE } from "../../format/grid.js";
-import { dateToDayNumber } from "../../format/dates.js";
-import type { RasterView } from "../../format/versions.js";
-import { type Variable, variableOfRecord } from "../../format/variables.js";
+import { GRID, TILE_SIDE, WGS84_WKT } from "../../format/grid.js";
+import { COORDINATE_CF_ATTRIBUTES, variableCfAttributes } from "../cf.js";
+import type { Variable } from "../../format/variables.js";
 import type { Context } from "../context.js";
+import { type GridCube, openCube } from "../cube.js";
 import { HttpError } from "../errors.js";
-import { VERSION_ID } from "../parameters.js";
-import { openData } from "../records.js";
 
 export const ZARR_GROUPS = ["maps", "series"] as const;
 export type ZarrGroup = (typeof ZARR_GROUPS)[number];
@@ -37,14 +35,6 @@ export const ZARR_COMPRESSOR = { id: "zlib", level: 1 } as const;
 /** How an array's chunks are stored: numcodecs' zlib, or as they are (Zarr v2's `"compressor": null`). */
 export type ZarrCompressor = typeof ZARR_COMPRESSOR | null;
 
-/** A version as the view serves it: the variable it holds, and its time axis (days since 1970-01-01). */
-export interface ZarrVersion {
-  view: RasterView;
-  variable: Variable;
-  firstDay: number;
-  days: number;
-}
-
 /** One array of a group: shape, chunks, dtype and fill value (its .zarray), and its attributes. */
 export interface ZarrArray {
   shape: number[];
@@ -59,49 +49,19 @@ export function zarrNotFound(what: string): HttpError {
   return new HttpError({ kind: "not_found", message: `${what} is not a key of this Zarr view; open /zarr/v2/<version id>/maps or /series with consolidated metadata and read the keys it lists (docs/clients.md).` });
 }
 
-/** The view of a published demo raster version, or 404 (the Zarr view answers 404 for every unknown key). */
-export async function openZarrVersion(ctx: Context, id: string): Promise<ZarrVersion> {
-  if (!VERSION_ID.test(id)) throw zarrNotFound(`Version ${JSON.stringify(id.slice(0, 140))}`);
-  const view = await openData(ctx, id);
-  const variable = view.kind === "raster" ? variableOfRecord(view.record) : undefined;
-  if (view.kind !== "raster" || !variable) throw zarrNotFound(`Version ${id} (not a raster of a SILO variable)`);
-  const firstDay = dateToDayNumber(view.index.coverage.first);
-  return { view, variable, firstDay, days: dateToDayNumber(view.index.coverage.last) - firstDay + 1 };
-}
-
-const WGS84_WKT =
-  'GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563,AUTHORITY["EPSG","7030"]],AUTHORITY["EPSG","6326"]],' +
-  'PRIMEM["Greenwich",0,AUTHORITY["EPSG","8901"]],UNIT["degree",0.0174532925199433,AUTHORITY["EPSG","9122"]],' +
-  'AXIS["Latitude",NORTH],AXIS["Longitude",EAST],AUTHORITY["EPSG","4326"]]';
+/** The cube of a published demo raster version, or 404 (the Zarr view answers 404 for every unknown key). */
+export const openZarrVersion = (ctx: Context, id: string): Promise<GridCube> => openCube(ctx, id, zarrNotFound);
 
 /** CF attributes of the variable's array; `_CRS` is how GDAL before 3.9 finds the CRS (it ignores grid_mapping). */
 function variableAttrs(variable: Variable): Record<string, unknown> {
-  return {
-    _ARRAY_DIMENSIONS: ["time", "lat", "lon"],
-    // a variable CF has no standard name for (a reference crop's evapotranspiration) carries a long_name only
-    ...(variable.standardName ? { standard_name: variable.standardName } : {}),
-    long_name: variable.label,
-    units: variable.unit,
-    ...(variable.cellMethods ? { cell_methods: variable.cellMethods } : {}),
-    comment: `SILO's value of a date covers ${variable.observed}; missing cells (ocean, gaps) are NaN.`,
-    grid_mapping: "crs",
-    _CRS: { url: "http://www.opengis.net/def/crs/EPSG/0/4326", wkt: WGS84_WKT },
-  };
+  return { _ARRAY_DIMENSIONS: ["time", "lat", "lon"], ...variableCfAttributes(variable), _CRS: { url: "http://www.opengis.net/def/crs/EPSG/0/4326", wkt: WGS84_WKT } };
 }
 
 const COORDINATE_ATTRS = {
-  time: { _ARRAY_DIMENSIONS: ["time"], standard_name: "time", long_name: "time", units: "days since 1970-01-01", calendar: "proleptic_gregorian", axis: "T" },
-  lat: { _ARRAY_DIMENSIONS: ["lat"], standard_name: "latitude", long_name: "latitude of the cell centre", units: "degrees_north", axis: "Y" },
-  lon: { _ARRAY_DIMENSIONS: ["lon"], standard_name: "longitude", long_name: "longitude of the cell centre", units: "degrees_east", axis: "X" },
-  crs: {
-    _ARRAY_DIMENSIONS: [],
-    grid_mapping_name: "latitude_longitude",
-    semi_major_axis: 6378137,
-    inverse_flattening: 298.257223563,
-    longitude_of_prime_meridian: 0,
-    crs_wkt: WGS84_WKT,
-    spatial_ref: WGS84_WKT,
-  },
+  time: { _ARRAY_DIMENSIONS: ["time"], ...COORDINATE_CF_ATTRIBUTES.time },
+  lat: { _ARRAY_DIMENSIONS: ["lat"], ...COORDINATE_CF_ATTRIBUTES.lat },
+  lon: { _ARRAY_DIMENSIONS: ["lon"], ...COORDINATE_CF_ATTRIBUTES.lon },
+  crs: { _ARRAY_DIMENSIONS: [], ...COORDINATE_CF_ATTRIBUTES.crs },
 };
 
 /**
@@ -113,7 +73,7 @@ const COORDINATE_ATTRS = {
 export const VARIABLE_COMPRESSOR: Record<ZarrGroup, ZarrCompressor> = { maps: null, series: ZARR_COMPRESSOR };
 
 /** Every array of a group, by name: the variable's (named by its API name), then the coordinates. */
-export function describeArrays(zv: ZarrVersion, group: ZarrGroup, shape = CHUNK_SHAPES[group]): Map<string, ZarrArray> {
+export function describeArrays(zv: GridCube, group: ZarrGroup, shape = CHUNK_SHAPES[group]): Map<string, ZarrArray> {
   const { width, height } = GRID;
   const zlib = ZARR_COMPRESSOR;
   return new Map<string, ZarrArray>([
@@ -132,7 +92,7 @@ export function zarrayOf(array: ZarrArray): Record<string, unknown> {
 }
 
 /** The group's attributes: CF conventions and the version's provenance (its record says the rest). */
-function groupAttrs(zv: ZarrVersion, group: ZarrGroup): Record<string, unknown> {
+function groupAttrs(zv: GridCube, group: ZarrGroup): Record<string, unknown> {
   const record = zv.view.record;
   const { gaps } = zv.view.index.coverage;
   return {
@@ -149,7 +109,7 @@ function groupAttrs(zv: ZarrVersion, group: ZarrGroup): Record<string, unknown> 
 }
 
 /** The JSON document of a group-level key (.zgroup, .zattrs, .zmetadata), or null for any other key. */
-export function groupDocument(zv: ZarrVersion, group: ZarrGroup, key: string): Record<string, unknown> | null {
+export function groupDocument(zv: GridCube, group: ZarrGroup, key: string): Record<string, unknown> | null {
   if (key === ".zgroup") return { zarr_format: 2 };
   if (key === ".zattrs") return groupAttrs(zv, group);
   if (key !== ".zmetadata") return null;

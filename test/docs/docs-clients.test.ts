@@ -101,7 +101,7 @@ contract("clients.md - the contract routes' curl blocks run against a live demo 
     const digests = stdout.match(/sha-256=:[A-Za-z0-9+/=]+:/g) ?? [];
     assert.ok(digests.length >= 2, stdout.slice(-500));
     assert.is(digests[digests.length - 1], digests[digests.length - 2]);
-  }, { planBytes: 3000 });
+  }, { bounds: { planBytes: 3000 } });
 });
 
 contract("clients.md - the R lines run with Rscript: read.csv of a series, terra's map of a day through GDAL's Zarr driver, cropped", async () => {

@@ -145,7 +145,9 @@ function concretePath(template: string): string {
   const id = template.includes("observations") ? fixture.noaa.id : fixture.a.id;
   // the Zarr view's keys: a group's consolidated metadata, an array's chunk, the latest redirect of a chunk
   const zarr = { "{group}": "maps", "{array}": "air_temperature_max", "{dataset}": "silo-tmax", "{key}": template.includes("{array}") ? "3.1.1" : ".zmetadata" };
-  const path = Object.entries(zarr).reduce((p, [name, value]) => p.replace(name, value), template.replace("{id}", id));
+  // OPeNDAP's: a version's DDS, and the latest dataset's
+  const dap = { "{file}": template.includes("latest") ? "silo-tmax.dds" : `${fixture.a.id}.dds` };
+  const path = Object.entries({ ...zarr, ...dap }).reduce((p, [name, value]) => p.replace(name, value), template.replace("{id}", id));
   if (template === "/api/v1/series") return `${path}?lat=-23&lon=124.5`;
   return template.endsWith("/sample") ? `${path}?tile=20040201-r0-c0&row=1&col=1` : path;
 }

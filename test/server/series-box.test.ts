@@ -173,7 +173,7 @@ box("series box - over the bound: 413 with a plan of pinned boxes, each answerin
         }
         assert.is(text, whole);
       },
-      { seriesMaxValues: bound },
+      { bounds: { seriesMaxValues: bound } },
     );
   }
 });
@@ -318,7 +318,7 @@ netcdf("series netcdf - one place is a 1 x 1 file; several places are a 400 that
       }
       assert.is(days, 33);
     },
-    { seriesNetcdfMaxValues: 100 },
+    { bounds: { seriesNetcdfMaxValues: 100 } },
   );
 });
 

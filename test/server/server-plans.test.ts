@@ -413,7 +413,7 @@ rest("planRest - whole-date ranges over a scaled-down 413 bound: plan, then plan
       assert.match(refusals[0].message, /planRest asks for/);
       assert.is(CSV_HEADER_LINE + lines, expectCsv(rowsOf(A, cells, dates)));
     },
-    { planBytes: bound },
+    { bounds: { planBytes: bound } },
   );
 });
 
@@ -434,7 +434,7 @@ rest("planRest - dates split into latitude bands, JSON: each 413 within its boun
       assert.ok(refusals.length >= 2, `${refusals.length} 413s`);
       assert.is(CSV_HEADER_LINE + lines, expectCsv(rowsOf(A, cells, dates)));
     },
-    { planBytes: bound },
+    { bounds: { planBytes: bound } },
   );
 });
 

@@ -177,7 +177,7 @@ answers("series - over the bound: 413 with a plan of pinned calls, each within i
         }
         assert.is(text, whole);
       },
-      { seriesMaxValues: bound },
+      { bounds: { seriesMaxValues: bound } },
     );
   }
 });

@@ -147,7 +147,7 @@ readers("zarr readers - every example of docs/clients.md's Zarr section runs aga
     const live = (text: string) => text.replaceAll("http://127.0.0.1:8080", served.url);
     const cwd = await mkdtemp(join(out, "docs-"));
     // the xarray block reads its cell with the block before it (the place rule, silo_cell)
-    const python = docBlock("docs/clients.md", "def silo_cell(lon, lat):") + docBlock("docs/clients.md", "import xarray as xr");
+    const python = docBlock("docs/clients.md", "def silo_cell(lon, lat):") + docBlock("docs/clients.md", "base = \"http://127.0.0.1:8080/zarr/v2\"");
     const xarray = await run("/usr/bin/python3", ["-c", live(python)], { cwd, timeout: 120_000 });
     assert.match(xarray.stdout, /^\(437, 274\) \(437, 274\)$/m);
     assert.match(xarray.stdout, /count\s+31\.0/);

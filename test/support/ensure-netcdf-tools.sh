@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# Installs the NetCDF readers the series NetCDF tests compare with (ncdump from netcdf-bin, cdo, scipy for xarray's second engine), only when missing.
+# Installs the NetCDF readers the series NetCDF and OPeNDAP tests compare with (ncdump and nccopy from netcdf-bin, cdo,
+# NCO's ncks, R's ncdf4, scipy for xarray's second engine), only when missing.
 set -euo pipefail
-if command -v ncdump >/dev/null && command -v cdo >/dev/null && /usr/bin/python3 -c "import scipy" 2>/dev/null; then exit 0; fi
+missing=()
+command -v ncdump >/dev/null || missing+=(netcdf-bin)
+command -v cdo >/dev/null || missing+=(cdo)
+command -v ncks >/dev/null || missing+=(nco)
+/usr/bin/python3 -c "import scipy" 2>/dev/null || missing+=(python3-scipy)
+Rscript -e 'library(ncdf4)' >/dev/null 2>&1 || missing+=(r-cran-ncdf4)
+if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 $SUDO apt-get update >/dev/null
-$SUDO apt-get install -y netcdf-bin cdo python3-scipy >/dev/null
-echo "netcdf-bin, cdo and python3-scipy installed"
+$SUDO apt-get install -y "${missing[@]}" >/dev/null
+echo "${missing[*]} installed"
