@@ -157,6 +157,18 @@ function describeProvenance(version: Version, series: SeriesAnswer[] = []): void
   const list = $("provenance");
   list.replaceChildren(...rows.flatMap(([k, v]) => [Object.assign(document.createElement("dt"), { textContent: k }), Object.assign(document.createElement("dd"), { textContent: v })]));
   if (series.length > 0) list.append(Object.assign(document.createElement("dt"), { textContent: "series" }), describeQueries(series));
+  void describeOpendap(r.id, list);
+}
+
+/** The version's OPeNDAP URL, when a server answers it here (a static host has none: make serve's does). */
+async function describeOpendap(id: string, list: HTMLElement): Promise<void> {
+  const url = `${DIST_URL}opendap/${id}`;
+  const answered = await fetch(`${url}.ver`).then((r) => r.ok, () => false);
+  if (!answered || list.querySelector("#opendap")) return;
+  const link = Object.assign(document.createElement("a"), { href: `${url}.html`, textContent: url, id: "opendap" });
+  const dd = document.createElement("dd");
+  dd.append(link, " (give this URL to ncdump, CDO, NCO, MATLAB, R's ncdf4 or Panoply)");
+  list.append(Object.assign(document.createElement("dt"), { textContent: "OPeNDAP" }), dd);
 }
 
 /** The series calls (one per range of held dates), folded: each one's period, dataSha256, requestSha256 and Content-Digest. */

@@ -30,16 +30,19 @@ function newestQueryCandidate(snapshot: Snapshot): Candidate | null {
 }
 
 /** The newest version of each variable the catalog names, as table rows. */
-function describeVariables(snapshot: Snapshot): string {
+function describeVariables(snapshot: Snapshot, baseUrl: string): string {
   const rows = VARIABLES.flatMap((v) => {
     const newest: Candidate | undefined = candidatesOf(snapshot.pointer, v.name)[0];
     if (!newest) return [];
-    const zarr = newest.record ? `zarr/v2/latest/${newest.record.dataset_key}/` : null;
+    const key = newest.record?.dataset_key;
+    const zarr = key ? `zarr/v2/latest/${key}/` : null;
     const links = zarr ? `<a href="${zarr}maps/.zmetadata">maps</a>, <a href="${zarr}series/.zmetadata">series</a>` : "";
-    return [`<tr><td>${v.label}</td><td><code>${v.name}</code> (<code>${v.silo}</code>)</td><td>${escapeHtml(v.unit)}</td><td>${newest.coverage.first} .. ${newest.coverage.last}</td><td><code>${escapeHtml(newest.id)}</code></td><td>${links}</td></tr>`];
+    // the URL a DAP client is given (it adds the suffixes): absolute, to copy into ncdump, CDO, MATLAB or Panoply
+    const dap = key ? `<a href="opendap/${escapeHtml(newest.id)}.html"><code>${escapeHtml(`${baseUrl}/opendap/latest/${key}`)}</code></a>` : "";
+    return [`<tr><td>${v.label}</td><td><code>${v.name}</code> (<code>${v.silo}</code>)</td><td>${escapeHtml(v.unit)}</td><td>${newest.coverage.first} .. ${newest.coverage.last}</td><td><code>${escapeHtml(newest.id)}</code></td><td>${links}</td><td>${dap}</td></tr>`];
   });
   if (rows.length === 0) return "<p>No raster version is published yet.</p>";
-  return `<table><thead><tr><th>variable</th><th>API and SILO name</th><th>unit</th><th>period</th><th>newest version</th><th>Zarr view</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
+  return `<table><thead><tr><th>variable</th><th>API and SILO name</th><th>unit</th><th>period</th><th>newest version</th><th>Zarr view</th><th>OPeNDAP</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
 }
 
 /** A link to the series route: every published variable at a cell of the example query, its whole period. */
@@ -104,9 +107,10 @@ export function landingPage(snapshot: Snapshot | null, baseUrl: string): string 
 <h1>Climate data service</h1>
 ${banner}
 <p>SILO's daily gridded climate on its 0.05&deg; grid, as immutable, content-hashed versions with their provenance:
-a map of one day, a place over decades, or an area for xarray, GDAL, QGIS and R.</p>
+a map of one day, a place over decades, or an area for xarray, GDAL, QGIS and R, and every version by URL for
+netCDF's own tools (ncdump, NCO, CDO, MATLAB, R's ncdf4, Panoply) through OPeNDAP.</p>
 <h2>What is published</h2>
-${snapshot ? describeVariables(snapshot) : "<p>The catalog cannot be read just now.</p>"}
+${snapshot ? describeVariables(snapshot, baseUrl) : "<p>The catalog cannot be read just now.</p>"}
 <p>Recent days change: SILO re-interpolates them every night as late station reports arrive (rain up to 12 months
 back, the other variables 3 to 6 months), and each night's revisions are a new version. A version never changes:
 pin one with <code>dataset_version</code> for a result that never moves, and ask

@@ -12,7 +12,7 @@ import { bundleWorkers } from "./support/worker-bundles.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
 /** The suites that run a second time over a dist served by nginx (withServer with SERVER_DIST=nginx). */
-export const NGINX_SUITES = /^server\/server-(read|query|http|plans|integrity|site|series)\.test\.ts$/;
+export const NGINX_SUITES = /^server\/(server-(read|query|http|plans|integrity|site|series)|opendap)\.test\.ts$/;
 /** What each job took in the last run, for the next run's order. */
 const DURATIONS_FILE = join(ROOT, ".cache", "test-durations.json");
 /** A test file still running after this long is stopped and counted as failed (a hang must not hold CI forever). */

@@ -48,7 +48,8 @@ async function openExplorerAt(url: string): Promise<Opened> {
   const page = await browser.newPage({ viewport: { width: 1300, height: 900 }, acceptDownloads: true });
   const problems: string[] = [];
   page.on("console", (m) => {
-    if (m.type() === "error") problems.push(m.text());
+    // the page asks whether a server answers OPeNDAP here: a static host's 404 says no
+    if (m.type() === "error" && !/\/opendap\/[^/]+\.ver$/.test(m.location().url)) problems.push(m.text());
   });
   page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
   await page.goto(url);
@@ -308,6 +309,30 @@ explorer("explorer - a mirror that cannot be read shows a readable error and dat
     assert.is(await opened.page.isVisible("#error"), true);
   } finally {
     await opened.close();
+  }
+});
+
+explorer("explorer - served by the server, the provenance names the version's OPeNDAP URL; a static mirror has none", async () => {
+  const dist = await buildDemoDist();
+  await withServer(dist, async (served) => {
+    const shown = await openExplorerAt(`${served.url}/explorer/`);
+    try {
+      await shown.page.waitForSelector("#opendap");
+      const id = (await shown.page.$$eval("#provenance dt", (dts) => dts.find((dt) => dt.textContent === "version")?.nextElementSibling?.textContent)) ?? "";
+      assert.is(await shown.page.textContent("#opendap"), `${served.url}/opendap/${id}`);
+      assert.is(await shown.page.getAttribute("#opendap", "href"), `${served.url}/opendap/${id}.html`);
+      assert.equal(shown.problems, []);
+    } finally {
+      await shown.close();
+    }
+  });
+  const onMirror = await openExplorer(dist);
+  try {
+    await onMirror.page.waitForTimeout(300);
+    assert.is(await onMirror.page.$("#opendap"), null);
+    assert.equal(onMirror.problems, []);
+  } finally {
+    await onMirror.close();
   }
 });
 

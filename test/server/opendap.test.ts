@@ -228,4 +228,20 @@ dap("opendap - latest answers 302 to the newest version's same URL and keeps a s
   });
 });
 
+dap("opendap - .html names the dataset and its URL in each tool's words; .info shows its DDS and DAS; .ver the protocol", async () => {
+  await withServer(fixture.dist, async (served) => {
+    const page = await request(served, url("html"));
+    assert.is(page.status, 200);
+    assert.is(page.headers["content-type"], "text/html; charset=utf-8");
+    const address = `${served.url}/opendap/${A()}`;
+    for (const text of [`<code>${address}</code>`, `ncdump -h &#39;${address}&#39;`, `cdo sinfon &#39;${address}&#39;`, "ncread(&#39;", "library(ncdf4)", "Open Remote Dataset", "(33 dates, 2004-02-01 to 2004-03-04"]) {
+      assert.ok(page.text.includes(text), text);
+    }
+    const info = await request(served, url("info"));
+    assert.ok(info.text.includes("Float32 air_temperature_max[time = 33][lat = 681][lon = 841];") && info.text.includes("String Conventions &#34;CF-1.8&#34;;"));
+    const version = await request(served, url("ver"));
+    assert.is(version.text, "Core version: DAP/2.0\nServer version: climate-data-service/dap2\n");
+  });
+});
+
 dap.run();

@@ -44,12 +44,15 @@ site("site - the landing page: what is published, its links, an editable query t
     const [col, row, width, height] = pointer.candidates.find((c: { id: string }) => c.id === fixture.b.id).coverage.windowAll;
     const series = `api/v1/series?lat=${rowToLat(row + Math.floor(height / 2))}&lon=${colToLon(col + Math.floor(width / 2))}&variables=max_temp`;
     const docs = DOCS.map(([page]) => page);
-    assert.equal(links, [...zarr, "explorer/", series, "api/v1/docs", "api/v1/openapi.json", "api/v1/capabilities", "api/v1/datasets", "api/health", ...docs]);
+    const opendap = `opendap/${fixture.b.id}.html`;
+    assert.equal(links, [...zarr, opendap, "explorer/", series, "api/v1/docs", "api/v1/openapi.json", "api/v1/capabilities", "api/v1/datasets", "api/health", ...docs]);
     assert.ok(docs.includes("README.md") && docs.includes("docs/clients.md") && docs.includes("docs/contract.md"));
     for (const link of links) assert.is((await exchange(served, `/${link}`, {})).status, link.startsWith("zarr/v2/latest/") ? 302 : 200, link);
     assert.is((await exchange(served, "/favicon.ico")).status, 204, "no icon, and no 404 in a browser's console");
     // the newest version of the one variable the fixture publishes, and no banner: its data is not generated
     assert.match(page.text, new RegExp(`<td>daily maximum temperature</td>.*<code>${fixture.b.id}</code>`));
+    // the URL a DAP client is given: this server's, the dataset's newest, as pasted into ncdump or Panoply
+    assert.ok(page.text.includes(`<code>${served.url}/opendap/latest/${fixture.b.dataset_key}</code>`));
     assert.not.match(page.text, /id="banner"/);
     const query = JSON.parse(/<textarea id="query"[^>]*>([^<]+)<\/textarea>/.exec(page.text)![1].replaceAll("&#34;", '"'));
     const answer = await post(served, "/api/v1/data/query", query);
