@@ -75,6 +75,31 @@ export class ByteSink {
   }
 }
 
+/**
+ * Large buffers of bodies already sent (an OPeNDAP .dods: a map is 2.3 MB, the bound 40 MB), for the next large
+ * bodies: at most 64 MB of them kept. A fresh buffer each answer is zeroed, and freed only when the collector runs:
+ * eight bound-size answers at once left their sent bodies in memory beside the live ones.
+ */
+const spareLarge: ArrayBuffer[] = [];
+const SPARE_LARGE_BYTES_MOST = 40 << 20;
+const spareLargeBytes = () => spareLarge.reduce((n, b) => n + b.byteLength, 0);
+
+/**
+ * A body of `size` bytes to write into, `offset` bytes into its buffer (a writer aligns a typed view with it): a view
+ * of a spare buffer when one is large enough (the smallest that is), else of a new one; lent until giveBackBody.
+ * Its bytes are whatever they were: the writer writes every one.
+ */
+export function borrowBody(size: number, offset = 0): Uint8Array {
+  let best = -1;
+  for (let i = 0; i < spareLarge.length; i++) {
+    if (spareLarge[i].byteLength >= size + offset && (best < 0 || spareLarge[i].byteLength < spareLarge[best].byteLength)) best = i;
+  }
+  const buffer = best >= 0 ? spareLarge.splice(best, 1)[0] : new ArrayBuffer(size + offset);
+  const bytes = new Uint8Array(buffer, offset, size);
+  lent.set(bytes, new Uint8Array(buffer));
+  return bytes;
+}
+
 /** Whether `bytes` is a body finish() gave and giveBackBody has not taken back. */
 export function isLentBody(bytes: Uint8Array): boolean {
   return lent.has(bytes);
@@ -85,7 +110,9 @@ export function giveBackBody(bytes: Uint8Array): void {
   const buffer = lent.get(bytes);
   if (!buffer) return;
   lent.delete(bytes);
-  if (buffer.byteLength <= SPARE_BYTES_MOST && spare.length < SPARE_MOST) spare.push(buffer);
+  if (buffer.byteLength <= SPARE_BYTES_MOST) {
+    if (spare.length < SPARE_MOST) spare.push(buffer);
+  } else if (spareLargeBytes() + buffer.byteLength <= SPARE_LARGE_BYTES_MOST) spareLarge.push(buffer.buffer as ArrayBuffer);
 }
 
 /** The bytes of ASCII text (row parts, keys, digits): one byte a character, no encoder. */

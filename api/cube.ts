@@ -3,6 +3,7 @@
 // the values of a hyperslab of it, every cell read once from the tier api/tiers.ts chooses.
 
 import { BLOCK_SIDE } from "../format/blocks.js";
+import { MISSING_BITS, swapWord } from "../format/cells.js";
 import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
 import { GRID, type Window, colToLon, intersectWindows, rowToLat } from "../format/grid.js";
 import type { RasterView } from "../format/versions.js";
@@ -70,6 +71,8 @@ function runsOf(axis: AxisStep, unit: number): [number, number][] {
 
 /** The cells a hyperslab asks that the version may hold, and where they go in the answer. */
 interface Selection {
+  /** values go into `out` as big-endian words (OPeNDAP's XDR), not host-order float32 */
+  bigEndian: boolean;
   slab: Hyperslab;
   rows: AxisStep;
   cols: AxisStep;
@@ -89,13 +92,17 @@ function place(sel: Selection, cells: Float32Array, area: Window, ti: number): v
   const c = clipAxis(cols, ac, ac + aw);
   if (r.axis.count === 0 || c.axis.count === 0) return;
   const width = slab.lon.count;
+  const [words, cellWords] = sel.bigEndian ? [wordsOf(out), wordsOf(cells)] : [null, null];
   for (let i = r.i0; i < r.i1; i++) {
     const from = (rows.start + i * rows.step - ar) * aw + (c.axis.start - ac);
     const at = (ti * slab.lat.count + sel.row0 + i) * width + sel.col0 + c.i0;
-    if (cols.step === 1) out.set(cells.subarray(from, from + c.axis.count), at);
+    if (words && cellWords) for (let k = 0; k < c.axis.count; k++) words[at + k] = swapWord(cellWords[from + k * cols.step]);
+    else if (cols.step === 1) out.set(cells.subarray(from, from + c.axis.count), at);
     else for (let k = 0; k < c.axis.count; k++) out[at + k] = cells[from + k * cols.step];
   }
 }
+
+const wordsOf = (values: Float32Array) => new Uint32Array(values.buffer, values.byteOffset, values.length);
 
 /** The areas of the selection for a tier whose unit is `side` cells. */
 function areasOf(sel: Selection, side: number): Window[] {
@@ -123,7 +130,7 @@ async function readFromDays(cube: GridCube, sel: Selection): Promise<void> {
       if (!whole) place(sel, await cube.view.readCells(day, held, undefined, reuse), held, ti);
       else {
         const at = (ti * sel.slab.lat.count + sel.row0 + held[1] - sel.rows.start) * sel.slab.lon.count + sel.col0 + held[0] - sel.cols.start;
-        await cube.view.readCells(day, held, { out: sel.out, at, stride: sel.slab.lon.count }, reuse);
+        await cube.view.readCells(day, held, { out: sel.out, at, stride: sel.slab.lon.count, bigEndian: sel.bigEndian }, reuse);
       }
     }
   };
@@ -144,7 +151,11 @@ async function readSlice(cube: GridCube, sel: Selection, { span, from, to }: Spa
   await Promise.all(
     areasOf(sel, span.chunkSide).map(async (area) => {
       // a place over days: its values straight into the answer (a single cell's answer index is its time step)
-      if (single) return cube.view.readSeriesPoint(span, area[0], area[1], d0, d1, sel.out, t.i0);
+      if (single) {
+        await cube.view.readSeriesPoint(span, area[0], area[1], d0, d1, sel.out, t.i0);
+        if (sel.bigEndian) for (let i = t.i0, words = wordsOf(sel.out); i < t.i0 + d1 - d0; i++) words[i] = swapWord(words[i]);
+        return;
+      }
       const days = await cube.view.readSeries(span, area, d0, d1);
       for (let i = t.i0; i < t.i1; i++) place(sel, days[i * time.step - base - (d0 - from)], area, i);
     }),
@@ -171,16 +182,18 @@ async function readFromSeries(cube: GridCube, sel: Selection, slices: SpanSlice[
 
 /**
  * The values of a hyperslab into `out` (C order: time, lat, lon; NaN where the version holds no value), each cell read
- * once: a place over time from the series tier, a map of a date from the day pieces (api/tiers.ts decides).
+ * once: a place over time from the series tier, a map of a date from the day pieces (api/tiers.ts decides). With
+ * `bigEndian`, each value's bits are written byte-swapped: OPeNDAP's XDR, with no second pass over the answer.
  */
-export async function readHyperslab(cube: GridCube, slab: Hyperslab, out: Float32Array): Promise<void> {
-  out.fill(NaN);
+export async function readHyperslab(cube: GridCube, slab: Hyperslab, out: Float32Array, { bigEndian = false } = {}): Promise<void> {
+  if (bigEndian) wordsOf(out).fill(swapWord(MISSING_BITS));
+  else out.fill(NaN);
   const [wc, wr, ww, wh] = cube.view.index.coverage.windowAny;
   const rows = clipAxis(slab.lat, wr, wr + wh);
   const cols = clipAxis(slab.lon, wc, wc + ww);
   if (rows.axis.count === 0 || cols.axis.count === 0 || slab.time.count === 0) return;
   const window: Window = [cols.axis.start, rows.axis.start, lastOf(cols.axis) - cols.axis.start + 1, lastOf(rows.axis) - rows.axis.start + 1];
-  const sel: Selection = { slab, rows: rows.axis, cols: cols.axis, row0: rows.i0, col0: cols.i0, window, out };
+  const sel: Selection = { bigEndian, slab, rows: rows.axis, cols: cols.axis, row0: rows.i0, col0: cols.i0, window, out };
   const first = dayNumberToDate(cube.firstDay + slab.time.start);
   const last = dayNumberToDate(cube.firstDay + lastOf(slab.time));
   const slices = chooseSeriesTier(cube.view, window, first, last, slab.time.count, [cols.axis, rows.axis]);

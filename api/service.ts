@@ -181,7 +181,7 @@ export class Service {
       // counted twice: the server keeps an answer's compressed forms with it. A HEAD is kept at once: its GET
       // usually follows (GDAL's /vsicurl/ asks a Zarr chunk's size first), and would compute it all again
       const cost = answer.body.byteLength * 2 + 512;
-      if (answer.status < 500 && (this.asked.get(key) || request.method === "HEAD")) {
+      if (answer.status < 500 && this.answers.admits(cost) && (this.asked.get(key) || request.method === "HEAD")) {
         keepBody(answer);
         this.answers.set(key, answer, cost);
       } else this.asked.set(key, true, Math.max(cost, this.askedMinCost));

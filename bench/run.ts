@@ -22,7 +22,8 @@
 // live publish. BENCH_ONLY=operations (or plans, overload, stop, soak, comma-separated) runs those alone, on
 // BENCH_DIST when it names a published year (2003) of full-grid days, else on one published here. (3d) a box over
 // years on the series route (bench/series-box.ts; alone with BENCH_ONLY=box): CSV and NetCDF, and the memory of 8
-// NetCDF answers of the bound's size at once.
+// NetCDF answers of the bound's size at once; (3e) OPeNDAP (bench/opendap.ts; alone with BENCH_ONLY=opendap): a place over
+// 20,000 days beside the series route, a full-grid map beside sirv, ncdump -h, CDO over 31 steps, 8 bound-size answers.
 
 import { MAX_TEMP } from "../format/variables.js";
 import { execFileSync } from "node:child_process";
@@ -54,6 +55,7 @@ import { benchAllVariables } from "./all-variables.js";
 import { type VariablesContext, benchVariableSeason, benchVariableYear } from "./variables-bench.js";
 import { benchZarr } from "./zarr.js";
 import { benchSpeed } from "./speed.js";
+import { benchOpendap } from "./opendap.js";
 import { type RevisionContext, benchRevisionLength, benchRevisionSeason } from "./revisions.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -103,6 +105,7 @@ if (ONLY === "box") {
 }
 const procs: Proc[] = [];
 const figures: Record<string, number> = {};
+if (ONLY === "opendap") process.exit((await benchOpendapAlone()) > 0 ? 1 : 0);
 if (ONLY === "revisions" || ONLY.startsWith("revisions-")) process.exit((await benchRevisionsAlone(ONLY)) > 0 ? 1 : 0);
 const fail = (why: string) => {
   failures++;
@@ -413,6 +416,7 @@ try {
   // (3c) GET /api/v1/series: a place over a year and over the whole archive, many places and variables (bench/series-route.ts)
   await benchSeriesRoute({ work, say, log, figures, seconds: SECONDS, fail: (why) => (failures++, say(`  !! ${why}: a goal is not met`)) });
   await benchSeriesBox({ work, say, log, figures, fail: (why) => (failures++, say(`  !! ${why}: a goal is not met`)) });
+  await benchOpendap({ work, say, log, figures, seconds: SECONDS, fail: (why) => (failures++, say(`  !! ${why}: a goal is not met`)) }, dist, longDist);
 
   // (3d) Issue 35: the computed answers beside sirv, the year-closing publish, start-up and memory (bench/speed.ts)
   await benchSpeed({ work, say, log, figures, seconds: SECONDS, goal });
@@ -445,6 +449,30 @@ async function benchRevisionsAlone(only: string): Promise<number> {
   try {
     say(`bench ${only} on ${new Date().toISOString().slice(0, 16)}Z, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, node ${process.version}`);
     const failed = await benchRevisions({ work, yearCache: join(BENCH_CACHE, "year"), longCache: join(BENCH_CACHE, "long64"), say, log, figures }, only);
+    console.log(JSON.stringify({ ...figures, failures: failed }));
+    return failed;
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+/** BENCH_ONLY=opendap: the OPeNDAP rows alone (bench/opendap.ts) over 62 full-grid days and the 20,000-day archive, published here. */
+async function benchOpendapAlone(): Promise<number> {
+  let failed = 0;
+  try {
+    say(`bench opendap on ${new Date().toISOString().slice(0, 16)}Z, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, node ${process.version}, ${SECONDS} s per load run`);
+    const yearCache = join(BENCH_CACHE, "year");
+    const days = YEAR.slice(0, 62);
+    await makeFullGridDays(yearCache, days, log);
+    const yearDist = join(work, "dist-dap-year");
+    log(`publishing ${days.length} full-grid days`);
+    runProbe(await linkFolder(join(work, "dap-year"), yearCache, days), yearDist);
+    const longCache = join(BENCH_CACHE, "long64");
+    await makeSmallDays(longCache, LONG, [400, 300, 64, 64], log);
+    const longDist = join(work, "dist-dap-long");
+    log(`publishing ${LONG_DAYS} days of 64 x 64 cells`);
+    runProbe(await linkFolder(join(work, "dap-long"), longCache, LONG.slice(0, -1)), longDist);
+    await benchOpendap({ work, say, log, figures, seconds: SECONDS, fail: (why) => (failed++, say(`  !! ${why}: a goal is not met`)) }, yearDist, longDist);
     console.log(JSON.stringify({ ...figures, failures: failed }));
     return failed;
   } finally {

@@ -10,7 +10,7 @@ import { formatPath, toIssues, validatorFor } from "../schemas/validate.js";
 import { type BlockPart, BlockOrder } from "./blocks.js";
 import { LruCache } from "./cache.js";
 import type { CatalogPointer } from "./catalog.js";
-import { BlockCodec, type StoredBlock, rawBlockBytes, readBlockCodes, readBlockRow, toStoredBlock } from "./cells.js";
+import { BlockCodec, type StoredBlock, rawBlockBytes, readBlockCodes, readBlockRow, readBlockRowBigEndian, toStoredBlock } from "./cells.js";
 import { dateToDayNumber } from "./dates.js";
 import { type DayHeader, decodeDayHeader } from "./day-piece.js";
 import { type StoredEntry, lineageOf } from "./entries.js";
@@ -84,12 +84,18 @@ export interface CellTarget {
   out: Float32Array;
   at: number;
   stride: number;
+  /** the cells' bits byte-swapped (big-endian words, as OPeNDAP's XDR sends them), not float32 in the host's order */
+  bigEndian?: boolean;
 }
 
 /** Writes the cells of an area's blocks into `target`. */
-function fillCells(parts: AreaPart[], { out, at: base, stride }: CellTarget): Float32Array {
+function fillCells(parts: AreaPart[], { out, at: base, stride, bigEndian }: CellTarget): Float32Array {
+  const words = bigEndian ? new Uint32Array(out.buffer, out.byteOffset, out.length) : null;
   for (const p of parts) {
-    for (let row = p.row0, at = base + p.row * stride + p.col; row < p.row1; row++, at += stride) readBlockRow(p.block, row, p.col0, p.col1, out, at);
+    for (let row = p.row0, at = base + p.row * stride + p.col; row < p.row1; row++, at += stride) {
+      if (words) readBlockRowBigEndian(p.block, row, p.col0, p.col1, words, at);
+      else readBlockRow(p.block, row, p.col0, p.col1, out, at);
+    }
   }
   return out;
 }

@@ -41,8 +41,13 @@ export class LruCache<V> {
     return this.recent.get(key)?.value ?? this.old.get(key)?.value;
   }
 
+  /** Whether an entry of `cost` is ever kept: one entry never evicts most of the cache. */
+  admits(cost: number): boolean {
+    return cost <= this.generationCost / 4;
+  }
+
   set(key: string, value: V, cost: number): void {
-    if (cost > this.generationCost / 4) return; // one entry never evicts most of the cache
+    if (!this.admits(cost)) return;
     this.delete(key);
     this.put(key, { value, cost });
   }

@@ -142,6 +142,40 @@ export function readBlockRow(block: StoredBlock, row: number, c0: number, c1: nu
   else out.fill(NaN, at, at + (c1 - c0));
 }
 
+/** A 32-bit word with its bytes reversed: little-endian float32 bits to big-endian (XDR, OPeNDAP's wire order) and back. */
+export const swapWord = (w: number): number => ((w & 0xff) << 24) | ((w & 0xff00) << 8) | ((w >>> 8) & 0xff00) | (w >>> 24);
+
+let tenthsWordsTable: Uint32Array | null = null;
+
+/** The float32 of every tenths code as big-endian bits (index k + 32768; the missing code's the canonical NaN's). */
+function tenthsWords(): Uint32Array {
+  if (tenthsWordsTable) return tenthsWordsTable;
+  const bits = new Uint32Array(tenths().buffer.slice(0));
+  for (let i = 0; i < bits.length; i++) bits[i] = swapWord(bits[i]);
+  return (tenthsWordsTable = bits);
+}
+
+/**
+ * readBlockRow for a big-endian reader: the cells' float32 bits byte-swapped into `out` (words) from `at`, so a map
+ * goes to the wire in one pass (a tenths block through its own table; missing cells the canonical NaN).
+ */
+export function readBlockRowBigEndian(block: StoredBlock, row: number, c0: number, c1: number, out: Uint32Array, at: number): void {
+  const start = row * block.width;
+  if (block.tenths) {
+    const d = block.tenths;
+    const table = tenthsWords();
+    let k = 0;
+    for (let i = start; i < start + c0; i++) k = (k + d[i]) << 16 >> 16;
+    for (let i = start + c0; i < start + c1; i++) {
+      k = (k + d[i]) << 16 >> 16;
+      out[at++] = table[k + 32768];
+    }
+  } else if (block.floats) {
+    const words = new Uint32Array(block.floats.buffer, block.floats.byteOffset, block.floats.length);
+    for (let i = start + c0; i < start + c1; i++) out[at++] = swapWord(words[i]);
+  } else out.fill(swapWord(MISSING_BITS), at, at + (c1 - c0));
+}
+
 /**
  * Writes the tenths codes of cells [c0, c1) of block row `row` to `out` from `at` (missing -32768), the form a
  * writer re-encodes without a round trip through float32; false for a float32 block, whose values have no code.

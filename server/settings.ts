@@ -81,8 +81,9 @@ export const DEFAULT_LIMITS: ServeLimits = {
   bodyMs: 10_000,
   idleMs: 5_000,
   sendMs: 30_000,
-  // a series call's answer is up to about 10 MB: several at once fit, and memory stays bounded however many read slowly
-  sendBytes: 64 << 20,
+  // a series call's answer is up to about 10 MB, an OPeNDAP .dods up to 40 MB: a few series answers at once fit, and
+  // memory stays bounded however many read slowly (8 bound-size .dods at once: peak RSS 258 MB at 64, 180 at 32, as fast)
+  sendBytes: 32 << 20,
 };
 
 /** One variable: a whole number in range, else a message naming it. */

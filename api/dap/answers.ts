@@ -89,10 +89,10 @@ async function answerData(ctx: Context, cube: GridCube, projections: Projection[
     else if (source.kind === "axis") {
       const all = axes[source.axis]();
       body.set(i, Array.from({ length: source.step.count }, (_, k) => all[source.step.start + k * source.step.step]));
-    } else await readHyperslab(cube, source.slab, body.values(i));
+    } else await readHyperslab(cube, source.slab, body.values(i), { bigEndian: true });
   }
   const headers = { "Content-Description": "dods-data", ...DAP_HEADERS, "Service-Dataset-Version": cube.view.record.id };
-  return ctx.answer(body.finish(), { cache: "immutable", type: DATA_TYPE, compressible: true, headers });
+  return ctx.answer(body.bytes, { cache: "immutable", type: DATA_TYPE, compressible: true, headers });
 }
 
 /** GET /opendap/:file: a pinned version's answer. */

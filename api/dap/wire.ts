@@ -16,6 +16,8 @@
 //
 // The module uses DataView and typed arrays only (no node: modules), as every api/ writer.
 
+import { borrowBody } from "../bytes.js";
+
 export type DapType = "Int32" | "Float32" | "Float64";
 
 const BYTES: Record<DapType, number> = { Int32: 4, Float32: 4, Float64: 8 };
@@ -99,14 +101,13 @@ const DATA_MARK = "Data:\n";
 
 /**
  * A .dods body being written: its DDS and `Data:` line, and each sent array's place. `values(i)` gives array i's
- * values as a float32 view to fill in host order (the one array laid out 4-byte aligned: `aligned`); `set(i)`
- * writes another's now; `finish` turns the float32 views to XDR's big-endian and gives the bytes.
+ * values as a float32 view over the body (the one array laid out 4-byte aligned: `aligned`), which its writer fills
+ * with big-endian words (api/cube.ts readHyperslab's bigEndian: no second pass); `set(i)` writes another's now.
  */
 export class DataBody {
   readonly bytes: Uint8Array;
   private readonly view: DataView;
   private readonly offsets: number[];
-  private readonly views: Float32Array[] = [];
 
   constructor(
     dataset: string,
@@ -124,7 +125,7 @@ export class DataBody {
     });
     // the aligned array's values start on a multiple of 4 of the buffer: a float32 view of them needs no copy
     const pad = aligned < 0 ? 0 : (4 - (this.offsets[aligned] % 4)) % 4;
-    this.bytes = new Uint8Array(new ArrayBuffer(at + pad), pad, at);
+    this.bytes = borrowBody(at, pad);
     this.bytes.set(head);
     this.view = new DataView(this.bytes.buffer, pad, at);
     this.sent.forEach((a, i) => {
@@ -136,12 +137,10 @@ export class DataBody {
 
   private readonly sent: DapArray[];
 
-  /** The aligned array's values, to fill in host order before finish(). */
+  /** The aligned array's values, to fill with big-endian words (every NaN the canonical 0x7fc00000). */
   values(i: number): Float32Array {
     if (i !== this.aligned || this.sent[i].type !== "Float32") throw new Error(`array ${i} is not the aligned float32 array of this body`);
-    const v = new Float32Array(this.bytes.buffer, this.bytes.byteOffset + this.offsets[i], countOf(this.sent[i]));
-    this.views.push(v);
-    return v;
+    return new Float32Array(this.bytes.buffer, this.bytes.byteOffset + this.offsets[i], countOf(this.sent[i]));
   }
 
   /** Writes array i's values now, big-endian. */
@@ -155,15 +154,4 @@ export class DataBody {
     }
   }
 
-  /** The body, its float32 views turned big-endian (every NaN the canonical 0x7fc00000). */
-  finish(): Uint8Array {
-    for (const v of this.views) {
-      const words = new Uint32Array(v.buffer, v.byteOffset, v.length);
-      for (let k = 0; k < words.length; k++) {
-        const w = v[k] !== v[k] ? 0x7fc00000 : words[k];
-        words[k] = ((w & 0xff) << 24) | ((w & 0xff00) << 8) | ((w >>> 8) & 0xff00) | (w >>> 24);
-      }
-    }
-    return this.bytes;
-  }
 }
