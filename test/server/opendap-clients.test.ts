@@ -177,6 +177,8 @@ clients("opendap clients - Python's netCDF4 reads a slab, R's ncdf4 reads with s
 clients("opendap clients - docs/clients.md's OPeNDAP recipes run as written against the newest versions", async () => {
   await withServer(dist, async (served) => {
     const live = (block: string) => localize(block, { "http://127.0.0.1:8080": served.url });
+    const readme = await runBash(live(docBlock("README.md", "ncdump -h http://127.0.0.1:8080/opendap/latest/silo-tmax")), { cwd: work });
+    assert.ok(readme.stdout.includes(`\tfloat air_temperature_max(time, lat, lon) ;`), readme.stdout.slice(0, 500));
     const tools = await runBash(live(docBlock("docs/clients.md", "nccopy 'http://127.0.0.1:8080/opendap/latest/silo-tmax?")), { cwd: work });
     assert.ok(tools.stdout.includes(`:dataset_version = "${ids.max_temp}" ;`), tools.stdout.slice(0, 500));
     const week = await readWithGdal("max_temp", DATES.slice(0, 7), [400, 300, 20, 20]);
