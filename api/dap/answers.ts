@@ -3,6 +3,8 @@
 
 import type { Answer } from "../answer.js";
 import type { Context } from "../context.js";
+import { VERSION_ID } from "../parameters.js";
+import { isVisible } from "../records.js";
 import type { ErrorForm } from "../routes.js";
 import { type GridCube, latAxis, lonAxis, openCube, readHyperslab, timeAxis } from "../cube.js";
 import { HttpError } from "../errors.js";
@@ -132,19 +134,21 @@ function sessionVersion(cookie: string | undefined, datasetKey: string): string 
  * GET /opendap/latest/:file: 302 to the same answer of the dataset's newest version (docs/contract.md §8.6). netCDF-C
  * follows it on .dds, .das and .dods alike, but asks the alias again for each; it keeps cookies for an open dataset,
  * so the first answer's cookie keeps the rest of that session on the version it began with, however many publishes
- * come between (a version no longer published gives way to the newest). The Location is relative, so it holds behind
+ * come between (a version no longer published, or not public demo data, gives way to the newest). The Location is relative, so it holds behind
  * any prefix.
  */
-export function answerDapLatest(ctx: Context, ask: DapAsk): Promise<Answer> {
-  const candidates = ctx.snapshot.pointer.candidates.filter((c) => c.record.dataset_key === ask.name);
-  if (candidates.length === 0) throw dapNotFound(`Dataset ${JSON.stringify(ask.name.slice(0, 140))} (no published version)`);
+export async function answerDapLatest(ctx: Context, ask: DapAsk): Promise<Answer> {
+  const newest = ctx.snapshot.pointer.candidates.find((c) => c.record.dataset_key === ask.name);
+  if (!newest) throw dapNotFound(`Dataset ${JSON.stringify(ask.name.slice(0, 140))} (no published version)`);
+  // the session's version, while the catalog still publishes it (a newer version shadows it as a candidate at once)
   const pinned = sessionVersion(ctx.request.cookie, ask.name);
-  const version = candidates.find((c) => c.id === pinned) ?? candidates[0];
+  const record = pinned && pinned !== newest.id && VERSION_ID.test(pinned) ? await ctx.snapshot.findRecord(pinned) : null;
+  const id = record && isVisible(record) && record.access_level === "demo" && record.dataset_key === ask.name ? record.id : newest.id;
   const headers = {
-    Location: `../${encodeURIComponent(version.id)}.${ask.suffix}${ask.query ? `?${ask.query}` : ""}`,
-    "Set-Cookie": `${sessionCookie(ask.name)}=${encodeURIComponent(version.id)}; Path=/opendap/latest/; Max-Age=${SESSION_SECONDS}; SameSite=Lax`,
+    Location: `../${encodeURIComponent(id)}.${ask.suffix}${ask.query ? `?${ask.query}` : ""}`,
+    "Set-Cookie": `${sessionCookie(ask.name)}=${encodeURIComponent(id)}; Path=/opendap/latest/; Max-Age=${SESSION_SECONDS}; SameSite=Lax`,
     ...DAP_HEADERS,
-    "Service-Dataset-Version": version.id,
+    "Service-Dataset-Version": id,
   };
   return ctx.answer("", { status: 302, cache: "no-store", etag: false, headers });
 }

@@ -12,7 +12,8 @@
 //   the canonical 0x7fc00000, so every missing value has the same bits.
 // - Error: `Error {`, `    code = <n>;`, `    message = "<text>";`, `};`, answered with the HTTP status it names.
 // - Every answer names itself in `Content-Description` (dods-dds, dods-das, dods-data, dods-error), and the server in
-//   `XDODS-Server` and `XOPeNDAP-Server`; netCDF-Java takes a plain URL for DAP2 only when its .dds says dods-dds.
+//   `XDODS-Server`, `XOPeNDAP-Server` and `XDAP` (the protocol version libdap's servers name): netCDF-Java refuses a
+//   200 with neither XDODS-Server nor XDAP, and takes a plain URL for DAP2 only when its .dds says dods-dds.
 //
 // The module uses DataView and typed arrays only (no node: modules), as every api/ writer.
 
@@ -48,7 +49,7 @@ export type DapVariable = DapArray | DapGrid | DapStructure;
 /** Attributes of one DAS container: numbers carry their DAP2 type, text is a String. */
 export type DapAttributes = readonly (readonly [name: string, value: string | { type: DapType; value: number }])[];
 
-export const DAP_HEADERS = { "XDODS-Server": "dods/3.2", "XOPeNDAP-Server": "climate-data-service/dap2", XDAP: "2.0" } as const;
+export const DAP_HEADERS = { "XDODS-Server": "dods/3.2", "XOPeNDAP-Server": "climate-data-service/dap2", XDAP: "3.2" } as const;
 export const DDS_TYPE = "text/plain; charset=utf-8";
 export const DATA_TYPE = "application/octet-stream";
 

@@ -2,10 +2,16 @@
 // form, DAP2 error bodies with their statuses, the bound's 413, the headers, and the newest alias with its session
 // cookie. The field's own clients reading it are test/server/opendap-clients.test.ts.
 
+import { execFile } from "node:child_process";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { gunzipSync } from "node:zlib";
+import { publish } from "../../pipeline/publish/publish.js";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { DATES_A, type Fixture, WINDOW_A, buildFixture, request, valueA, withServer } from "../support/server-fixture.js";
+import { DATES_A, type Fixture, WINDOW_A, buildFixture, copyDist, request, valueA, withServer, writeSources } from "../support/server-fixture.js";
 
 let fixture: Fixture;
 const A = () => fixture.a.id;
@@ -241,6 +247,50 @@ dap("opendap - .html names the dataset and its URL in each tool's words; .info s
     assert.ok(info.text.includes("Float32 air_temperature_max[time = 33][lat = 681][lon = 841];") && info.text.includes("String Conventions &#34;CF-1.8&#34;;"));
     const version = await request(served, url("ver"));
     assert.is(version.text, "Core version: DAP/2.0\nServer version: climate-data-service/dap2\n");
+  });
+});
+
+/** A proxy in front of `port` that notes each request's path and Cookie header (what a DAP client sends back). */
+async function recordingProxy(port: number): Promise<{ url: string; asked: { path: string; cookie: string }[]; close: () => void }> {
+  const asked: { path: string; cookie: string }[] = [];
+  const proxy = http.createServer((req, res) => {
+    asked.push({ path: req.url ?? "", cookie: req.headers.cookie ?? "" });
+    const forward = http.request({ host: "127.0.0.1", port, path: req.url, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, asked, close: () => proxy.close() };
+}
+
+dap("opendap - a session's cookie keeps the newest alias on the version it began with after a newer one is published; ncdump sends it back", async () => {
+  const dist = await copyDist(fixture);
+  const next = join(fixture.root, "opendap-next-day");
+  await writeSources(next, ["2004-03-05"], WINDOW_A, (col, row) => valueA(col, row, 33));
+  const { added } = await publish({ sources: next, dist, extend: true, observations: false, log: () => {}, publishedAt: "2024-04-01T00:00:00Z" });
+  const newer = added[0].id;
+  await withServer(dist, async (served) => {
+    const fresh = await request(served, "/opendap/latest/silo-tmax.dds");
+    assert.is(fresh.headers.location, `../${newer}.dds`);
+    // a session that began before the publish: its cookie names the older version, still a candidate
+    const session = await request(served, "/opendap/latest/silo-tmax.dods?time%5B0:33%5D", { headers: { Cookie: `other=1; opendap-silo-tmax=${A()}` } });
+    assert.is(session.headers.location, `../${A()}.dods?time%5B0:33%5D`);
+    assert.is(session.headers["service-dataset-version"], A());
+    // the older version has 33 dates: the index 33 that the newer holds is past its end, as that session's DDS said
+    const followed = await request(served, `/opendap/${A()}.dods?time%5B0:33%5D`);
+    assert.is(followed.status, 400);
+    // ncdump (netCDF-C) keeps the cookie of an open dataset: every request after the first carries it back
+    const proxy = await recordingProxy(served.port);
+    try {
+      await promisify(execFile)("ncdump", ["-h", `${proxy.url}/opendap/latest/silo-tmax`]);
+      const aliased = proxy.asked.filter((a) => a.path.startsWith("/opendap/latest/"));
+      assert.is(aliased.length, 3, JSON.stringify(proxy.asked));
+      assert.equal(aliased.map((a) => a.cookie), ["", `opendap-silo-tmax=${newer}`, `opendap-silo-tmax=${newer}`]);
+    } finally {
+      proxy.close();
+    }
   });
 });
 
