@@ -1,6 +1,7 @@
-// The interface's one route table: the service's own routes and every family's, in the order the OpenAPI document
-// lists them. The one file of api/ that imports every room: families never import each other, so what one needs of
-// another is handed to it here (the query's 422s name the series call that answers them).
+// The interface's one route table: the service's own routes and every family's (the OpenAPI document lists them under
+// their tags, api/tags.ts, in this order within a tag). The one file of api/ that imports every room: families never
+// import each other, so what one needs of another is handed to it here (the query's 422s name the series call that
+// answers them).
 
 import { DAP_ROUTES } from "./dap/routes.js";
 import { ACQUISITION_ROUTES, queryRoutes } from "./query/routes.js";

@@ -1,4 +1,4 @@
-// GET health, capabilities and the OpenAPI document (docs/contract.md §1.1, §4): the service's own routes.
+// GET capabilities, the OpenAPI document and health (docs/contract.md §1.1, §4): the service's own routes.
 
 import { QUERY_DATA_CLASS, QUERY_SOURCE, QUERY_UNIT, QUERY_VARIABLE } from "../format/records.js";
 import type { Answer } from "./answer.js";
@@ -74,21 +74,13 @@ export function answerOpenApi(ctx: Context): Promise<Answer> {
 export const META_ROUTES: RouteSpec[] = [
   {
     method: "GET",
-    path: "/api/health",
-    operationId: "getHealth",
-    cors: READ_CORS,
-    summary: "Process and configuration status (no database or source check).",
-    answers: ["health.schema.json"],
-    errors: [],
-    handle: answerHealth,
-  },
-  {
-    method: "GET",
     path: "/api/v1/capabilities",
     operationId: "getCapabilities",
+    tag: "Discover",
     absoluteLinks: true,
     cors: READ_CORS,
-    summary: "Implemented variables, sources, representations, limits and features.",
+    summary: "What the service offers",
+    description: "Implemented variables, sources, representations, limits and features, and a link to each route.",
     answers: ["capabilities.schema.json"],
     errors: [],
     etag: "short",
@@ -98,11 +90,25 @@ export const META_ROUTES: RouteSpec[] = [
     method: "GET",
     path: "/api/v1/openapi.json",
     operationId: "getOpenApi",
+    tag: "Discover",
     cors: READ_CORS,
-    summary: "This OpenAPI 3.1 description of the interface.",
+    summary: "This OpenAPI document",
+    description: "This OpenAPI 3.1 description of the interface; `/api/v1/docs` draws it as HTML.",
     answers: [],
     errors: [],
     etag: "short",
     handle: answerOpenApi,
+  },
+  {
+    method: "GET",
+    path: "/api/health",
+    operationId: "getHealth",
+    tag: "Discover",
+    cors: READ_CORS,
+    summary: "Is the process up",
+    description: "Process and configuration status (no database or source check).",
+    answers: ["health.schema.json"],
+    errors: [],
+    handle: answerHealth,
   },
 ];

@@ -1,13 +1,16 @@
 // GET /api/v1/openapi.json: OpenAPI 3.1 of every answer the server gives, from a route table and the contract's
-// schemas: each route's 200, 304, errors and HEAD form, and on every path its CORS preflight and the 405 of each
-// other method. What a family adds (its media types, its body's example, its tag) its routes say.
+// schemas: each route's one operation (its 200, 304 and errors, with recorded examples) under its tag, in the order a
+// user works; what every path answers besides (HEAD, the CORS preflight, 405) stated once, in the description and as
+// shared components. What a family adds (its media types, its tag) its routes say.
 
 import { CONTRACT_SCHEMAS } from "../schemas/validate.js";
 import { API_VERSION, LIMITS } from "./contract.js";
 import { preflightHeaders } from "./cors.js";
 import { type ErrorKind, INTERNAL_ERROR_BODY, statusOf } from "./errors.js";
+import { EXAMPLES, addExamples } from "./examples.js";
 import { type ParameterSchema, VERSION_ID_TEXT, describeParameterSchema } from "./parameters.js";
-import { type RouteSpec, type RouteTable, allowOf, findRoute, groupByPath } from "./routes.js";
+import { type RouteSpec, type RouteTable, allowOf, groupByPath } from "./routes.js";
+import { TAGS } from "./tags.js";
 
 type Json = Record<string, unknown>;
 
@@ -88,11 +91,6 @@ const HEADERS: Json = {
     required: true,
     schema: { type: "string", pattern: "^sha-256=:[A-Za-z0-9+/]{43}=:$" },
   },
-  "Repr-Digest": {
-    description: "On HEAD, which sends no content: `sha-256=:<base64>:` of the representation a GET sends (its content coding included), RFC 9530.",
-    required: true,
-    schema: { type: "string", pattern: "^sha-256=:[A-Za-z0-9+/]{43}=:$" },
-  },
   "Access-Control-Allow-Origin": { description: "Every answer may be read by any origin.", required: true, schema: { type: "string", const: "*" } },
   "Cache-Control": { description: "`public, max-age=31536000, immutable` about an immutable version; `public, max-age=60` for the catalog, capabilities and this document; `no-store` otherwise.", required: true, schema: { type: "string" } },
   ETag: { description: "Strong validator of this representation; send it back as If-None-Match for a 304.", required: true, schema: { type: "string", pattern: '^"[0-9a-f]{32}(-br|-gzip)?"$' } },
@@ -149,8 +147,6 @@ const errorSchema = (kinds: string[], plan = false, planItem?: Json) => ({
   ],
 });
 
-type Method = "get" | "post" | "head";
-
 /** The JSON schema of a route's 200; a GET route without a contract schema is this document's own route. */
 function okSchema(route: RouteSpec): Json {
   if (route.answers.length === 1) return schemaRef(route.answers[0]);
@@ -163,21 +159,21 @@ function okSchema(route: RouteSpec): Json {
   };
 }
 
+/** The headers of every answer with a body (a HEAD's carry Repr-Digest in place of Content-Digest: the description says so once). */
+const BODY_HEADERS: HeaderName[] = ["Content-Digest", "Access-Control-Allow-Origin", "Cache-Control"];
+
 /** The answers of a route's operation: 200, 304 with an ETag, its errors by status, 500 and 503. */
-function describeResponses(route: RouteSpec, method: Method): Json {
-  const head = method === "head";
-  const body = (content: Json) => (head ? {} : { content });
-  const bodyHeaders: HeaderName[] = [head ? "Repr-Digest" : "Content-Digest", "Access-Control-Allow-Origin", "Cache-Control"];
+function describeResponses(route: RouteSpec): Json {
   const responses: Json = {};
-  if (route.document) responses["200"] = route.document.ok(head);
+  if (route.document) responses["200"] = route.document.ok();
   else if (route.answers.length > 0 || route.content || (route.method === "GET" && !route.redirects)) {
     const json = route.answers.length > 0 || !route.content ? { "application/json": { schema: okSchema(route) } } : {};
     const content: Json = { ...json, ...route.content };
     const extra = [...(route.etag ? ["ETag"] : []), ...(route.ranges ? ["Accept-Ranges"] : [])];
-    const headers: HeaderName[] = [...bodyHeaders, ...extra, ...(route.provenance ? ["Service-Dataset-Version", "Service-Request-SHA256", "Link"] : [])];
-    responses["200"] = { description: route.summary, headers: headersOf(headers), ...body(content) };
+    const headers: HeaderName[] = [...BODY_HEADERS, ...extra, ...(route.provenance ? ["Service-Dataset-Version", "Service-Request-SHA256", "Link"] : [])];
+    responses["200"] = { description: route.summary, headers: headersOf(headers), content };
   }
-  Object.assign(responses, describeRangesAndRedirects(route, head));
+  Object.assign(responses, describeRangesAndRedirects(route));
   if (route.etag) {
     responses["304"] = {
       description: "Not modified: If-None-Match matches this representation's ETag (no body).",
@@ -194,31 +190,33 @@ function describeResponses(route: RouteSpec, method: Method): Json {
   for (const [status, kinds] of [...byStatus].sort(([a], [b]) => a - b)) {
     const plan = status === 413 && kinds.includes("request_too_large");
     const description = kinds.map((k) => KIND_MEANINGS[k]).join("; ") + (plan ? "; `plan` splits a too large request into requests that fit." : ".");
-    const headers = headersOf(status === 503 ? [...bodyHeaders, "Retry-After"] : bodyHeaders); // Retry-After: a busy server
-    responses[String(status)] = { description, headers, ...body(errorContent(errorSchema(kinds, plan, route.document?.planItem))) };
+    const headers = headersOf(status === 503 ? [...BODY_HEADERS, "Retry-After"] : BODY_HEADERS); // Retry-After: a busy server
+    responses[String(status)] = { description, headers, content: errorContent(errorSchema(kinds, plan, route.document?.planItem)) };
   }
+  const internal = errorContent(errorSchema([INTERNAL_ERROR_BODY.error])) as Record<string, Json>;
+  // the one body every 500 has (docs/contract.md §4.2): its example, kept once in components
+  if (internal["application/json"]) internal["application/json"].examples = { internal_error: { $ref: "#/components/examples/internal_error" } };
   responses["500"] = {
     description: `\`${INTERNAL_ERROR_BODY.error}\`: an unexpected failure, logged by the server; the body says nothing of its cause.`,
-    headers: headersOf(bodyHeaders),
-    ...body(errorContent(errorSchema([INTERNAL_ERROR_BODY.error]))),
+    headers: headersOf(BODY_HEADERS),
+    content: internal,
   };
   return Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
 }
 
 /** A route's 206 and 416 (single byte ranges) and its 302 (a redirect to the newest version's key). */
-function describeRangesAndRedirects(route: RouteSpec, head: boolean): Json {
+function describeRangesAndRedirects(route: RouteSpec): Json {
   const out: Json = {};
-  const sent: HeaderName[] = [head ? "Repr-Digest" : "Content-Digest", "Access-Control-Allow-Origin", "Cache-Control"];
   if (route.ranges && route.content) {
     const partial = Object.fromEntries(Object.keys(route.content).map((type) => [type, { schema: { type: "string", description: "The bytes of the range." } }]));
-    out["206"] = { description: "Partial content: the one byte range asked for (Range: bytes=first-last, first- or -suffix).", headers: headersOf([...sent, "ETag", "Content-Range"]), ...(head ? {} : { content: partial }) };
+    out["206"] = { description: "Partial content: the one byte range asked for (Range: bytes=first-last, first- or -suffix).", headers: headersOf([...BODY_HEADERS, "ETag", "Content-Range"]), content: partial };
     out["416"] = {
       description: `${KIND_MEANINGS.range_not_satisfiable}.`,
-      headers: headersOf([...sent, "Content-Range"]),
-      ...(head ? {} : { content: { "application/json": { schema: errorSchema(["range_not_satisfiable"]) } } }),
+      headers: headersOf([...BODY_HEADERS, "Content-Range"]),
+      content: { "application/json": { schema: errorSchema(["range_not_satisfiable"]) } },
     };
   }
-  if (route.redirects) out["302"] = { description: "Found: the same key of the dataset's newest published version (no body).", headers: headersOf([...sent, "Location"]) };
+  if (route.redirects) out["302"] = { description: "Found: the same key of the dataset's newest published version (no body).", headers: headersOf([...BODY_HEADERS, "Location"]) };
   return out;
 }
 
@@ -237,109 +235,97 @@ function describeParameters(schema: ParameterSchema): Json[] {
   }));
 }
 
-function describeOperation(route: RouteSpec, method: Method): Json {
-  const head = method === "head";
-  const description = [
-    head ? "The headers of the GET answer, without its body." : null,
-    route.description ?? null,
-  ].filter(Boolean);
-  return {
-    operationId: head ? `${route.operationId}Head` : route.operationId,
-    ...(route.tag ? { tags: [route.tag.name] } : {}),
-    summary: head ? `Headers only: ${route.summary}` : route.summary,
-    ...(description.length ? { description: description.join(" ") } : {}),
+function describeOperation(route: RouteSpec): Json {
+  const operation: Json = {
+    operationId: route.operationId,
+    tags: [route.tag],
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
     ...(route.parameters ? { parameters: describeParameters(route.parameters) } : {}),
-    ...(route.body && !head
+    ...(route.body
       ? {
           requestBody: {
             required: true,
             description: `A JSON body of at most ${LIMITS.maxRequestBytes} bytes, sent with \`Content-Type: application/json\` (parameters such as charset allowed).`,
-            content: { "application/json": { schema: schemaRef(route.body), ...(route.bodyExample ? { example: route.bodyExample } : {}) } },
+            content: { "application/json": { schema: schemaRef(route.body) } },
           },
         }
       : {}),
-    responses: describeResponses(route, method),
+    responses: describeResponses(route),
   };
+  return addExamples(operation, route.operationId);
 }
 
-/** The path item methods of OpenAPI 3.1: a path documents each, with a 405 for those it does not answer. */
-const PATH_METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const;
-
-const capitalize = (s: string) => s[0].toUpperCase() + s.slice(1);
-
-/** The 405 of a path that answers `allow`, kept once in `responses`; its name. */
-function methodNotAllowed(responses: Json, allow: string, head: boolean): string {
-  const name = `MethodNotAllowed.${allow.replaceAll(", ", "-")}${head ? ".head" : ""}`;
-  responses[name] ??= {
-    description: `Method not allowed; \`Allow: ${allow}\`. ${KIND_MEANINGS.method_not_allowed}.`,
-    headers: {
-      Allow: { description: "The methods this path answers.", required: true, schema: { type: "string", const: allow } },
-      ...headersOf([head ? "Repr-Digest" : "Content-Digest", "Access-Control-Allow-Origin", "Cache-Control"]),
-    },
-    ...(head ? {} : { content: { "application/json": { schema: errorSchema(["method_not_allowed"]) } } }),
-  };
-  return name;
-}
-
-function describePath(table: RouteTable, path: string, routes: RouteSpec[], responses: Json): Json {
-  const item: Json = {};
-  const example = path.replace(/:[a-z]+/g, "x");
+function describePath(path: string, routes: RouteSpec[]): Json {
   const parameters = [
     ...(path.includes(":id") ? [{ name: "id", in: "path", required: true, description: "Dataset version id.", schema: refSchema("common.version-id") }] : []),
     ...(routes[0].pathParams ?? []).map((p) => ({ name: p.name, in: "path", required: true, description: p.description, schema: p.schema })),
   ];
-  if (parameters.length > 0) item.parameters = parameters;
-  for (const route of routes) {
-    item[route.method.toLowerCase()] = describeOperation(route, route.method === "GET" ? "get" : "post");
-    if (route.method === "GET") item.head = describeOperation(route, "head");
+  const item: Json = parameters.length > 0 ? { parameters } : {};
+  for (const route of routes) item[route.method.toLowerCase()] = describeOperation(route);
+  return item;
+}
+
+/** What a table's paths allow (`GET, HEAD, OPTIONS`, `POST, OPTIONS`), and the request headers their preflights allow, each once. */
+function describeAllowed(table: RouteTable): { allows: string[]; allowHeaders: string[] } {
+  const allows = new Set<string>();
+  const allowHeaders = new Set<string>();
+  for (const routes of groupByPath(table).values()) {
+    const allow = allowOf(routes);
+    allows.add(allow);
+    allowHeaders.add(preflightHeaders(allow, routes.map((r) => r.cors))["Access-Control-Allow-Headers"]);
   }
-  const first = routes[0].operationId;
-  const allow = allowOf(routes);
-  item.options = {
-    operationId: `${first}Preflight`,
-    summary: "CORS preflight: the methods and request headers a browser may use on this path.",
-    responses: {
-      "204": {
-        description: "No content: what a cross-origin request may send here, cached for a day.",
-        headers: {
-          Allow: { description: "The methods of this path.", required: true, schema: { type: "string", const: allow } },
-          "Access-Control-Allow-Methods": { description: "The methods of this path.", required: true, schema: { type: "string", const: allow } },
-          "Access-Control-Allow-Headers": {
-            description: "Request headers a browser may send here, as the route table says (api/cors.ts).",
-            required: true,
-            schema: { type: "string", const: preflightHeaders(allow, routes.map((r) => r.cors))["Access-Control-Allow-Headers"] },
-          },
-          "Access-Control-Max-Age": { description: "Seconds a browser may keep this preflight.", required: true, schema: { type: "string", const: "86400" } },
-          ...headersOf(["Access-Control-Allow-Origin", "Cache-Control"]),
-        },
+  return { allows: [...allows], allowHeaders: [...allowHeaders] };
+}
+
+/**
+ * The answers every path gives beside its operations, once (the description states when): the 405 of a method the
+ * path does not answer, and the CORS preflight. A HEAD is its GET's answer without the body, so it needs none.
+ */
+function describeSharedAnswers(table: RouteTable): Json {
+  const { allows, allowHeaders } = describeAllowed(table);
+  const allow = { type: "string", enum: allows };
+  return {
+    MethodNotAllowed: {
+      description: `Method not allowed. ${KIND_MEANINGS.method_not_allowed}.`,
+      headers: { Allow: { description: "The methods of the path: `GET, HEAD, OPTIONS` where it answers GET, `POST, OPTIONS` where it answers POST.", required: true, schema: allow }, ...headersOf(BODY_HEADERS) },
+      content: { "application/json": { schema: errorSchema(["method_not_allowed"]), example: EXAMPLES.methodNotAllowed.answer } },
+    },
+    Preflight: {
+      description: "The CORS preflight (OPTIONS) of any path: what a cross-origin request may send there, cached for a day (no content).",
+      headers: {
+        Allow: { description: "The methods of the path.", required: true, schema: allow },
+        "Access-Control-Allow-Methods": { description: "The methods of the path, as `Allow`.", required: true, schema: allow },
+        "Access-Control-Allow-Headers": { description: "The request headers the path's routes read (api/cors.ts).", required: true, schema: { type: "string", enum: allowHeaders } },
+        "Access-Control-Max-Age": { description: "Seconds a browser may keep this preflight.", required: true, schema: { type: "string", const: "86400" } },
+        ...headersOf(["Access-Control-Allow-Origin", "Cache-Control"]),
       },
     },
   };
-  for (const method of PATH_METHODS) {
-    if (item[method]) continue;
-    const found = findRoute(table, method.toUpperCase(), example);
-    if (!found || !("allow" in found)) throw new Error(`${method.toUpperCase()} ${path}: the route table neither answers nor refuses it`);
-    item[method] = {
-      operationId: `${first}${capitalize(method)}NotAllowed`,
-      summary: `${method.toUpperCase()} is not allowed here: ${found.hint}`,
-      responses: { "405": { $ref: `#/components/responses/${methodNotAllowed(responses, found.allow, method === "head")}` } },
-    };
-  }
-  return Object.fromEntries([...(item.parameters ? ["parameters"] : []), ...PATH_METHODS].map((key) => [key, item[key]]));
 }
 
-/** The tags routes beyond the contract name, each described once, in the order of the table. */
-function describeTags(table: RouteTable): Json[] {
-  const tags = new Map<string, string>();
-  for (const { tag } of table) if (tag && !tags.has(tag.name)) tags.set(tag.name, tag.description);
-  return [...tags].map(([name, description]) => ({ name, description }));
+/** The description's account of what every path answers besides its operations (docs/contract.md §4.8). */
+function describeEveryPath(table: RouteTable): string {
+  const { allowHeaders } = describeAllowed(table);
+  const refused = EXAMPLES.methodNotAllowed;
+  return [
+    "## Every path",
+    "Each path below lists only what it does. Three answers hold on every path and are stated here once:",
+    "- **HEAD**: every path that answers GET answers HEAD as it would the GET (status and headers, `Content-Length` and `ETag` included) without the body, with `Repr-Digest` (the digest of the content a GET sends) in place of `Content-Digest`.",
+    `- **CORS preflight**: \`OPTIONS\` on any path is 204 with \`Allow\` and \`Access-Control-Allow-Methods\` naming its methods, \`Access-Control-Allow-Headers\` the request headers its routes read, as each route's entry says (one of ${allowHeaders.map((h) => `\`${h}\``).join("; ")}), and \`Access-Control-Max-Age: 86400\`. Every answer carries \`Access-Control-Allow-Origin: *\`, so any origin may read it.`,
+    "- **405**: any other method (PUT, POST, DELETE, PATCH or TRACE on a GET path; GET, HEAD, PUT, DELETE, PATCH or TRACE on a POST path) is 405 `method_not_allowed` with `Allow`: `GET, HEAD, OPTIONS` on a path that answers GET, `POST, OPTIONS` on one that answers POST, and a message saying what to send. For example:",
+    ["```", `${refused.method} ${refused.path}`, "", `HTTP/1.1 ${refused.status} Method Not Allowed`, `Allow: ${refused.headers?.allow}`, "", JSON.stringify(refused.answer, null, 2), "```"].join("\n"),
+    "Tools find these answers as `components.responses.MethodNotAllowed` and `components.responses.Preflight`.",
+  ].join("\n\n");
 }
 
 /** The OpenAPI 3.1 document of a route table, from the same schemas the service validates with; built once a service. */
 export function buildOpenApi(table: RouteTable): Json {
   const paths: Json = {};
-  const responses: Json = {};
-  for (const [path, routes] of groupByPath(table)) paths[path.replace(/:([a-z]+)/g, "{$1}")] = describePath(table, path, routes, responses);
+  const tagOrder = (route: RouteSpec) => TAGS.findIndex((t) => t.name === route.tag);
+  // the paths in the order of their tags (a user's), and of the table within a tag
+  const groups = [...groupByPath(table)].map(([path, routes], i) => ({ path, routes, order: tagOrder(routes[0]) * table.length + i }));
+  for (const { path, routes } of groups.sort((a, b) => a.order - b.order)) paths[path.replace(/:([a-z]+)/g, "{$1}")] = describePath(path, routes);
   return {
     openapi: "3.1.0",
     info: {
@@ -347,7 +333,9 @@ export function buildOpenApi(table: RouteTable): Json {
       version: API_VERSION,
       description: [
         "Read-only climate data service: versioned, immutable datasets; bounded queries answered inline with a provenance manifest. Acquisition is not enabled.",
-        "Every path is documented with every answer the server gives: each operation, its HEAD form for GET routes, the CORS preflight (OPTIONS) and a 405 for each method the path does not answer.",
+        `The operations are grouped in the order a user works: ${TAGS.map((t) => t.name).join(", ")}. Each shows a request (as curl, to the demo's address \`http://${EXAMPLES.host}\`, which \`make demo\` serves) and the answers it received, recorded from the demo dist; a long body is cut, and the example says where.`,
+        describeEveryPath(table),
+        "## License",
         "This license covers this interface description only. The data carry their own: each dataset record and each query manifest states its `license` and `attribution` (SILO data CC-BY-4.0; the generated demo raster CC0-1.0; NOAA observations a U.S. Government work).",
       ].join("\n\n"),
       license: { name: "CC0-1.0", identifier: "CC0-1.0" },
@@ -357,8 +345,13 @@ export function buildOpenApi(table: RouteTable): Json {
     servers: [{ url: "/", description: "This server." }],
     // Public demo endpoints need no credentials: no security scheme applies (docs/contract.md §4.5).
     security: [],
-    tags: describeTags(table),
+    tags: TAGS.map(({ name, description }) => ({ name, description })),
     paths,
-    components: { schemas: describeSchemas(), responses, headers: HEADERS },
+    components: {
+      schemas: describeSchemas(),
+      responses: describeSharedAnswers(table),
+      headers: HEADERS,
+      examples: { internal_error: { summary: "Any route, on an unexpected failure", value: INTERNAL_ERROR_BODY } },
+    },
   };
 }

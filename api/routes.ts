@@ -8,6 +8,7 @@ import type { Context } from "./context.js";
 import type { CorsSpec } from "./cors.js";
 import type { ErrorKind, HttpError } from "./errors.js";
 import type { ParameterSchema } from "./parameters.js";
+import { TAGS, type TagName } from "./tags.js";
 
 export interface ParameterSpec {
   name: string;
@@ -26,6 +27,9 @@ export interface RouteSpec<T = unknown> {
   /** polka pattern: `:id` is a path parameter */
   path: string;
   operationId: string;
+  /** the API reference's tag the route is listed under (api/tags.ts) */
+  tag: TagName;
+  /** a few words: the route's entry in the reference's sidebar; what it does at length is its description */
   summary: string;
   description?: string;
   /**
@@ -36,8 +40,6 @@ export interface RouteSpec<T = unknown> {
   /** schema id of the JSON body (POST routes), and whether the route reads it (the acquisition route never does) */
   body?: string;
   readsBody?: boolean;
-  /** a valid body, for the OpenAPI document (and the 405 and 415 messages that point to it) */
-  bodyExample?: unknown;
   /** schema id (or ids: one of) of the 200 answer */
   answers: string[];
   /** documentation: the 200 answer carries Service-Dataset-Version, Service-Request-SHA256 and Link (docs/contract.md §3.5) */
@@ -58,12 +60,10 @@ export interface RouteSpec<T = unknown> {
   check?(ctx: Context): T;
   handle(ctx: Context, checked: T): Promise<Answer>;
   /**
-   * The OpenAPI description of a 200 the contract's schemas do not cover (its media types and headers; `head`: the
-   * HEAD form), and the schema of its 413's plan items (default: data requests)
+   * The OpenAPI description of a 200 the contract's schemas do not cover (its media types and headers), and the schema
+   * of its 413's plan items (default: data requests)
    */
-  document?: { ok: (head: boolean) => Record<string, unknown>; planItem?: Record<string, unknown> };
-  /** documentation of routes beyond the contract: their OpenAPI tag (the first route naming it describes it) */
-  tag?: { name: string; description: string };
+  document?: { ok: () => Record<string, unknown>; planItem?: Record<string, unknown> };
   /** path parameters besides `id` */
   pathParams?: ParameterSpec[];
   /** the 200's media types and schemas besides (or, without `answers`, instead of) the JSON of `answers` */
@@ -94,9 +94,22 @@ export interface ErrorForm {
 /** A table of routes, whatever each one's check returns. */
 export type RouteTable = readonly RouteSpec[];
 
+/**
+ * A route as a family writes it: its tag by name, or the older way, as an object whose name is a tag's name whatever
+ * its case (api/dap/routes.ts still writes it so); the tag's description is api/tags.ts's either way.
+ */
+type DeclaredRoute<T> = Omit<RouteSpec<T>, "tag"> & { tag: TagName | { name: string } };
+
+function findTag(tag: TagName | { name: string }, operationId: string): TagName {
+  const name = typeof tag === "string" ? tag : tag.name;
+  const found = TAGS.find((t) => t.name.toLowerCase() === name.toLowerCase());
+  if (!found) throw new Error(`${operationId}: tag ${name} is none of api/tags.ts (${TAGS.map((t) => t.name).join(", ")})`);
+  return found.name;
+}
+
 /** A route whose check and handler agree on what is checked, for a table of routes of every kind. */
-export function defineRoute<T>(route: RouteSpec<T>): RouteSpec {
-  return route as RouteSpec;
+export function defineRoute<T>(route: DeclaredRoute<T>): RouteSpec {
+  return { ...route, tag: findTag(route.tag, route.operationId) } as RouteSpec;
 }
 
 /** What a client should do on a 405 for a path, by the methods it has. */

@@ -1,21 +1,14 @@
 // The query family's entries of the route table (docs/contract.md §1.1, §3): POST validate, resolve and query, and
-// the reserved acquisition route; what the OpenAPI document says of them beyond the contract's schemas.
+// the reserved acquisition route; what the OpenAPI document says of them beyond the contract's schemas (their example
+// bodies are recorded ones, api/examples.ts).
 
-import { bboxToWindow } from "../../format/grid.js";
 import { CREDENTIALS_CORS, JSON_BODY_CORS } from "../cors.js";
 import type { ErrorKind } from "../errors.js";
 import { type RouteSpec, defineRoute } from "../routes.js";
 import { LIMITS } from "../contract.js";
 import { answerAcquisition, answerQuery, answerResolve, answerValidate, checkDataRequest } from "./data.js";
-import { type SeriesCallHint, makeDataRequest } from "./request.js";
+import type { SeriesCallHint } from "./request.js";
 import { CSV_HEADER } from "./serialize.js";
-
-/** A valid request for the demo dist (README, docs/contract.md §6.2): the body example the 405 and 415 messages point to. */
-export const DATA_REQUEST_EXAMPLE = {
-  ...makeDataRequest(bboxToWindow([133.8, -23.8, 133.95, -23.65])!, "2003-01-01", "2003-01-31", { format: "json" }),
-  // the box as a person writes it (README's example), not on cell edges
-  region: { bbox: [133.8, -23.8, 133.95, -23.65], crs: "EPSG:4326" },
-};
 
 const POST_ERRORS: ErrorKind[] = ["malformed_json", "payload_too_large", "unsupported_media_type", "invalid_request"];
 const DATA_REQUEST = "data-request.schema.json";
@@ -39,11 +32,12 @@ export function queryRoutes(seriesCall: SeriesCallHint): RouteSpec[] {
       method: "POST",
       path: "/api/v1/data/validate",
       operationId: "validateDataRequest",
+      tag: "Resolve and query",
       cors: JSON_BODY_CORS,
       readsBody: true,
-      summary: "Contract check only (shape, calendar dates, ordered bounds); not a coverage guarantee, quote or purchase.",
+      summary: "Check a data request",
+      description: "The contract check only (shape, calendar dates, ordered bounds), its defaults applied; not a coverage guarantee, quote or purchase.",
       body: DATA_REQUEST,
-      bodyExample: DATA_REQUEST_EXAMPLE,
       answers: ["validation.schema.json"],
       errors: POST_ERRORS,
       check,
@@ -53,12 +47,13 @@ export function queryRoutes(seriesCall: SeriesCallHint): RouteSpec[] {
       method: "POST",
       path: "/api/v1/data/resolve",
       operationId: "resolveDataRequest",
+      tag: "Resolve and query",
       cors: JSON_BODY_CORS,
       computed: true,
       readsBody: true,
-      summary: "Complete published demo coverage check: the selected version and row count, or an unavailable reason.",
+      summary: "Find what answers a data request",
+      description: "The complete coverage check against what is published: the version that would answer, its tiles and the row count, or the reason none can (`available: false` is a 200).",
       body: DATA_REQUEST,
-      bodyExample: DATA_REQUEST_EXAMPLE,
       answers: ["resolution.schema.json"],
       errors: POST_ERRORS,
       check,
@@ -68,14 +63,14 @@ export function queryRoutes(seriesCall: SeriesCallHint): RouteSpec[] {
       method: "POST",
       path: "/api/v1/data/query",
       operationId: "queryData",
+      tag: "Resolve and query",
       cors: JSON_BODY_CORS,
       computed: true,
       readsBody: true,
-      summary: "The complete bounded result inline: native cells whose centres fall in the box, dates inclusive.",
+      summary: "Query a data request's rows",
       body: DATA_REQUEST,
-      bodyExample: DATA_REQUEST_EXAMPLE,
       description:
-        'The answer is JSON (a manifest and the rows) or, with `"format": "csv"`, CSV. A 413 `request_too_large` or `response_too_large` carries `plan`: smaller requests whose answers, concatenated in order, hold exactly these rows.',
+        'The complete bounded result inline: the native cells whose centres fall in the box, dates inclusive. The answer is JSON (a manifest and the rows) or, with `"format": "csv"`, CSV. A 413 `request_too_large` or `response_too_large` carries `plan`: smaller requests whose answers, concatenated in order, hold exactly these rows.',
       answers: ["query-result.schema.json"],
       content: CSV_CONTENT,
       provenance: true,
@@ -94,12 +89,12 @@ export const ACQUISITION_ROUTES: RouteSpec[] = [
     method: "POST",
     path: "/api/v1/data/requests",
     operationId: "createAcquisitionRequest",
+    tag: "Resolve and query",
     cors: CREDENTIALS_CORS,
-    summary: "Acquisition (not enabled): always 503 acquisition_not_ready; never charges or queues work.",
+    summary: "Acquisition (not enabled: 503)",
     description:
-      "Use POST /api/v1/data/query for published demo data. Planned, not active: requests will carry `Authorization: Bearer <ACCESS_TOKEN>`, and a purchase will answer 402 with `WWW-Authenticate: Payment` and be retried with `Authorization: Payment` (docs/contract.md §4.5). No security scheme applies while acquisition is not enabled.",
+      "Always 503 `acquisition_not_ready`; never charges or queues work. Use POST /api/v1/data/query for published demo data. Planned, not active: requests will carry `Authorization: Bearer <ACCESS_TOKEN>`, and a purchase will answer 402 with `WWW-Authenticate: Payment` and be retried with `Authorization: Payment` (docs/contract.md §4.5). No security scheme applies while acquisition is not enabled.",
     body: "acquisition-request.schema.json",
-    bodyExample: DATA_REQUEST_EXAMPLE,
     answers: [],
     errors: ["acquisition_not_ready"],
     handle: answerAcquisition,

@@ -15,6 +15,7 @@ const VERSION_LIST = `^${VERSION_ID_TEXT}(,${VERSION_ID_TEXT})*$`;
 const DESCRIBED_BY = `</api/v1/datasets/${VERSION_ID_TEXT}>; rel="describedby"`;
 
 export const SERIES_DESCRIPTION = [
+  "One GET in four forms: places (`lat` and `lon`) as tidy CSV or JSON with a provenance manifest; a box of cells (`bbox`) the same ways; an APSIM weather file of a place (`format=met`); a box or a place as one NetCDF file (`format=netcdf`).",
   `One call answers places over any period: at most ${MAX_SERIES_PLACES} places and ${MAX_SERIES_VALUES} values (places x days x variables), which holds SILO's whole archive at one place with the five variables of an APSIM file.`,
   "Each variable is answered by its newest published version that holds every asked date at every asked place (or by its pin); one answer never mixes versions of a variable.",
   "A larger call is 413 `request_too_large` with `plan`: calls of this route, pinned, each within the bound, whose answers in order hold exactly the asked values.",
@@ -29,10 +30,10 @@ export const SERIES_PLAN_ITEM: Json = { type: "string", description: "A GET path
 
 const ref = (kind: "headers" | "schemas", name: string) => ({ $ref: `#/components/${kind}/${name}` });
 
-/** The 200 of the route (HEAD: its headers, without content). */
-export function describeSeriesOk(head: boolean, etag: boolean): Json {
+/** The 200 of the route. */
+export function describeSeriesOk(etag: boolean): Json {
   const headers: Json = {
-    [head ? "Repr-Digest" : "Content-Digest"]: ref("headers", head ? "Repr-Digest" : "Content-Digest"),
+    "Content-Digest": ref("headers", "Content-Digest"),
     "Access-Control-Allow-Origin": ref("headers", "Access-Control-Allow-Origin"),
     "Cache-Control": ref("headers", "Cache-Control"),
     ...(etag ? { ETag: ref("headers", "ETag") } : {}),
@@ -65,5 +66,5 @@ export function describeSeriesOk(head: boolean, etag: boolean): Json {
       },
     },
   };
-  return { description: "The values asked for, in the format asked.", headers, ...(head ? {} : { content }) };
+  return { description: "The values asked for, in the format asked.", headers, content };
 }

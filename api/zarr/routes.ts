@@ -7,11 +7,6 @@ import type { ErrorKind } from "../errors.js";
 import type { RouteSpec } from "../routes.js";
 import { answerZarrArrayKey, answerZarrGroupKey, answerZarrLatest, checkZarrPath } from "./answers.js";
 
-const TAG = {
-  name: "zarr",
-  description:
-    "Beyond the contract (docs/contract.md §8.3): every raster version as two Zarr v2 groups, `maps` and `series`, with consolidated metadata, read by xarray, GDAL (QGIS, R terra) and zarrita.js with no project code; values are exactly the query route's float32 (NaN for missing). docs/clients.md shows how.",
-};
 const ERRORS: ErrorKind[] = ["not_found"];
 
 const group = { name: "group", description: "`maps` (chunks of one day by one 256 x 256 tile) or `series` (chunks of many days by a few cells).", schema: { type: "string", enum: ["maps", "series"] } };
@@ -41,10 +36,10 @@ export const ZARR_ROUTES: RouteSpec[] = [
     path: "/zarr/v2/:id/:group/:key",
     operationId: "getZarrGroupKey",
     cors: RANGE_CORS,
-    tag: TAG,
+    tag: "Zarr",
     computed: true,
-    summary: "A group-level key of a version's Zarr v2 view: `.zgroup`, `.zattrs`, or the consolidated metadata `.zmetadata`.",
-    description: `Open the group with \`xarray.open_zarr("<server>/zarr/v2/<id>/maps")\` or GDAL's \`ZARR:"/vsicurl/<server>/zarr/v2/<id>/maps"\`. ${PINNED}`,
+    summary: "A group's metadata",
+    description: `A group-level key of a version's Zarr v2 view: \`.zgroup\`, \`.zattrs\`, or the consolidated metadata \`.zmetadata\`. Open the group with \`xarray.open_zarr("<server>/zarr/v2/<id>/maps")\` or GDAL's \`ZARR:"/vsicurl/<server>/zarr/v2/<id>/maps"\`. ${PINNED}`,
     pathParams: [group, { name: "key", description: "`.zgroup`, `.zattrs` or `.zmetadata`.", schema: { type: "string", enum: [".zgroup", ".zattrs", ".zmetadata"] } }],
     answers: [],
     content: { "application/json": CONTENT["application/json"] },
@@ -59,10 +54,10 @@ export const ZARR_ROUTES: RouteSpec[] = [
     path: "/zarr/v2/:id/:group/:array/:key",
     operationId: "getZarrArrayKey",
     cors: RANGE_CORS,
-    tag: TAG,
+    tag: "Zarr",
     computed: true,
-    summary: "An array-level key of a version's Zarr v2 view: `.zarray`, `.zattrs`, or a chunk computed from the verified pieces.",
-    description: `${PINNED} With \`latest\` as the id the path is \`/zarr/v2/latest/{dataset_key}/{group}/{key}\`: 302 to the same group-level key of that dataset's newest version.`,
+    summary: "An array's metadata or a chunk",
+    description: `An array-level key of a version's Zarr v2 view: \`.zarray\`, \`.zattrs\`, or a chunk computed from the verified pieces. ${PINNED} With \`latest\` as the id the path is \`/zarr/v2/latest/{dataset_key}/{group}/{key}\`: 302 to the same group-level key of that dataset's newest version.`,
     pathParams: [group, array, arrayKey],
     answers: [],
     content: CONTENT,
@@ -78,8 +73,9 @@ export const ZARR_ROUTES: RouteSpec[] = [
     path: "/zarr/v2/latest/:dataset/:group/:array/:key",
     operationId: "getZarrLatest",
     cors: RANGE_CORS,
-    tag: TAG,
-    summary: "302 to the same array-level key of the newest published version of a dataset: follow today's data, or pin a version.",
+    tag: "Zarr",
+    summary: "The newest version's key (302)",
+    description: "302 to the same array-level key of the newest published version of a dataset: follow today's data, or pin a version.",
     pathParams: [{ name: "dataset", description: "A dataset key, such as `silo-tmax`.", schema: { type: "string", pattern: VERSION_ID_PATTERN } }, group, array, arrayKey],
     answers: [],
     errors: ERRORS,

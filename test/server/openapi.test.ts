@@ -1,21 +1,25 @@
 // The served OpenAPI document: a valid OpenAPI 3.1 document (swagger-parser), lint clean (redocly, with the repo's
-// redocly.yaml), only the contract's schemas, and every operation it documents answered as documented over HTTP.
+// redocly.yaml), only the contract's schemas, one operation per route under the tags of api/tags.ts, examples the demo
+// dist still answers, and every operation, and what every path answers besides (HEAD, OPTIONS, 405), answered as
+// documented over HTTP.
 
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { EXAMPLES, type Exchange } from "../../api/examples.js";
 import { buildOpenApi } from "../../api/openapi.js";
-import { DATA_REQUEST_EXAMPLE } from "../../api/query/routes.js";
 import { checkRequest } from "../../api/query/request.js";
 import { describeSeriesCall } from "../../api/series/hint.js";
 import { ROUTES } from "../../api/interface.js";
+import { TAGS } from "../../api/tags.js";
 import { CONTRACT_SCHEMAS, DIST_SCHEMAS } from "../../schemas/validate.js";
-import { type Fixture, buildFixture, post, request, requestFor, withServer } from "../support/server-fixture.js";
+import { DATA_REQUEST, askExample, compareExample } from "../support/openapi-examples.js";
+import { type Fixture, buildDemoDist, buildFixture, post, request, requestFor, withServer } from "../support/server-fixture.js";
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, "../..");
@@ -64,7 +68,7 @@ document("openapi - redocly lint (recommended ruleset, redocly.yaml) reports no 
   }
 });
 
-document("openapi - publishes the contract's schemas only, no security scheme, a license, the data request example", () => {
+document("openapi - publishes the contract's schemas only, no security scheme, a license, the recorded data request as the body example", () => {
   const doc: any = buildOpenApi(ROUTES);
   const names = Object.keys(doc.components.schemas);
   for (const schema of DIST_SCHEMAS) {
@@ -77,8 +81,8 @@ document("openapi - publishes the contract's schemas only, no security scheme, a
   assert.is(doc.components.securitySchemes, undefined);
   assert.ok(doc.info.license.name && doc.info.license.identifier);
   const body = doc.paths["/api/v1/data/query"].post.requestBody.content["application/json"];
-  assert.equal(body.example, DATA_REQUEST_EXAMPLE);
-  assert.equal(checkRequest(structuredClone(DATA_REQUEST_EXAMPLE), describeSeriesCall).region.bbox, [133.8, -23.8, 133.95, -23.65]);
+  assert.equal(body.example, DATA_REQUEST);
+  assert.equal(checkRequest(structuredClone(body.example), describeSeriesCall).region.bbox, [133.8, -23.8, 133.95, -23.65]);
   assert.ok(doc.paths["/api/v1/data/query"].post.responses["413"].content["application/json"].schema.allOf[1].properties.plan);
 });
 
@@ -98,18 +102,68 @@ document("openapi - the series route documents bbox (four numbers, the query's r
   assert.match(JSON.stringify(plan), "(lat|bbox)=");
 });
 
-document("openapi - every path documents HEAD for GET, OPTIONS, and a 405 with Allow for each other method", () => {
+/** Every operation of a document, with its path and method. */
+function listOperations(doc: any): { path: string; method: string; operation: any }[] {
+  return Object.entries<any>(doc.paths).flatMap(([path, item]) => Object.entries<any>(item).filter(([m]) => m !== "parameters").map(([method, operation]) => ({ path, method, operation })));
+}
+
+document("openapi - a path lists only what it does: one operation per GET and POST route, each under its route's tag, the tags and paths in api/tags.ts's order", () => {
   const doc: any = buildOpenApi(ROUTES);
-  for (const [path, item] of Object.entries<any>(doc.paths)) {
-    const methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
-    for (const method of methods) assert.ok(item[method], `${method} ${path}`);
-    const answered = ROUTES.filter((r) => r.path.replace(/:([a-z]+)/g, "{$1}") === path).map((r) => r.method.toLowerCase());
-    if (answered.includes("get")) assert.ok(item.head.responses["200"] ?? item.head.responses["302"], `HEAD ${path}`);
-    assert.ok(item.options.responses["204"], `OPTIONS ${path}`);
-    for (const method of methods.filter((m) => !answered.includes(m) && m !== "options" && !(m === "head" && answered.includes("get")))) {
-      assert.equal(Object.keys(item[method].responses), ["405"], `${method} ${path}`);
+  const operations = listOperations(doc);
+  const routes = ROUTES.map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:([a-z]+)/g, "{$1}")} ${r.operationId} ${r.tag}`);
+  assert.equal(operations.map(({ path, method, operation }) => `${method} ${path} ${operation.operationId} ${operation.tags.join()}`).sort(), routes.sort());
+  assert.equal(doc.tags.map((t: { name: string }) => t.name), TAGS.map((t) => t.name));
+  for (const tag of doc.tags) assert.ok(tag.description.length > 40, `${tag.name} says when to use it`);
+  // the reader's order: every tag's operations together, the tags in the table's order, each holding one at least
+  const order = operations.map(({ operation }) => TAGS.findIndex((t) => t.name === operation.tags[0]));
+  assert.equal(order, [...order].sort((a, b) => a - b));
+  assert.equal([...new Set(order)], TAGS.map((_, i) => i));
+});
+
+/** Summaries still written as a sentence (api/dap/routes.ts's): the sidebar shows them whole. */
+const LONG_SUMMARIES = ["getOpendap", "getOpendapLatest"];
+
+document("openapi - every operation has a short summary, a curl sample per answer, the recorded body as its example, and a recorded answer and error under their statuses", () => {
+  const doc: any = buildOpenApi(ROUTES);
+  for (const { method, operation } of listOperations(doc)) {
+    const id = operation.operationId;
+    const exchanges = EXAMPLES.operations[id];
+    assert.ok(exchanges?.length, `${id} has recorded examples`);
+    assert.ok(operation.summary.length <= 40 || LONG_SUMMARIES.includes(id), `${id}: ${operation.summary}`);
+    const answered = exchanges.filter((e) => e.status < 400);
+    assert.ok(answered.length > 0 || id === "createAcquisitionRequest", `${id} shows an answer`);
+    assert.equal(operation["x-codeSamples"].map((c: { label: string }) => c.label), (answered.length > 0 ? answered : exchanges).map((e) => e.title), id);
+    for (const sample of operation["x-codeSamples"]) assert.match(sample.source, `curl `);
+    if (method === "post") assert.equal(operation.requestBody.content["application/json"].example, exchanges[0].body, id);
+    // an error: a recorded one, or (routes that take no input) the one body of every 500
+    const recordedError = exchanges.some((e) => e.status >= 400);
+    assert.ok(recordedError || operation.responses["500"].content["application/json"].examples.internal_error, `${id} shows an error`);
+    for (const exchange of exchanges.filter((e) => e.answer !== undefined)) {
+      const shown = Object.values<any>(operation.responses[exchange.status].content[exchange.type!].examples);
+      assert.ok(shown.some((e) => e.summary === exchange.title && JSON.stringify(e.value) === JSON.stringify(exchange.answer)), `${id} ${exchange.status} ${exchange.title}`);
     }
   }
+});
+
+document("openapi - HEAD, the preflight and 405 are stated once: in the description and contract.md §4.8 (with the recorded 405) and as the shared components; every other component is referenced", async () => {
+  const doc: any = buildOpenApi(ROUTES);
+  const text = doc.info.description;
+  for (const rule of ["**HEAD**", "`Repr-Digest`", "**CORS preflight**", "`Access-Control-Max-Age: 86400`", "**405**", "`GET, HEAD, OPTIONS`", "`POST, OPTIONS`"]) assert.ok(text.includes(rule), rule);
+  assert.ok(text.includes(JSON.stringify(EXAMPLES.methodNotAllowed.answer, null, 2)), "the recorded 405 body");
+  // and docs/contract.md §4.8 the same, once
+  const contract = await readFile(join(root, "docs/contract.md"), "utf8");
+  assert.is(contract.split(JSON.stringify(EXAMPLES.methodNotAllowed.answer)).length, 2, "contract.md shows the recorded 405 once");
+  assert.is(contract.split("### 4.8 Every path: HEAD, the CORS preflight, 405").length, 2);
+  assert.equal(Object.keys(doc.components.responses).sort(), ["MethodNotAllowed", "Preflight"]);
+  assert.equal(doc.components.responses.MethodNotAllowed.content["application/json"].example, EXAMPLES.methodNotAllowed.answer);
+  assert.equal(doc.components.responses.Preflight.headers.Allow.schema.enum.sort(), ["GET, HEAD, OPTIONS", "POST, OPTIONS"]);
+  // redocly.yaml turns no-unused-components off for the two shared answers alone: this holds every other component to it
+  const text2 = JSON.stringify(doc.paths) + JSON.stringify(doc.components);
+  const unused: string[] = [];
+  for (const kind of ["schemas", "headers", "examples"]) {
+    for (const name of Object.keys(doc.components[kind])) if (!text2.includes(`"#/components/${kind}/${name}"`)) unused.push(`${kind}/${name}`);
+  }
+  assert.equal(unused, []);
 });
 
 document("openapi - every array schema has items (Spectral's oas rule array-items); period and units say they ignore extra properties, the body and region stay closed; tile has minLength 1 on layers and sample", () => {
@@ -152,19 +206,22 @@ function concretePath(template: string): string {
   return template.endsWith("/sample") ? `${path}?tile=20040201-r0-c0&row=1&col=1` : path;
 }
 
-live("openapi - every documented operation of every path answers one of its documented statuses", async () => {
+/** The methods a path item may hold (OpenAPI 3.1): each path answers each of them, as its operations or the rules say. */
+const PATH_METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+
+live("openapi - every path answers every method as documented: its operations, HEAD as its GET, OPTIONS 204, any other 405", async () => {
   const doc: any = buildOpenApi(ROUTES);
   const body = requestFor({ col: 250, row: 250, width: 2, height: 2 }, "2004-02-01", "2004-02-01");
   await withServer(fixture.dist, async (served) => {
     for (const [template, item] of Object.entries<any>(doc.paths)) {
-      for (const [method, operation] of Object.entries<any>(item)) {
-        if (method === "parameters") continue;
-        // request() fails on any answer the document does not hold; here each must also be a 2xx or the 405 it promises
+      for (const method of PATH_METHODS) {
+        // request() fails on any answer the document does not hold, its rules for HEAD, OPTIONS and 405 included
         const answer = await request(served, concretePath(template), {
           method: method.toUpperCase(),
           ...(method === "post" ? { body: JSON.stringify(body), headers: { "Content-Type": "application/json" } } : {}),
         });
-        const expected = Object.keys(operation.responses).filter((s) => /^(2|405)/.test(s) || (s === "302" && template.includes("latest")));
+        const operation = item[method] ?? (method === "head" ? item.get : undefined);
+        const expected = operation ? Object.keys(operation.responses).filter((s) => /^2/.test(s) || (s === "302" && template.includes("latest"))) : [method === "options" ? "204" : "405"];
         if (template === "/api/v1/data/requests" && method === "post") expected.push("503");
         assert.ok(expected.includes(String(answer.status)), `${method.toUpperCase()} ${template}: ${answer.status} ${answer.text.slice(0, 200)}`);
       }
@@ -187,16 +244,41 @@ live("openapi - the 405 of GET on the query route says to POST a JSON data reque
 live("openapi - the 415 of a data request without Content-Type names the header to send", async () => {
   await withServer(fixture.dist, async (served) => {
     for (const path of ["/api/v1/data/validate", "/api/v1/data/resolve", "/api/v1/data/query"]) {
-      const answer = await request(served, path, { method: "POST", body: JSON.stringify(DATA_REQUEST_EXAMPLE) });
+      const answer = await request(served, path, { method: "POST", body: JSON.stringify(DATA_REQUEST) });
       assert.is(answer.status, 415);
       const { message } = answer.json();
       assert.ok(message.includes("-H 'Content-Type: application/json'"), message);
       assert.match(message, /\/api\/v1\/openapi\.json/);
-      const sent = await post(served, path, DATA_REQUEST_EXAMPLE, { "Content-Type": "text/plain" });
+      const sent = await post(served, path, DATA_REQUEST, { "Content-Type": "text/plain" });
       assert.is(sent.status, 415);
     }
   });
 });
 
+const examples = suite("openapi examples");
+
+examples("openapi - every recorded example is what the demo dist answers now, or a cut of it (api/examples.json)", async () => {
+  const stored: Exchange[] = [...Object.values(EXAMPLES.operations).flat(), EXAMPLES.methodNotAllowed, EXAMPLES.preflight];
+  const problems: string[] = [];
+  await withServer(await buildDemoDist(), async (served) => {
+    for (const exchange of stored) problems.push(...compareExample(exchange, await askExample(served, exchange)));
+  });
+  assert.equal(problems, [], "stale examples: record them again with node_modules/.bin/tsx test/support/openapi-examples.ts, and read the diff");
+});
+
+examples("openapi - a cut example is a prefix of the answer: a changed value, a shorter array or a longer text is stale", async () => {
+  const stored: Exchange = { title: "t", method: "GET", path: "/x", status: 200, type: "application/json", answer: { a: [1, 2], b: { c: "d" } } };
+  const answer = (body: unknown, status = 200) => ({ status, headers: { "content-type": "application/json" }, bytes: Buffer.from(JSON.stringify(body)), text: JSON.stringify(body), json: () => body });
+  assert.equal(compareExample(stored, answer({ a: [1, 2, 3], b: { c: "d", e: 1 }, f: 0 })), []);
+  assert.equal(compareExample(stored, answer({ a: [1], b: { c: "d" } })).length, 1);
+  assert.equal(compareExample(stored, answer({ a: [1, 2], b: { c: "x" } })).length, 1);
+  assert.equal(compareExample(stored, answer({ a: [1, 2], b: { c: "d" } }, 404)).length, 1);
+  const text: Exchange = { title: "t", method: "GET", path: "/x", status: 200, type: "text/csv", answer: "a,b\n1,2\n" };
+  const csv = (body: string) => ({ status: 200, headers: { "content-type": "text/csv" }, bytes: Buffer.from(body), text: body, json: () => null });
+  assert.equal(compareExample(text, csv("a,b\n1,2\n3,4\n")), []);
+  assert.equal(compareExample(text, csv("a,b\n1,3\n")).length, 1);
+});
+
 document.run();
+examples.run();
 live.run();

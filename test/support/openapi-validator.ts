@@ -1,5 +1,8 @@
 // Checks one HTTP answer against the OpenAPI document the server serves: the status is documented for that path
-// and method, the required headers are there and match, and the body has a documented media type and schema.
+// and method, the required headers are there and match, and the body has a documented media type and schema. A path
+// lists its operations only; what every path answers besides is checked by the rules the document states once
+// (docs/contract.md §4.8): HEAD as its GET without the body (Repr-Digest for Content-Digest), OPTIONS as the shared
+// Preflight, any other method as the shared MethodNotAllowed, with `Allow` naming the path's methods.
 
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import SwaggerParser from "@apidevtools/swagger-parser";
@@ -57,6 +60,7 @@ async function buildValidator(): Promise<OpenApiValidator> {
     pattern: new RegExp(`^${template.replace(/[.]/g, "\\.").replace(/\{[a-z]+\}/g, "[^/]+")}$`),
   }));
   const errorSchema = document.components.schemas.error as object;
+  const shared = document.components.responses as Record<string, Json>;
 
   function checkBody(where: string, exchange: Exchange, content: Json | undefined, problems: string[]): void {
     const bytes = decode(exchange.bytes, exchange.headers["content-encoding"] as string | undefined);
@@ -97,13 +101,14 @@ async function buildValidator(): Promise<OpenApiValidator> {
         if (method !== "head") checkBody(where, exchange, { "application/json": { schema: errorSchema } }, problems);
         return problems;
       }
-      const operation = document.paths[found.template][method] as Json | undefined;
-      if (!operation) return [`${where}: ${exchange.method} is not documented on ${found.template}`];
-      const response = operation.responses[String(exchange.status)] as Json | undefined;
-      if (!response) {
-        return [`${where}: status ${exchange.status} is not documented for ${operation.operationId} (${Object.keys(operation.responses).join(", ")})`];
-      }
-      for (const [name, header] of Object.entries((response.headers ?? {}) as Json)) {
+      const item = document.paths[found.template] as Json;
+      const { response, named, problems: first } = findResponse(item, shared, method, exchange.status, where);
+      if (!response) return first;
+      problems.push(...first);
+      const head = method === "head";
+      for (const [documented, header] of Object.entries((response.headers ?? {}) as Json)) {
+        // a HEAD sends no content: its Repr-Digest is the digest a GET's Content-Digest would be
+        const name = head && documented === "Content-Digest" ? "Repr-Digest" : documented;
         const value = exchange.headers[name.toLowerCase()];
         if (value === undefined) {
           if (header.required) problems.push(`${where}: required header ${name} is missing`);
@@ -112,8 +117,46 @@ async function buildValidator(): Promise<OpenApiValidator> {
         const validate = compile(header.schema);
         if (!validate(String(value))) problems.push(`${where}: header ${name}: ${JSON.stringify(value)} ${ajv.errorsText(validate.errors)}`);
       }
-      checkBody(where, exchange, response.content, problems);
+      if (head) {
+        if (exchange.bytes.length > 0) problems.push(`${where}: a HEAD answer has ${exchange.bytes.length} bytes of body`);
+      } else checkBody(where, exchange, response.content, problems);
+      if (named === "MethodNotAllowed" || named === "Preflight") problems.push(...checkAllow(item, exchange, where));
       return problems;
     },
   };
+}
+
+const OPERATION_METHODS = ["get", "post"];
+
+/** What a path allows, by the rule the document states: GET with HEAD, or POST, then OPTIONS. */
+function allowOf(item: Json): string {
+  const methods = OPERATION_METHODS.filter((m) => item[m]).flatMap((m) => (m === "get" ? ["GET", "HEAD"] : [m.toUpperCase()]));
+  return [...methods, "OPTIONS"].join(", ");
+}
+
+/** The `Allow` (and a preflight's `Access-Control-Allow-Methods`) of a 405 or a preflight: the path's own methods. */
+function checkAllow(item: Json, exchange: Exchange, where: string): string[] {
+  const allow = allowOf(item);
+  const problems: string[] = [];
+  for (const name of ["allow", ...(exchange.status === 204 ? ["access-control-allow-methods"] : [])]) {
+    if (exchange.headers[name] !== allow) problems.push(`${where}: ${name} is ${exchange.headers[name]}, not the path's ${allow}`);
+  }
+  return problems;
+}
+
+/**
+ * The documented response of a status for a method on a path: its operation's, its GET's for a HEAD, the shared
+ * preflight for OPTIONS, the shared 405 for a method the path does not answer.
+ */
+function findResponse(item: Json, shared: Record<string, Json>, method: string, status: number, where: string): { response?: Json; named?: string; problems: string[] } {
+  const operation = (item[method] ?? (method === "head" ? item.get : undefined)) as Json | undefined;
+  if (operation) {
+    const response = operation.responses[String(status)] as Json | undefined;
+    if (response) return { response, problems: [] };
+    return { problems: [`${where}: status ${status} is not documented for ${operation.operationId} (${Object.keys(operation.responses).join(", ")})`] };
+  }
+  const named = method === "options" ? "Preflight" : "MethodNotAllowed";
+  const expected = method === "options" ? 204 : 405;
+  if (status !== expected) return { problems: [`${where}: ${method.toUpperCase()} on this path is answered ${expected} (${named}), not ${status}`] };
+  return { response: shared[named], named, problems: [] };
 }

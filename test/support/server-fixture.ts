@@ -116,10 +116,17 @@ export async function publishFixture(root: string): Promise<void> {
   });
 }
 
+/**
+ * When the demo dist of the tests was published: fixed, so every answer about it is the same on every run (the
+ * OpenAPI document's examples are recorded from it, test/support/openapi-examples.ts). `make demo` publishes the same
+ * versions, ids and values, at the time it runs.
+ */
+export const PUBLISHED_DEMO = "2003-02-01T00:00:00Z";
+
 /** The demo's recipe: the generated sources (root/sources) published into root/dist. */
 export async function publishDemo(root: string): Promise<void> {
   await writeDemo(join(root, "sources"));
-  await publish({ sources: join(root, "sources"), dist: join(root, "dist"), log: () => {} });
+  await publish({ sources: join(root, "sources"), dist: join(root, "dist"), log: () => {}, publishedAt: PUBLISHED_DEMO });
 }
 
 let building: Promise<Fixture> | null = null;
