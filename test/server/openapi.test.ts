@@ -1,7 +1,7 @@
 // The served OpenAPI document: a valid OpenAPI 3.1 document (swagger-parser), lint clean (redocly, with the repo's
 // redocly.yaml), only the contract's schemas, one operation per route under the tags of api/tags.ts, examples the demo
-// dist still answers, and every operation, and what every path answers besides (HEAD, OPTIONS, 405), answered as
-// documented over HTTP.
+// dist still answers, a client generated from it (openapi-typescript) that typechecks, and every operation, and what
+// every path answers besides (HEAD, OPTIONS, 405), answered as documented over HTTP.
 
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -279,6 +279,66 @@ examples("openapi - a cut example is a prefix of the answer: a changed value, a 
   assert.equal(compareExample(text, csv("a,b\n1,3\n")).length, 1);
 });
 
+const clients = suite("openapi clients");
+clients.before(useFixture);
+
+/** A client of the service written against the generated types: it must typecheck, and each @ts-expect-error must err. */
+function writeClient(operationIds: string[]): string {
+  return `import type { operations, paths } from "./api.js";
+
+// every operation of the route table, and no other: a missing or an extra key fails to typecheck
+export const EVERY: Record<keyof operations, true> = { ${operationIds.map((id) => `${id}: true`).join(", ")} };
+
+type Capabilities = paths["/api/v1/capabilities"]["get"]["responses"][200]["content"]["application/json"];
+type Catalog = paths["/api/v1/datasets"]["get"]["responses"][200]["content"]["application/json"];
+type DataRequest = paths["/api/v1/data/query"]["post"]["requestBody"]["content"]["application/json"];
+type QueryResult = paths["/api/v1/data/query"]["post"]["responses"][200]["content"]["application/json"];
+type SeriesQuery = NonNullable<paths["/api/v1/series"]["get"]["parameters"]["query"]>;
+type SeriesProblem = paths["/api/v1/series"]["get"]["responses"][422]["content"]["application/json"];
+
+export async function maxDays(base: string): Promise<number> {
+  const capabilities = (await (await fetch(base + "/api/v1/capabilities")).json()) as Capabilities;
+  return capabilities.query.limits.maxDays;
+}
+
+export async function firstVersion(base: string): Promise<string | null> {
+  const page = (await (await fetch(base + "/api/v1/datasets?limit=1")).json()) as Catalog;
+  return page.datasets[0]?.id ?? null;
+}
+
+export async function query(base: string, body: DataRequest): Promise<number[]> {
+  const answer = await fetch(base + "/api/v1/data/query", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  const result = (await answer.json()) as QueryResult;
+  return result.data.map((row) => row.value ?? NaN);
+}
+
+export const ALICE_SPRINGS: DataRequest = ${JSON.stringify(DATA_REQUEST)};
+export const APSIM: SeriesQuery = { lat: [-23.7], lon: [133.87], format: "met" };
+export const problem = (p: SeriesProblem): string => p.error + ": " + p.message;
+
+// @ts-expect-error: a path lists only what it does: no PUT
+export type NoPut = paths["/api/v1/capabilities"]["put"]["responses"];
+// @ts-expect-error: the series route has no such format
+export const NOT_A_FORMAT: SeriesQuery = { lat: [-23.7], lon: [133.87], format: "xlsx" };
+`;
+}
+
+clients("openapi - openapi-typescript types every real operation of the served document, and a client written against its paths typechecks", async () => {
+  const served = await fetchDocument();
+  const { default: openapiTS, astToString } = await import("openapi-typescript");
+  const dir = await mkdtemp(join(tmpdir(), "openapi-client-"));
+  try {
+    await writeFile(join(dir, "api.d.ts"), astToString(await openapiTS(served)));
+    await writeFile(join(dir, "client.ts"), writeClient(ROUTES.map((r) => r.operationId)));
+    const options = ["--noEmit", "--strict", "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext", "--lib", "es2022,dom"];
+    const { stdout } = await run(join(root, "node_modules/.bin/tsc"), [...options, join(dir, "client.ts")], { cwd: dir }).catch((err) => ({ stdout: `${err.stdout}${err.stderr}` }));
+    assert.is(stdout.trim(), "", stdout);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 document.run();
 examples.run();
+clients.run();
 live.run();
