@@ -21,6 +21,7 @@ EXTEND ?=
 ALLOW_GAPS ?=
 PREFER ?=
 REHASH ?=
+THREADS ?=
 # make update's revision window of every variable, in days; empty: SILO's own per variable (pipeline/commands/update.ts)
 REVISION_DAYS ?=
 CACHE_MB ?=
@@ -111,9 +112,9 @@ $(SERVER_JS): node_modules/.package-lock.json $(SERVER_SOURCES)
 demo: publish ## build the demo dist and serve it (the first command on a fresh machine)
 	@$(MAKE) --no-print-directory serve
 
-publish: install ## publish SOURCES (default: the demo) into DIST, VARIABLES (default: every one it holds); EXTEND=1 adds to the newest version; PREFER=daily|annual; REHASH=1 reads every file again; waits LOCK_WAIT s for another writer
+publish: install ## publish SOURCES (default: the demo) into DIST, VARIABLES (default: every one it holds); EXTEND=1 adds to the newest version; PREFER=daily|annual; REHASH=1 reads every file again; THREADS=N its threads; waits LOCK_WAIT s for another writer
 	@node $(PIPELINE_JS) publish $(DIST_FLAG) $(if $(SOURCES),--sources "$(SOURCES)") $(if $(VARIABLES),--variables "$(VARIABLES)") $(if $(EXTEND),--extend) $(if $(ALLOW_GAPS),--allow-gaps) \
-		$(if $(PREFER),--prefer "$(PREFER)") $(if $(REHASH),--rehash) $(LOCK_FLAGS)
+		$(if $(PREFER),--prefer "$(PREFER)") $(if $(REHASH),--rehash) $(if $(THREADS),--threads "$(THREADS)") $(LOCK_FLAGS)
 
 demo-day: install ## the daily routine on the demo: generate the next day of every demo variable and publish it onto DIST (a running server serves it within a second)
 	@node $(PIPELINE_JS) demo-day $(DIST_FLAG) $(LOCK_FLAGS)
@@ -146,7 +147,7 @@ sync: install ## make or update the mirror DIST from the dist served at FROM (or
 verify: install ## check every file of DIST and every version's tree down to each block
 	@node $(PIPELINE_JS) verify $(DIST_FLAG)
 
-upgrade: install ## rewrite a climate-dist-2 DIST as climate-dist-3 in place (every version kept); make prune deletes the old objects after GRACE_HOURS
+upgrade: install ## rewrite a climate-dist-3 DIST as climate-dist-4 in place (every version kept); make prune deletes the old objects after GRACE_HOURS
 	@node $(PIPELINE_JS) upgrade $(DIST_FLAG) $(GRACE_FLAG) $(LOCK_FLAGS)
 
 # The server reads DIST, PORT, HOST, CACHE_MB and its other settings from the environment, where make puts the

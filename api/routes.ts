@@ -8,7 +8,7 @@ import type { Context } from "./context.js";
 import type { CorsSpec } from "./cors.js";
 import type { ErrorKind, HttpError } from "./errors.js";
 import type { ParameterSchema } from "./parameters.js";
-import { TAGS, type TagName } from "./tags.js";
+import type { TagName } from "./tags.js";
 
 export interface ParameterSpec {
   name: string;
@@ -94,22 +94,9 @@ export interface ErrorForm {
 /** A table of routes, whatever each one's check returns. */
 export type RouteTable = readonly RouteSpec[];
 
-/**
- * A route as a family writes it: its tag by name, or the older way, as an object whose name is a tag's name whatever
- * its case (api/dap/routes.ts still writes it so); the tag's description is api/tags.ts's either way.
- */
-type DeclaredRoute<T> = Omit<RouteSpec<T>, "tag"> & { tag: TagName | { name: string } };
-
-function findTag(tag: TagName | { name: string }, operationId: string): TagName {
-  const name = typeof tag === "string" ? tag : tag.name;
-  const found = TAGS.find((t) => t.name.toLowerCase() === name.toLowerCase());
-  if (!found) throw new Error(`${operationId}: tag ${name} is none of api/tags.ts (${TAGS.map((t) => t.name).join(", ")})`);
-  return found.name;
-}
-
 /** A route whose check and handler agree on what is checked, for a table of routes of every kind. */
-export function defineRoute<T>(route: DeclaredRoute<T>): RouteSpec {
-  return { ...route, tag: findTag(route.tag, route.operationId) } as RouteSpec;
+export function defineRoute<T>(route: RouteSpec<T>): RouteSpec {
+  return route as RouteSpec;
 }
 
 /** What a client should do on a 405 for a path, by the methods it has. */

@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { publish } from "../pipeline/publish/publish.js";
 import { type CountedRun, type Proc, type WrkResult, pacedScript, runWrk, runWrkCounting, startServerBundle, variedQueryScript, variedTileScript } from "./load.js";
 import { dropPageCache } from "./operations.js";
-import { BENCH_CACHE, listDays, makeFullGridDays } from "./sources.js";
+import { YEAR_CACHE, listDays, makeFullGridDays } from "./sources.js";
 import { linkFolder } from "./tools.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -159,7 +159,7 @@ function reportOverloads(runs: Record<Build, Overload[]>): void {
 
 async function prepareDist(work: string): Promise<string> {
   if (process.env.BENCH_DIST) return process.env.BENCH_DIST;
-  const cache = join(BENCH_CACHE, "year");
+  const cache = YEAR_CACHE;
   await makeFullGridDays(cache, YEAR, (line) => console.error(line));
   const dist = join(work, "dist-year");
   console.error("publishing a year of full-grid days (set BENCH_DIST to a published one to skip this)");

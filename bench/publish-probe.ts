@@ -1,11 +1,11 @@
 // A publish in its own process, for the bench: prints one JSON line with its wall time, peak memory and summary.
-// usage: tsx bench/publish-probe.ts <sources> <dist> [--extend] [--rehash]
+// usage: tsx bench/publish-probe.ts <sources> <dist> [--extend] [--rehash]   (PUBLISH_THREADS=N: its threads)
 
 import { publish } from "../pipeline/publish/publish.js";
 
 const [sources, dist, ...flags] = process.argv.slice(2);
 const started = performance.now();
-const summary = await publish({ sources, dist, observations: false, extend: flags.includes("--extend"), rehash: flags.includes("--rehash"), log: () => {} });
+const summary = await publish({ sources, dist, observations: false, extend: flags.includes("--extend"), rehash: flags.includes("--rehash"), threads: process.env.PUBLISH_THREADS ? Number(process.env.PUBLISH_THREADS) : undefined, log: () => {} });
 console.log(
   JSON.stringify({
     ms: performance.now() - started,

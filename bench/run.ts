@@ -23,7 +23,10 @@
 // BENCH_DIST when it names a published year (2003) of full-grid days, else on one published here. (3d) a box over
 // years on the series route (bench/series-box.ts; alone with BENCH_ONLY=box): CSV and NetCDF, and the memory of 8
 // NetCDF answers of the bound's size at once; (3e) OPeNDAP (bench/opendap.ts; alone with BENCH_ONLY=opendap): a place over
-// 20,000 days beside the series route, a full-grid map beside sirv, ncdump -h, CDO over 31 steps, 8 bound-size answers.
+// 20,000 days beside the series route, a full-grid map beside sirv, ncdump -h, CDO over 31 steps, 8 bound-size answers;
+// (3f) issue 44's rows: the codecs' A/B (bench/codecs.ts; BENCH_ONLY=codecs), a SILO-like year published by
+// climate-dist-3's build and this one (bench/format-ab.ts; BENCH_ONLY=format-ab), and a revision night beside an
+// append-only one (bench/revision-night.ts; BENCH_ONLY=revision-night).
 
 import { MAX_TEMP } from "../format/variables.js";
 import { execFileSync } from "node:child_process";
@@ -40,7 +43,7 @@ import type { Window } from "../format/grid.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { type Proc, type WrkResult, postScript, readRss, runWrk, startBareNode, startServer, startStatic, variedQueryScript, variedTileScript } from "./load.js";
 import { benchAnnual, benchGrownArchive, benchSourcesAlone } from "./sources-bench.js";
-import { BENCH_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
+import { BENCH_CACHE, YEAR_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
 import { addDays, appendSeason, measureMirrorReads, pointQuery, seriesRead } from "./series.js";
 import { benchRemote } from "./remote.js";
 import { benchSync } from "./sync.js";
@@ -56,6 +59,9 @@ import { type VariablesContext, benchVariableSeason, benchVariableYear } from ".
 import { benchZarr } from "./zarr.js";
 import { benchSpeed } from "./speed.js";
 import { benchOpendap } from "./opendap.js";
+import { benchRevisionNight } from "./revision-night.js";
+import { benchCodecs } from "./codecs.js";
+import { benchFormatAb } from "./format-ab.js";
 import { type RevisionContext, benchRevisionLength, benchRevisionSeason } from "./revisions.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -106,6 +112,9 @@ if (ONLY === "box") {
 const procs: Proc[] = [];
 const figures: Record<string, number> = {};
 if (ONLY === "opendap") process.exit((await benchOpendapAlone()) > 0 ? 1 : 0);
+if (ONLY === "codecs") process.exit((await benchAlone("codecs", () => benchCodecs({ say, log, figures }))) > 0 ? 1 : 0);
+if (ONLY === "format-ab") process.exit((await benchAlone("format-ab", (fail) => benchFormatAb({ work, say, log, figures, fail }))) > 0 ? 1 : 0);
+if (ONLY === "revision-night") process.exit((await benchAlone("revision-night", (fail) => benchRevisionNight({ work, say, log, figures, fail }))) > 0 ? 1 : 0);
 if (ONLY === "revisions" || ONLY.startsWith("revisions-")) process.exit((await benchRevisionsAlone(ONLY)) > 0 ? 1 : 0);
 const fail = (why: string) => {
   failures++;
@@ -151,7 +160,7 @@ const operations = (dist: string, nextDay: string): OperationsContext => ({
 if (ONLY) {
   // the operations phases alone, on a year of full-grid days
   try {
-    const yearCache = join(BENCH_CACHE, "year");
+    const yearCache = YEAR_CACHE;
     await makeFullGridDays(yearCache, [...YEAR, NEXT_DAY], log);
     let dist = process.env.BENCH_DIST ?? "";
     if (!dist) {
@@ -172,7 +181,7 @@ try {
   say(`make bench on ${new Date().toISOString().slice(0, 16)}Z, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, node ${process.version}, ${SECONDS} s per load run`);
 
   // (1) A year of full-grid days ----------------------------------------------------------------------------
-  const yearCache = join(BENCH_CACHE, "year");
+  const yearCache = YEAR_CACHE;
   await makeFullGridDays(yearCache, SEASON, log);
   await makeFullGridVariableDays(yearCache, SEASON, log);
   const yearFolder = await linkFolder(join(work, "year"), yearCache, YEAR);
@@ -421,6 +430,11 @@ try {
   // (3d) Issue 35: the computed answers beside sirv, the year-closing publish, start-up and memory (bench/speed.ts)
   await benchSpeed({ work, say, log, figures, seconds: SECONDS, goal });
 
+  // (3f) Issue 44: the codecs' A/B, the publish beside climate-dist-3's build, a revision night ----------------
+  await benchCodecs({ say, log, figures });
+  await benchFormatAb({ work, say, log, figures, fail });
+  await benchRevisionNight({ work, say, log, figures, fail });
+
   // (4) Operations ------------------------------------------------------------------------------------------
   await runOperations(operations(opsDist, nextOnly), "operations");
 } finally {
@@ -448,7 +462,7 @@ async function benchRevisions(ctx: RevisionContext, only = ""): Promise<number> 
 async function benchRevisionsAlone(only: string): Promise<number> {
   try {
     say(`bench ${only} on ${new Date().toISOString().slice(0, 16)}Z, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, node ${process.version}`);
-    const failed = await benchRevisions({ work, yearCache: join(BENCH_CACHE, "year"), longCache: join(BENCH_CACHE, "long64"), say, log, figures }, only);
+    const failed = await benchRevisions({ work, yearCache: YEAR_CACHE, longCache: join(BENCH_CACHE, "long64"), say, log, figures }, only);
     console.log(JSON.stringify({ ...figures, failures: failed }));
     return failed;
   } finally {
@@ -461,7 +475,7 @@ async function benchOpendapAlone(): Promise<number> {
   let failed = 0;
   try {
     say(`bench opendap on ${new Date().toISOString().slice(0, 16)}Z, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, node ${process.version}, ${SECONDS} s per load run`);
-    const yearCache = join(BENCH_CACHE, "year");
+    const yearCache = YEAR_CACHE;
     const days = YEAR.slice(0, 62);
     await makeFullGridDays(yearCache, days, log);
     const yearDist = join(work, "dist-dap-year");
@@ -473,6 +487,19 @@ async function benchOpendapAlone(): Promise<number> {
     log(`publishing ${LONG_DAYS} days of 64 x 64 cells`);
     runProbe(await linkFolder(join(work, "dap-long"), longCache, LONG.slice(0, -1)), longDist);
     await benchOpendap({ work, say, log, figures, seconds: SECONDS, fail: (why) => (failed++, say(`  !! ${why}: a goal is not met`)) }, yearDist, longDist);
+    console.log(JSON.stringify({ ...figures, failures: failed }));
+    return failed;
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+/** A phase alone (BENCH_ONLY=<name>), with its own last line of figures: how many goals it missed. */
+async function benchAlone(name: string, phase: (fail: (why: string) => void) => Promise<void>): Promise<number> {
+  let failed = 0;
+  try {
+    say(`bench ${name} on ${new Date().toISOString().slice(0, 16)}Z, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, node ${process.version}`);
+    await phase((why) => (failed++, say(`  !! ${why}: a goal is not met`)));
     console.log(JSON.stringify({ ...figures, failures: failed }));
     return failed;
   } finally {

@@ -5,8 +5,8 @@
 // A field is a sum of smooth layers, each a coarse lattice of noise that changes every day, interpolated with
 // Catmull-Rom splines: a weather layer (nodes 2 degrees apart, so features of 200 to 1,000 km) whose value on a day is
 // a moving average of the past 12 days' noise with weights phi^j, each day's noise drifting east (so a lag-1
-// correlation near phi, and fronts that travel), a layer of finer weather (0.5 degrees), and for temperature a fixed
-// terrain layer (0.15 degrees). Temperature is a climatology (hotter north and inland, a seasonal cycle that grows
+// correlation near phi, and fronts that travel), a layer of finer weather (1 degree for temperature), and for temperature a
+// fixed terrain layer (0.4 degrees). Temperature is a climatology (hotter north and inland, a seasonal cycle that grows
 // southward) plus those anomalies; rain falls where a latent field of the same kind passes a threshold that moves with
 // latitude and season, its amount growing steeply above it (heavy-tailed).
 
@@ -118,7 +118,7 @@ function toCells(field: Float32Array, out: Float32Array): void {
 let terrain: Float32Array | null = null;
 function terrainField(): Float32Array {
   if (terrain) return terrain;
-  const layer: Layer = { seed: 77, spacing: 0.15, phi: 0, lags: 1, driftDeg: 0, sd: 1.2, fixed: true };
+  const layer: Layer = { seed: 77, spacing: 0.4, phi: 0, lags: 1, driftDeg: 0, sd: 0.35, fixed: true };
   const lons = Float64Array.from({ length: GRID.width }, (_, c) => colToLon(c));
   const lats = Float64Array.from({ length: GRID.height }, (_, r) => rowToLat(r));
   return (terrain = sampleLayer(layer, 0, lons, lats));
@@ -126,7 +126,7 @@ function terrainField(): Float32Array {
 
 const WEATHER_T: Layer = { seed: 11, spacing: 6, phi: 0.75, lags: 12, driftDeg: 1.2, sd: 3.6 };
 const MIDDLE_T: Layer = { seed: 13, spacing: 1.5, phi: 0.55, lags: 8, driftDeg: 0.8, sd: 1.4 };
-const FINE_T: Layer = { seed: 12, spacing: 0.5, phi: 0.4, lags: 4, driftDeg: 0.3, sd: 0.5 };
+const FINE_T: Layer = { seed: 12, spacing: 1, phi: 0.4, lags: 4, driftDeg: 0.3, sd: 0.35 };
 const WEATHER_R: Layer = { seed: 21, spacing: 5, phi: 0.75, lags: 10, driftDeg: 1.2, sd: 1 };
 const MIDDLE_R: Layer = { seed: 23, spacing: 1.2, phi: 0.5, lags: 6, driftDeg: 1, sd: 0.5 };
 const FINE_R: Layer = { seed: 22, spacing: 0.4, phi: 0.2, lags: 3, driftDeg: 0.6, sd: 0.3 };

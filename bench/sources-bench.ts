@@ -14,7 +14,7 @@ import { promisify } from "node:util";
 import { formatBytes } from "../pipeline/progress.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { type PublishedYear, linkFolder, runProbe } from "./tools.js";
-import { BENCH_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
+import { BENCH_CACHE, YEAR_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
 
 const run = promisify(execFile);
 const MAKE_NETCDF = "test/fixtures/make-netcdf-fixtures.py";
@@ -113,7 +113,7 @@ export async function benchSourcesAlone(): Promise<void> {
   const ctx: BenchContext = { work, say: (l = "") => (lines.push(l), console.log(l)), log: (l) => process.stderr.write(`${l}\n`), figures: {} };
   try {
     const year = listDays("2003-01-01", 365);
-    const yearCache = join(BENCH_CACHE, "year");
+    const yearCache = YEAR_CACHE;
     await makeFullGridDays(yearCache, year, ctx.log);
     ctx.say(`make bench (sources rows alone) on ${new Date().toISOString().slice(0, 16)}Z`);
     await benchAnnual(ctx, yearCache, year);

@@ -2,7 +2,8 @@
 // SILO ships them (COG, DEFLATE + floating-point predictor), and a long archive of small-window days, of max_temp
 // (the other four variables' beside them: bench/variable-sources.ts).
 
-import { MAX_TEMP } from "../format/variables.js";
+import { MAX_TEMP, type Variable } from "../format/variables.js";
+import { makeSiloLikeMaxTemp } from "./silo-like.js";
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
@@ -10,7 +11,7 @@ import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
 import { GRID, type Window } from "../format/grid.js";
-import { makeDemoDay, makeLandMask } from "../pipeline/ingest/demo.js";
+import { makeLandMask } from "../pipeline/ingest/demo.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
 import { dateToMemberPath } from "../sources/silo.js";
 
@@ -22,13 +23,10 @@ export function listDays(first: string, count: number): string[] {
   return Array.from({ length: count }, (_, i) => dayNumberToDate(start + i));
 }
 
-/** The bench's max_temp of a day: the demo generator's January cells shifted by the day of the year (no two days equal). */
-export function makeBenchMaxTemp(date: string, mask: Uint8Array): Float32Array {
-  const values = makeDemoDay(dayNumberToDate(dateToDayNumber("2003-01-01") + (dateToDayNumber(date) % 31)), mask);
-  const shift = Math.fround(((dateToDayNumber(date) % 365) - 182) / 20);
-  for (let k = 0; k < values.length; k++) if (values[k] === values[k]) values[k] = Math.fround(Math.round((values[k] + shift) * 10) / 10);
-  return values;
-}
+/** The bench's max_temp of a day: SILO-like (bench/silo-like.ts), as smooth in space and as changeable as weather. */
+export const makeBenchMaxTemp = makeSiloLikeMaxTemp;
+/** Full-grid days, made once: named for their generator, so a change of it never reuses another's files. */
+export const YEAR_CACHE = join(BENCH_CACHE, "silo-like-year");
 
 /**
  * Writes full-grid days as SILO writes its files: a plain GeoTIFF in `scratch`, rewritten by GDAL as a COG
@@ -55,17 +53,17 @@ export function createCogWriter(scratch: string): { write(target: string, values
   };
 }
 
-/** Full-grid days of max_temp (makeBenchMaxTemp) as COGs, made once. */
-export async function makeFullGridDays(folder: string, dates: string[], log: (line: string) => void): Promise<void> {
-  const missing = dates.filter((d) => !existsSync(join(folder, dateToMemberPath(d, MAX_TEMP))));
+/** Full-grid days of a variable (max_temp by makeBenchMaxTemp unless told) as COGs, made once. */
+export async function makeFullGridDays(folder: string, dates: string[], log: (line: string) => void, variable: Variable = MAX_TEMP, make = makeBenchMaxTemp): Promise<void> {
+  const missing = dates.filter((d) => !existsSync(join(folder, dateToMemberPath(d, variable))));
   if (missing.length === 0) return;
-  log(`making ${missing.length} full-grid COG days in ${folder} (once; kept for later runs)`);
+  log(`making ${missing.length} full-grid COG days of ${variable.silo} in ${folder} (once; kept for later runs)`);
   const mask = makeLandMask();
   const scratch = join(folder, ".scratch");
   await mkdir(scratch, { recursive: true });
   const writer = createCogWriter(scratch);
   for (const [i, date] of missing.entries()) {
-    await writer.write(join(folder, dateToMemberPath(date, MAX_TEMP)), makeBenchMaxTemp(date, mask));
+    await writer.write(join(folder, dateToMemberPath(date, variable)), make(date, mask));
     if ((i + 1) % 50 === 0) log(`  ${i + 1}/${missing.length}`);
   }
   await writer.finish();

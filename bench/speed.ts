@@ -15,7 +15,7 @@ import { MAX_TEMP } from "../format/variables.js";
 import { formatBytes } from "../pipeline/progress.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { type Proc, type WrkResult, readRss, runWrk, startBareNode, startServer, startStatic, variedQueryScript } from "./load.js";
-import { BENCH_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
+import { BENCH_CACHE, YEAR_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
 import { linkFolder, runProbe } from "./tools.js";
 
 type Say = (line?: string) => void;
@@ -198,7 +198,7 @@ function zarrScript(id: string, group: "maps" | "series"): string {
 /** The phase: the year-closing publish, then the server on that year and on the long archive, beside sirv. */
 export async function benchSpeed(ctx: SpeedContext): Promise<void> {
   const rounds = Number(process.env.BENCH_SPEED_ROUNDS ?? 3);
-  const yearCache = join(BENCH_CACHE, "year");
+  const yearCache = YEAR_CACHE;
   await makeFullGridDays(yearCache, YEAR, ctx.log);
   ctx.say();
   ctx.say("issue 35: computed answers beside sirv serving the same bytes, the year-closing publish, start-up and memory");

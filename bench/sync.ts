@@ -3,7 +3,7 @@
 // seconds, beside the bytes of that day's new objects (its publish manifest's files and the manifest), goal at most
 // 1.5 times. The origin is served by nginx when it is installed (make test installs it), else by make mirror's host.
 //
-// Runs alone too: node_modules/.bin/tsx bench/sync.ts (makes the year of COGs in .cache/bench/year once).
+// Runs alone too: node_modules/.bin/tsx bench/sync.ts (makes the year of COGs in .cache/bench/silo-like-year once).
 
 import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
@@ -17,7 +17,7 @@ import { formatBytes } from "../pipeline/progress.js";
 import { publish } from "../pipeline/publish/publish.js";
 import { sync } from "../pipeline/commands/sync.js";
 import { startNginx } from "../test/support/nginx.js";
-import { BENCH_CACHE, listDays, makeFullGridDays } from "./sources.js";
+import { YEAR_CACHE, listDays, makeFullGridDays } from "./sources.js";
 import { linkFolder, runProbe } from "./tools.js";
 
 type Say = (line?: string) => void;
@@ -83,7 +83,7 @@ export async function benchSync(work: string, cache: string, dates: string[], ne
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const dates = listDays("2003-01-01", 365);
   const nextDay = "2004-01-01";
-  const cache = join(BENCH_CACHE, "year");
+  const cache = YEAR_CACHE;
   await makeFullGridDays(cache, [...dates, nextDay], (line) => process.stderr.write(`${line}\n`));
   const work = await mkdtemp(join(tmpdir(), "bench-sync-"));
   const figures: Record<string, number> = {};

@@ -5,7 +5,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BENCH_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
+import { BENCH_CACHE, YEAR_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
 import { benchVariableLong } from "./variable-long.js";
 import { makeFullGridVariableDays, makeSmallVariableDays } from "./variable-sources.js";
 import { type VariablesContext, benchVariableSeason, benchVariableYear } from "./variables-bench.js";
@@ -27,7 +27,7 @@ export async function benchVariablesAlone(only: string): Promise<number> {
   };
   try {
     const season = listDays("2003-01-01", 385);
-    const yearCache = join(BENCH_CACHE, "year");
+    const yearCache = YEAR_CACHE;
     if (wanted("year") || wanted("season")) {
       await makeFullGridDays(yearCache, season, ctx.log);
       await makeFullGridVariableDays(yearCache, season, ctx.log);

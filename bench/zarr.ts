@@ -27,7 +27,7 @@ import { type RasterView, openVersion } from "../format/versions.js";
 import { formatBytes } from "../pipeline/progress.js";
 import { publish } from "../pipeline/publish/publish.js";
 import { type Proc, readRss, runWrk, startServer, startStatic } from "./load.js";
-import { BENCH_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
+import { BENCH_CACHE, YEAR_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
 import { linkFolder } from "./tools.js";
 
 const run = promisify(execFile);
@@ -294,10 +294,10 @@ async function main(): Promise<void> {
     const year = listDays("2003-01-01", Number(process.env.BENCH_ZARR_DAYS ?? 365));
     let yearDist = process.env.BENCH_DIST ?? "";
     if (!yearDist) {
-      await makeFullGridDays(join(BENCH_CACHE, "year"), year, log);
+      await makeFullGridDays(YEAR_CACHE, year, log);
       yearDist = join(work, "dist-year");
       log(`publishing ${year.length} full-grid days`);
-      await publish({ sources: await linkFolder(join(work, "year"), join(BENCH_CACHE, "year"), year), dist: yearDist, observations: false, log: () => {} });
+      await publish({ sources: await linkFolder(join(work, "year"), YEAR_CACHE, year), dist: yearDist, observations: false, log: () => {} });
     }
     const longDays = listDays("1950-01-01", Number(process.env.BENCH_ZARR_LONG_DAYS ?? 11_000));
     await makeSmallDays(join(BENCH_CACHE, "long"), longDays, LONG_WINDOW, log);

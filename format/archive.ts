@@ -16,7 +16,7 @@ import { type DayHeader, decodeDayHeader } from "./day-piece.js";
 import { type StoredEntry, lineageOf } from "./entries.js";
 import { type Window, containsWindow } from "./grid.js";
 import { CATALOG_FILE, DIST_FORMAT, type ObjectKind, type Ref, objectPath } from "./objects.js";
-import { ChunkOrder, GroupLattice, type SeriesSpan, SpanLayout, checkGroupEntries, decodeSeriesHeader, groupEntry, headerToLayout, verifyGroupRecord } from "./series.js";
+import { type ChunkPatch, ChunkOrder, GroupLattice, type SeriesSpan, SpanLayout, applyChunkPatch, checkGroupEntries, decodeChunkPatch, decodeSeriesHeader, groupEntry, headerToLayout, patchBytesBound, verifyGroupRecord } from "./series.js";
 import { IntegrityError, type Platform, type Storage, StorageError, fromUtf8 } from "./storage.js";
 import type { DayEntry } from "./version-index.js";
 
@@ -366,28 +366,62 @@ export class Archive {
     }) as Promise<Uint8Array>;
   }
 
-  /** One chunk of a series span, verified against its group's entry and inflated; with its entry (its chunk order). */
+  /**
+   * One chunk of a series span, verified against its group's entry and decoded, a Patch applied over its base; with
+   * its entry (whose order says how the block's rows run).
+   */
   private async readChunk(span: SeriesSpan, lattice: GroupLattice, group: number, position: number, days: number): Promise<{ block: StoredBlock; entry: StoredEntry }> {
     const entry = groupEntry(await this.readGroup(span, group), position);
     const [, , cw, ch] = lattice.chunkWindow(group, position);
-    const cells = cw * ch;
-    const [width, height] = entry.order === ChunkOrder.Cells ? [days, cells] : [cells, days];
-    if (entry.codec === BlockCodec.Empty) return { block: toStoredBlock(entry.codec, null, width, height), entry };
-    const pack = lineageOf(span)[entry.pack].sha256;
-    const block = await this.blocks.getOrLoad(`chunk:${pack}@${entry.offset}`, rawBlockBytes(entry.codec, cells * days) + 64, async () => {
-      const path = objectPath(pack, "ser");
-      const bytes = await this.storage.read(path, entry.offset, entry.length);
-      await this.verify(bytes, { sha256: entry.sha256, size: entry.length }, path, `chunk ${group}/${position} `);
-      const raw = await this.platform.inflateRaw(bytes, rawBlockBytes(entry.codec, cells * days)).catch((err) => {
-        throw new IntegrityError(this.storage.describe(path), `chunk ${group}/${position} does not inflate (${(err as Error).message})`);
-      });
+    if (entry.codec !== BlockCodec.Patch) return { block: await this.readWholeChunk(span, entry, [cw, ch], days, `chunk ${group}/${position}`), entry };
+    const lineage = lineageOf(span);
+    const pack = lineage[entry.pack].sha256;
+    const where = `chunk ${group}/${position}`;
+    const block = await this.blocks.getOrLoad(`chunk:${pack}@${entry.offset}`, rawBlockBytes(BlockCodec.Tenths, cw * ch * days) + 64, async () => {
+      const raw = await this.readChunkBytes(pack, entry, patchBytesBound(cw * ch, days), where);
+      let patch: ChunkPatch;
       try {
-        return toStoredBlock(entry.codec, raw, width, height);
+        patch = decodeChunkPatch(raw, days, lineage.length);
       } catch (err) {
-        throw new IntegrityError(this.storage.describe(path), `chunk ${group}/${position}: ${(err as Error).message}`);
+        throw new IntegrityError(this.storage.describe(objectPath(pack, "ser")), `${where}: ${(err as Error).message}`);
+      }
+      const base = await this.readWholeChunk(span, patch.base, [cw, ch], days, `${where}'s base`);
+      try {
+        return applyChunkPatch(base, patch.base.order as ChunkOrder, patch, [cw, ch], days);
+      } catch (err) {
+        throw new IntegrityError(this.storage.describe(objectPath(pack, "ser")), `${where}: ${(err as Error).message}`);
       }
     });
-    return { block, entry };
+    // a patched block is days-major whatever its base's order
+    return { block, entry: { ...entry, order: ChunkOrder.Days } };
+  }
+
+  /** A chunk's stored bytes in their pack, verified against its entry and inflated (at most `bound` bytes). */
+  private async readChunkBytes(pack: string, entry: StoredEntry, bound: number, where: string): Promise<Uint8Array> {
+    const path = objectPath(pack, "ser");
+    const bytes = await this.storage.read(path, entry.offset, entry.length);
+    await this.verify(bytes, { sha256: entry.sha256, size: entry.length }, path, `${where} `);
+    return this.platform.inflateRaw(bytes, bound).catch((err) => {
+      throw new IntegrityError(this.storage.describe(path), `${where} does not inflate (${(err as Error).message})`);
+    });
+  }
+
+  /** A whole (not a Patch) chunk of `plane` cells over `days` days, decoded and kept in the block cache. */
+  private async readWholeChunk(span: SeriesSpan, entry: StoredEntry, plane: [number, number], days: number, where: string): Promise<StoredBlock> {
+    const cells = plane[0] * plane[1];
+    const [width, height] = entry.order === ChunkOrder.Cells ? [days, cells] : [cells, days];
+    if (entry.codec === BlockCodec.Empty) return toStoredBlock(entry.codec, null, width, height);
+    const pack = lineageOf(span)[entry.pack].sha256;
+    // tenths are planes of the chunk's cells, a day each: a chunk stored so is days-major
+    if (entry.codec === BlockCodec.Tenths && entry.order !== ChunkOrder.Days) throw new IntegrityError(this.storage.describe(objectPath(pack, "ser")), `${where} stores tenths cells-major`);
+    return this.blocks.getOrLoad(`chunk:${pack}@${entry.offset}`, rawBlockBytes(entry.codec, cells * days) + 64, async () => {
+      const raw = await this.readChunkBytes(pack, entry, rawBlockBytes(entry.codec, cells * days), where);
+      try {
+        return toStoredBlock(entry.codec, raw, width, height, plane);
+      } catch (err) {
+        throw new IntegrityError(this.storage.describe(objectPath(pack, "ser")), `${where}: ${(err as Error).message}`);
+      }
+    });
   }
 
   /**

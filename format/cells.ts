@@ -1,18 +1,26 @@
-// Block codecs of day pieces (docs/format.md §5): lossless, chosen per block, shared by writer and readers.
+// Block codecs of day pieces and series chunks (docs/format.md §5): lossless, chosen per block, shared by writer and
+// readers.
 //
 // SILO values carry one decimal, so most blocks store int16 tenths; a block is stored that way only when every
-// value reads back as the very same float32 (Math.fround(k / 10) === v), else as float32. Horizontal differences
-// make neighbouring cells small numbers, which DEFLATE packs tightly. DEFLATE itself is injected: node:zlib in
-// the pipeline and server, DecompressionStream in a browser.
+// value reads back as the very same float32 (Math.fround(k / 10) === v), else as float32. Tenths are coded as planes
+// of cells (a day block is one plane; a series chunk one plane a day, its c x c cells), each cell predicted from its
+// left, upper and upper-left neighbours (left + up - upper-left: what a smooth surface continues), a plane's first
+// cell from the previous plane's first (the day before), so what is left is mostly small numbers. They are stored
+// zigzagged (small of either sign, small), low bytes then high bytes (the high bytes, nearly all zero, pack to almost
+// nothing), after a mask of the missing cells when there are any. Measured against the differences along a row that
+// climate-dist-3 stored (docs/performance.md "Codecs"). DEFLATE itself is injected: node:zlib in the pipeline and
+// server, DecompressionStream in a browser.
 
 /** How a block's cells are stored. */
 export const BlockCodec = {
   /** every cell missing: no bytes */
   Empty: 0,
-  /** tenths of a degree as int16 (missing -32768), horizontal differences, raw DEFLATE */
-  Tenths: 1,
   /** float32 LE, raw DEFLATE: values that tenths cannot hold exactly */
   Float32: 2,
+  /** tenths as int16 (missing -32768), planes predicted (above), raw DEFLATE */
+  Tenths: 3,
+  /** a series chunk's revised days over another chunk of its span (format/series.ts): series pieces only */
+  Patch: 4,
 } as const;
 export type BlockCodec = (typeof BlockCodec)[keyof typeof BlockCodec];
 
@@ -74,34 +82,130 @@ export function valuesToTenths(values: Float32Array, out: Int16Array): boolean {
   return true;
 }
 
-/** Each row of `width` codes becomes its first code and the differences that follow (wrapping in int16), in place. */
-export function differenceRows(codes: Int16Array, width: number): void {
-  for (let start = 0; start < codes.length; start += width) {
-    // right to left, so each difference uses the original left neighbour
-    for (let i = start + width - 1; i > start; i--) codes[i] = (codes[i] - codes[i - 1]) << 16 >> 16;
-  }
+/** A residual's zigzag form: 0, -1, 1, -2, 2... as 0, 1, 2, 3, 4... (16 bits). */
+const zigzag = (r: number) => ((r << 1) ^ (r >> 15)) & 0xffff;
+const unzigzag = (z: number) => (z >>> 1) ^ -(z & 1);
+
+/** Bytes of the missing-cell mask of `cells` cells (a bit a cell, least significant first). */
+const maskBytes = (cells: number) => Math.ceil(cells / 8);
+
+/**
+ * The prediction of cell (x, y) of a plane from the cells already known (`f`, every missing cell filled with its own
+ * prediction): left + up - upper-left inside the plane, the left or the upper cell on its first row or column, and
+ * for its first cell the previous plane's first (0 for the first plane).
+ */
+function predict(f: Int16Array, at: number, x: number, y: number, planeWidth: number, planeCells: number): number {
+  if (x > 0 && y > 0) return f[at - 1] + f[at - planeWidth] - f[at - planeWidth - 1];
+  if (x > 0) return f[at - 1];
+  if (y > 0) return f[at - planeWidth];
+  return at >= planeCells ? f[at - planeCells] : 0;
 }
 
-/** The stored bytes of one block before DEFLATE, and its codec; null bytes for an all-missing block. */
+/** Tenths codes (missing -32768) of `planes` planes of planeWidth x planeHeight cells, plane-major, as the Tenths codec's bytes before DEFLATE. */
+export function encodeTenths(codes: Int16Array, planeWidth: number, planeHeight: number, planes: number): Uint8Array {
+  const n = planeWidth * planeHeight * planes;
+  const planeCells = planeWidth * planeHeight;
+  let missing = 0;
+  for (let i = 0; i < n; i++) if (codes[i] === TENTHS_MISSING) missing++;
+  const mask = missing > 0 ? maskBytes(n) : 0;
+  const out = new Uint8Array(1 + mask + 2 * n);
+  out[0] = missing > 0 ? 1 : 0;
+  // the known cells, each missing one filled with its prediction (so its residual is 0)
+  const f = missing > 0 ? codes.slice() : codes;
+  if (missing > 0) {
+    for (let at = 0; at < n; at++) {
+      if (codes[at] !== TENTHS_MISSING) continue;
+      out[1 + (at >> 3)] |= 1 << (at & 7);
+      const x = at % planeWidth;
+      const y = Math.floor(at / planeWidth) % planeHeight;
+      f[at] = predict(f, at, x, y, planeWidth, planeCells);
+    }
+  }
+  // residuals first (an Int16Array wraps as the codec's arithmetic does), then their zigzag bytes, low then high
+  const r = new Int16Array(n);
+  const w = planeWidth;
+  for (let at = 0, p = 0; p < planes; p++) {
+    r[at] = f[at] - (p > 0 ? f[at - planeCells] : 0);
+    for (at++; at % w !== 0; at++) r[at] = f[at] - f[at - 1];
+    for (let y = 1; y < planeHeight; y++) {
+      r[at] = f[at] - f[at - w];
+      const end = at + w;
+      for (at++; at < end; at++) r[at] = f[at] - f[at - 1] - f[at - w] + f[at - w - 1];
+    }
+  }
+  const low = 1 + mask;
+  const high = low + n;
+  for (let at = 0; at < n; at++) {
+    const z = zigzag(r[at]);
+    out[low + at] = z & 0xff;
+    out[high + at] = z >>> 8;
+  }
+  return out;
+}
+
+/**
+ * The codes a Tenths block's inflated bytes hold (missing -32768), plane-major; throws when they do not fit its shape.
+ * Every cell is predicted as encodeTenths did, a missing cell's residual being 0, so one pass of plain stores (an
+ * Int16Array wraps as the codec's arithmetic does) decodes the block and a second marks the mask's cells missing.
+ */
+export function decodeTenths(raw: Uint8Array, planeWidth: number, planeHeight: number, planes: number): Int16Array {
+  const n = planeWidth * planeHeight * planes;
+  const planeCells = planeWidth * planeHeight;
+  const mask = raw[0] === 1 ? maskBytes(n) : 0;
+  if (raw.byteLength === 0 || raw[0] > 1 || raw.byteLength !== 1 + mask + 2 * n) throw new Error(`a tenths block of ${n} cells inflates to ${raw.byteLength} bytes`);
+  const f = new Int16Array(n);
+  const low = 1 + mask;
+  const high = low + n;
+  const w = planeWidth;
+  let z = 0;
+  for (let at = 0, p = 0; p < planes; p++) {
+    z = raw[low + at] | (raw[high + at] << 8);
+    f[at] = (p > 0 ? f[at - planeCells] : 0) + unzigzag(z);
+    for (at++; at % w !== 0; at++) (z = raw[low + at] | (raw[high + at] << 8)), (f[at] = f[at - 1] + unzigzag(z));
+    for (let y = 1; y < planeHeight; y++) {
+      z = raw[low + at] | (raw[high + at] << 8);
+      f[at] = f[at - w] + unzigzag(z);
+      const end = at + w;
+      for (at++; at < end; at++) {
+        z = raw[low + at] | (raw[high + at] << 8);
+        f[at] = f[at - 1] + f[at - w] - f[at - w - 1] + unzigzag(z);
+      }
+    }
+  }
+  if (mask > 0) {
+    for (let b = 0; b < mask; b++) {
+      const bits = raw[1 + b];
+      if (bits === 0) continue;
+      for (let k = 0; k < 8; k++) {
+        const at = b * 8 + k;
+        if (!(bits & (1 << k))) continue;
+        if (at >= n || raw[low + at] !== 0 || raw[high + at] !== 0) throw new Error(`a tenths block's missing cell ${at} has a residual or lies outside its ${n} cells`);
+        f[at] = TENTHS_MISSING;
+      }
+    }
+  }
+  return f;
+}
+
+/** The stored bytes of one day block before DEFLATE (one plane), and its codec; null bytes for an all-missing block. */
 export function encodeBlockCells(values: Float32Array, width: number): { codec: BlockCodec; raw: Uint8Array | null } {
   let present = false;
   for (let i = 0; i < values.length && !present; i++) present = values[i] === values[i];
   if (!present) return { codec: BlockCodec.Empty, raw: null };
   const tenths = new Int16Array(values.length);
   if (!valuesToTenths(values, tenths)) return { codec: BlockCodec.Float32, raw: new Uint8Array(values.slice().buffer) };
-  differenceRows(tenths, width);
-  return { codec: BlockCodec.Tenths, raw: new Uint8Array(tenths.buffer) };
+  return { codec: BlockCodec.Tenths, raw: encodeTenths(tenths, width, values.length / width, 1) };
 }
 
-/** Bytes that inflating a block must give: a bound for the decompressor and a check on what it gave. */
+/** The most bytes inflating a block may give: a bound for the decompressor (the codec checks what it gave). */
 export function rawBlockBytes(codec: BlockCodec, cells: number): number {
-  return codec === BlockCodec.Tenths ? cells * 2 : codec === BlockCodec.Float32 ? cells * 4 : 0;
+  return codec === BlockCodec.Tenths ? 1 + maskBytes(cells) + cells * 2 : codec === BlockCodec.Float32 ? cells * 4 : 0;
 }
 
 /**
- * A block as readers keep it: its stored codes (tenths as int16 differences, or float32), decoded one row
- * segment at a time as requests read it, so reading one cell never decodes a whole block and a cached block
- * takes 2 bytes a cell.
+ * A block as readers keep it: its cells' tenths codes (missing -32768), or float32, rows of `width` cells; decoded
+ * whole when read (a cell's prediction reaches the cells before it), so reading a row is a table lookup a cell and a
+ * cached block takes 2 bytes a cell.
  */
 export interface StoredBlock {
   codec: BlockCodec;
@@ -112,34 +216,47 @@ export interface StoredBlock {
 
 const EMPTY_BLOCK: Omit<StoredBlock, "width"> = { codec: BlockCodec.Empty, tenths: null, floats: null };
 
-/** A block from its inflated bytes; throws when their size does not fit the block. */
-export function toStoredBlock(codec: BlockCodec, raw: Uint8Array | null, width: number, height: number): StoredBlock {
+/**
+ * A block from its inflated bytes, rows of `width` cells, `height` rows; its Tenths planes are `plane` (width x height
+ * cells: a series chunk's c x c cells a day), else the whole block. Throws when the bytes do not fit.
+ */
+export function toStoredBlock(codec: BlockCodec, raw: Uint8Array | null, width: number, height: number, plane: [number, number] = [width, height]): StoredBlock {
   if (codec === BlockCodec.Empty) return { ...EMPTY_BLOCK, width };
   const cells = width * height;
-  if (codec !== BlockCodec.Tenths && codec !== BlockCodec.Float32) throw new Error(`unknown block codec ${codec}`);
-  if (!raw || raw.byteLength !== rawBlockBytes(codec, cells)) throw new Error(`block inflates to ${raw?.byteLength ?? 0} bytes, expected ${rawBlockBytes(codec, cells)}`);
-  // A block is kept (in a cache) as a typed view of its bytes: they are copied out when misaligned (little-endian,
-  // as on every platform this runs on) or when they sit in a much larger buffer the view would keep alive.
+  if (!raw) throw new Error("a block with no bytes");
+  if (codec === BlockCodec.Tenths) return { codec, width, tenths: decodeTenths(raw, plane[0], plane[1], cells / (plane[0] * plane[1])), floats: null };
+  if (codec !== BlockCodec.Float32) throw new Error(`unknown block codec ${codec}`);
+  if (raw.byteLength !== cells * 4) throw new Error(`block inflates to ${raw.byteLength} bytes, expected ${cells * 4}`);
+  // kept (in a cache) as a typed view of its bytes: copied out when misaligned (little-endian, as on every platform
+  // this runs on) or when they sit in a much larger buffer the view would keep alive
   const aligned = raw.byteOffset % 4 === 0 && raw.buffer.byteLength - raw.byteLength <= 64 ? raw : raw.slice();
-  return codec === BlockCodec.Tenths
-    ? { codec, width, tenths: new Int16Array(aligned.buffer, aligned.byteOffset, cells), floats: null }
-    : { codec, width, tenths: null, floats: new Float32Array(aligned.buffer, aligned.byteOffset, cells) };
+  return { codec, width, tenths: null, floats: new Float32Array(aligned.buffer, aligned.byteOffset, cells) };
 }
 
 /** Writes cells [c0, c1) of block row `row` to `out` from `at`; missing cells are NaN. */
 export function readBlockRow(block: StoredBlock, row: number, c0: number, c1: number, out: Float32Array, at: number): void {
   const start = row * block.width;
   if (block.tenths) {
-    const d = block.tenths;
+    const codes = block.tenths;
     const table = tenths();
-    let k = 0;
-    for (let i = start; i < start + c0; i++) k = (k + d[i]) << 16 >> 16;
-    for (let i = start + c0; i < start + c1; i++) {
-      k = (k + d[i]) << 16 >> 16;
-      out[at++] = table[k + 32768];
-    }
+    for (let i = start + c0; i < start + c1; i++) out[at++] = table[codes[i] + 32768];
   } else if (block.floats) out.set(block.floats.subarray(start + c0, start + c1), at);
   else out.fill(NaN, at, at + (c1 - c0));
+}
+
+/**
+ * Writes the tenths codes of cells [c0, c1) of block row `row` to `out` from `at` (missing -32768), the form a
+ * writer re-encodes without a round trip through float32; false for a float32 block, whose values have no code.
+ */
+export function readBlockCodes(block: StoredBlock, row: number, c0: number, c1: number, out: Int16Array, at: number): boolean {
+  if (block.floats) return false;
+  if (!block.tenths) {
+    out.fill(TENTHS_MISSING, at, at + (c1 - c0));
+    return true;
+  }
+  const start = row * block.width;
+  out.set(block.tenths.subarray(start + c0, start + c1), at);
+  return true;
 }
 
 /** A 32-bit word with its bytes reversed: little-endian float32 bits to big-endian (XDR, OPeNDAP's wire order) and back. */
@@ -162,37 +279,11 @@ function tenthsWords(): Uint32Array {
 export function readBlockRowBigEndian(block: StoredBlock, row: number, c0: number, c1: number, out: Uint32Array, at: number): void {
   const start = row * block.width;
   if (block.tenths) {
-    const d = block.tenths;
+    const codes = block.tenths;
     const table = tenthsWords();
-    let k = 0;
-    for (let i = start; i < start + c0; i++) k = (k + d[i]) << 16 >> 16;
-    for (let i = start + c0; i < start + c1; i++) {
-      k = (k + d[i]) << 16 >> 16;
-      out[at++] = table[k + 32768];
-    }
+    for (let i = start + c0; i < start + c1; i++) out[at++] = table[codes[i] + 32768];
   } else if (block.floats) {
     const words = new Uint32Array(block.floats.buffer, block.floats.byteOffset, block.floats.length);
     for (let i = start + c0; i < start + c1; i++) out[at++] = swapWord(words[i]);
   } else out.fill(swapWord(MISSING_BITS), at, at + (c1 - c0));
-}
-
-/**
- * Writes the tenths codes of cells [c0, c1) of block row `row` to `out` from `at` (missing -32768), the form a
- * writer re-encodes without a round trip through float32; false for a float32 block, whose values have no code.
- */
-export function readBlockCodes(block: StoredBlock, row: number, c0: number, c1: number, out: Int16Array, at: number): boolean {
-  if (block.floats) return false;
-  if (!block.tenths) {
-    out.fill(TENTHS_MISSING, at, at + (c1 - c0));
-    return true;
-  }
-  const start = row * block.width;
-  const d = block.tenths;
-  let k = 0;
-  for (let i = start; i < start + c0; i++) k = (k + d[i]) << 16 >> 16;
-  for (let i = start + c0; i < start + c1; i++) {
-    k = (k + d[i]) << 16 >> 16;
-    out[at++] = k;
-  }
-  return true;
 }

@@ -1,7 +1,7 @@
 // Day pieces (docs/format.md §5): a header (the block directory), then the blocks this piece stores. Both
 // directions live here: the writer assembles a piece from its blocks, readers parse its header.
 //
-//   "CDSDAY03"                          8 bytes magic
+//   "CDSDAY04"                          8 bytes magic
 //   col, row, width, height, blockSide  5 x u32 LE
 //   blockCount                          u32 LE
 //   blockCount x stored entry           48 bytes each (format/entries.ts): codec, pack, length, offset, sha256
@@ -12,10 +12,10 @@
 
 import { BLOCK_SIDE, listBlocks } from "./blocks.js";
 import type { BlockCodec } from "./cells.js";
-import { ENTRY_BYTES, type StoredEntry, checkEntries, readEntry, writeEntry } from "./entries.js";
+import { DAY_CODECS, ENTRY_BYTES, type StoredEntry, checkEntries, readEntry, writeEntry } from "./entries.js";
 import type { Window } from "./grid.js";
 
-const DAY_MAGIC = "CDSDAY03";
+const DAY_MAGIC = "CDSDAY04";
 const DAY_FIXED_BYTES = 8 + 6 * 4;
 
 /** One block as the writer has it: stored here (its bytes), or already stored in an older pack of the lineage. */
@@ -72,17 +72,21 @@ export function assembleDayPiece(window: Window, blocks: PieceBlock[], ownPack: 
   return { bytes, header: bytes.slice(0, headerSize) };
 }
 
-/** Parses a verified header of a piece whose lineage holds `packCount` pieces; throws when it does not describe `window`. */
-export function decodeDayHeader(bytes: Uint8Array, window: Window, packCount: number): DayHeader {
+/**
+ * Parses a verified header of a piece whose lineage holds `packCount` pieces; throws when it does not describe `window`.
+ * `legacy`: another format's magic and codecs (make upgrade reads climate-dist-3's CDSDAY03, whose header is laid out alike).
+ */
+export function decodeDayHeader(bytes: Uint8Array, window: Window, packCount: number, legacy?: { magic: string; codecs: ReadonlySet<number> }): DayHeader {
+  const magic = legacy?.magic ?? DAY_MAGIC;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let magic = "";
-  for (let i = 0; i < 8 && i < bytes.length; i++) magic += String.fromCharCode(bytes[i]);
-  if (magic !== DAY_MAGIC || bytes.length < DAY_FIXED_BYTES) throw new Error("not a day piece header");
+  let found = "";
+  for (let i = 0; i < 8 && i < bytes.length; i++) found += String.fromCharCode(bytes[i]);
+  if (found !== magic || bytes.length < DAY_FIXED_BYTES) throw new Error(`not a ${magic} day piece header`);
   const [col, row, width, height, side, count] = Array.from({ length: 6 }, (_, i) => view.getUint32(8 + 4 * i, true));
   if (side !== BLOCK_SIDE || [col, row, width, height].some((n, i) => n !== window[i])) {
     throw new Error(`day piece header describes window ${[col, row, width, height].join(",")} / block ${side}`);
   }
   if (count !== listBlocks(window).length || bytes.length !== dayHeaderSize(count)) throw new Error("day piece header has the wrong block count");
-  checkEntries(bytes, DAY_FIXED_BYTES, count, packCount, 0);
+  checkEntries(bytes, DAY_FIXED_BYTES, count, packCount, 0, legacy?.codecs ?? DAY_CODECS);
   return new DayHeader(window, bytes.slice(), count);
 }

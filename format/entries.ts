@@ -68,15 +68,19 @@ export function readEntry(bytes: Uint8Array, at: number): StoredEntry {
   };
 }
 
+/** The codecs an entry of a series piece may name; a day piece's, all but Patch. */
+export const KNOWN_CODECS: ReadonlySet<number> = new Set(Object.values(BlockCodec));
+export const DAY_CODECS: ReadonlySet<number> = new Set([BlockCodec.Empty, BlockCodec.Float32, BlockCodec.Tenths]);
+
 /**
- * Checks `count` entries from `at` as read: every codec known, every order at most `maxOrder`, every pack inside a
- * lineage of `packCount` pieces; throws naming the first that is not.
+ * Checks `count` entries from `at` as read: every codec one of `codecs`, every order at most `maxOrder`, every pack
+ * inside a lineage of `packCount` pieces; throws naming the first that is not.
  */
-export function checkEntries(bytes: Uint8Array, at: number, count: number, packCount: number, maxOrder: number): void {
+export function checkEntries(bytes: Uint8Array, at: number, count: number, packCount: number, maxOrder: number, codecs = KNOWN_CODECS): void {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (let i = 0; i < count; i++) {
     const word = view.getUint32(at + i * ENTRY_BYTES, true);
-    if ((word & 0xff) > BlockCodec.Float32) throw new Error(`entry ${i} names an unknown codec ${word & 0xff}`);
+    if (!codecs.has(word & 0xff)) throw new Error(`entry ${i} names an unknown codec ${word & 0xff}`);
     if (((word >>> 8) & 0xff) > maxOrder) throw new Error(`entry ${i} names an unknown order ${(word >>> 8) & 0xff}`);
     if (word >>> 16 >= packCount) throw new Error(`entry ${i} names pack ${word >>> 16} of a lineage of ${packCount}`);
   }

@@ -8,7 +8,7 @@
 //   objects/<aa>/<sha256>.html        the browser explorer, one self-contained page, named by catalog.json
 //   objects/<aa>/<sha256>.json.br     a brotli copy of a JSON object, for static hosts
 
-export const DIST_FORMAT = "climate-dist-3";
+export const DIST_FORMAT = "climate-dist-4";
 export const CATALOG_FILE = "catalog.json";
 
 export type ObjectKind = "json" | "day" | "ser" | "html";

@@ -1,40 +1,46 @@
 // Series pieces (docs/format.md §9): the time-major tier. A span of consecutive dates of one window is stored as
 // chunks of c x c cells x all its days, so one cell over the span is one small chunk. Chunks are listed in
-// directories of 8 x 8 chunks ("groups"), each stored with the Merkle path that proves it against its piece's
+// directories of 4 x 4 chunks ("groups"), each stored with the Merkle path that proves it against its piece's
 // root: a reader finds one cell's chunk with one range read of its group and one of the chunk, every byte
 // verified, without reading the piece's whole directory. Both directions of every byte rule live here.
 //
-//   "CDSSER02"                                   8 bytes magic
+//   "CDSSER03"                                   8 bytes magic
 //   col, row, width, height, firstDay, days,     u32 LE each (firstDay: days since 1970-01-01, as i32)
 //   chunkSide, groupCount, packCount
 //   packCount x { root 32 bytes, records u32, recordsAt u32, tier u32 }   the lineage: older pieces first, this one last
 //   groupCount x { pack u16, record u16 }        only when packCount > 1: which piece holds each group's record, and
 //                                                which of its records it is
-//   records x { depth x 32-byte path, 64 stored entries }    this piece's group records (format/entries.ts)
+//   records x { depth x 32-byte path, 16 stored entries }    this piece's group records (format/entries.ts)
 //   chunks
 //
 // A span written whole is one piece whose records are its groups, so its index entry alone (root) locates any group.
 // A revision writes a piece holding only the groups whose chunks changed and those chunks; every other group
 // record and chunk stays in the older pieces of its lineage (docs/contract.md §5).
 
+import { BlockCodec, type StoredBlock, decodeTenths, rawBlockBytes, readBlockRow, tenthsValue } from "./cells.js";
 import { ENTRY_BYTES, type StoredEntry, bytesToHex, checkEntries, hexToBytes, readEntry, writeEntry } from "./entries.js";
 import { type Window, intersectWindows } from "./grid.js";
 import type { Ref } from "./objects.js";
 import type { SourceEntry } from "./records.js";
 
-const SERIES_MAGIC = "CDSSER02";
+const SERIES_MAGIC = "CDSSER03";
 const HEADER_FIXED = 8 + 9 * 4;
 const PACK_BYTES = 32 + 4 + 4 + 4;
 const MAP_BYTES = 4;
-/** Chunks per group side: a group directory lists 8 x 8 chunks. */
-export const GROUP_CHUNKS = 8;
-/** Chunks per group: a chunk's position in its group is 0..63. */
-const GROUP_POSITIONS = GROUP_CHUNKS * GROUP_CHUNKS;
 /**
- * Values per chunk the chunk side aims at: the largest power-of-two side with side^2 x days at most this
- * (measured: docs/format.md §9), from 1 to 64 cells.
+ * Chunks per group side: a group directory lists 4 x 4 chunks, so a point read's record (768 bytes of entries and
+ * its path) weighs less than its chunk (docs/performance.md "Codecs").
  */
-export const CHUNK_VALUES = 2048;
+export const GROUP_CHUNKS = 4;
+/** Chunks per group: a chunk's position in its group is 0..15. */
+export const GROUP_POSITIONS = GROUP_CHUNKS * GROUP_CHUNKS;
+/**
+ * Values per chunk the chunk side aims at: the largest power-of-two side with side^2 x days at most this, from 1 to
+ * 64 cells (a year: 4 x 4 cells; 31 days: 16 x 16). Measured (docs/performance.md "Codecs"): a day's plane of 4 x 4
+ * cells predicts 15 of them from their neighbours, and a year of maximum temperature stores in 0.35 B a value
+ * against 0.57 at 2 x 2, while a point read's chunk stays about 2 kB.
+ */
+export const CHUNK_VALUES = 8192;
 
 /**
  * A span that holds any of its version's newest this-many dates lists its dates' sources in the index root
@@ -73,7 +79,7 @@ export function chooseChunkSide(days: number): number {
   return side;
 }
 
-/** Where groups lie: the lattice of (8 x chunkSide)-cell squares that the window touches, row-major. */
+/** Where groups lie: the lattice of (4 x chunkSide)-cell squares that the window touches, row-major. */
 export class GroupLattice {
   readonly groupSide: number;
   readonly col0: number;
@@ -131,7 +137,7 @@ export class GroupLattice {
   }
 }
 
-/** Byte size of one group record: its Merkle path, then its 64 entries. */
+/** Byte size of one group record: its Merkle path, then its 16 entries. */
 export function groupRecordBytes(depth: number): number {
   return depth * 32 + GROUP_POSITIONS * ENTRY_BYTES;
 }
@@ -192,11 +198,95 @@ export class SpanLayout {
 }
 
 /**
- * How a chunk's values are ordered before its codec: each cell's days (so the codec's differences run along time),
- * or each day's cells (along space). The writer keeps whichever gives the smaller differences, chunk by chunk.
+ * How a chunk's values are laid out: each cell's days in turn (a Float32 chunk), or each day's cells in turn (a Tenths
+ * chunk: a plane of the chunk's cells a day, docs/format.md §5). A Patch names its base's order.
  */
 export const ChunkOrder = { Cells: 0, Days: 1 } as const;
 export type ChunkOrder = (typeof ChunkOrder)[keyof typeof ChunkOrder];
+
+/**
+ * A Patch chunk, before DEFLATE: the stored entry of the chunk it revises (its base: a Tenths or Float32 chunk of the
+ * same span's lineage), the days it replaces, and their cells:
+ *
+ *   base entry                           48 bytes (format/entries.ts)
+ *   count m                              u32 LE
+ *   m days                               u32 LE each, ascending, days of the span (0 = its first)
+ *   codec                                u8: 3, the m days as Tenths planes of the chunk's cells; 2, as float32 LE,
+ *                                        day by day, cells row-major
+ *   the cells
+ *
+ * So a revision of a few days of a long span writes those days of each chunk it touched, not the chunk again. A
+ * revision of a patched chunk patches its base anew (the union of the days, the newest cells), never a patch.
+ */
+export interface ChunkPatch {
+  base: StoredEntry;
+  days: number[];
+  codec: typeof BlockCodec.Tenths | typeof BlockCodec.Float32;
+  /** the cells' stored bytes, as the codec gives them */
+  cells: Uint8Array;
+}
+
+export function encodeChunkPatch(patch: ChunkPatch): Uint8Array {
+  const out = new Uint8Array(ENTRY_BYTES + 4 + 4 * patch.days.length + 1 + patch.cells.byteLength);
+  const view = new DataView(out.buffer);
+  writeEntry(out, 0, patch.base);
+  view.setUint32(ENTRY_BYTES, patch.days.length, true);
+  patch.days.forEach((d, i) => view.setUint32(ENTRY_BYTES + 4 + 4 * i, d, true));
+  const at = ENTRY_BYTES + 4 + 4 * patch.days.length;
+  out[at] = patch.codec;
+  out.set(patch.cells, at + 1);
+  return out;
+}
+
+/** A patch's parts as read, checked against its span (`days` long, a lineage of `packCount`); throws naming what is wrong. */
+export function decodeChunkPatch(raw: Uint8Array, days: number, packCount: number): ChunkPatch {
+  if (raw.byteLength < ENTRY_BYTES + 5) throw new Error("a patch too short for its header");
+  checkEntries(raw, 0, 1, packCount, ChunkOrder.Days, PATCH_BASES);
+  const base = readEntry(raw, 0);
+  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  const m = view.getUint32(ENTRY_BYTES, true);
+  const at = ENTRY_BYTES + 4 + 4 * m;
+  if (m === 0 || raw.byteLength < at + 1) throw new Error(`a patch of ${m} days`);
+  const list = Array.from({ length: m }, (_, i) => view.getUint32(ENTRY_BYTES + 4 + 4 * i, true));
+  if (list.some((d, i) => d >= days || (i > 0 && d <= list[i - 1]))) throw new Error("a patch's days are not ascending days of its span");
+  const codec = raw[at];
+  if (codec !== BlockCodec.Tenths && codec !== BlockCodec.Float32) throw new Error(`a patch of codec ${codec}`);
+  return { base, days: list, codec, cells: raw.subarray(at + 1) };
+}
+
+/** What a Patch's base may be: a whole chunk. */
+const PATCH_BASES: ReadonlySet<number> = new Set([BlockCodec.Tenths, BlockCodec.Float32]);
+
+/** The most bytes a Patch of a chunk of `cells` cells over `days` days inflates to: a bound for the decompressor. */
+export function patchBytesBound(cells: number, days: number): number {
+  return ENTRY_BYTES + 4 + 4 * days + 1 + Math.max(rawBlockBytes(BlockCodec.Tenths, cells * days), cells * days * 4);
+}
+
+/**
+ * The chunk `base` (stored in `order`) with the patch's days replaced: `width` x `height` cells a day, `days` days;
+ * days-major whatever the base's order (tenths codes over tenths, else float32).
+ */
+export function applyChunkPatch(base: StoredBlock, order: ChunkOrder, patch: ChunkPatch, [width, height]: [number, number], days: number): StoredBlock {
+  const cells = width * height;
+  const m = patch.days.length;
+  const codes = patch.codec === BlockCodec.Tenths ? decodeTenths(patch.cells, width, height, m) : null;
+  if (!codes && patch.cells.byteLength !== m * cells * 4) throw new Error(`a patch's float32 cells are ${patch.cells.byteLength} bytes, not ${m * cells * 4}`);
+  // a copy of its own: the cells may be a Node Buffer, whose slice() is a view of a larger pool
+  const floats = codes ? null : new Float32Array(new Uint8Array(patch.cells).buffer);
+  // tenths over tenths stay codes; anything else becomes float32 in the base's order
+  if (base.tenths && codes && order === ChunkOrder.Days) {
+    const out = base.tenths.slice();
+    patch.days.forEach((d, i) => out.set(codes.subarray(i * cells, (i + 1) * cells), d * cells));
+    return { codec: BlockCodec.Tenths, width: cells, tenths: out, floats: null };
+  }
+  const out = new Float32Array(cells * days);
+  if (order === ChunkOrder.Days) for (let d = 0; d < days; d++) readBlockRow(base, d, 0, cells, out, d * cells);
+  else for (let c = 0; c < cells; c++) for (let d = 0; d < days; d++) readBlockRow(base, c, d, d + 1, out, d * cells + c);
+  patch.days.forEach((d, i) => {
+    for (let c = 0; c < cells; c++) out[d * cells + c] = codes ? tenthsValue(codes[i * cells + c]) : floats![i * cells + c];
+  });
+  return { codec: BlockCodec.Float32, width: cells, tenths: null, floats: out };
+}
 
 /** Checks a group directory's entries (its record's bytes after the path) as read: their size, codecs, orders and packs. */
 export function checkGroupEntries(bytes: Uint8Array, packCount: number): void {

@@ -1,6 +1,7 @@
 // Entry point of the pipeline commands (publish, fetch, update, verify, prune, sync, upgrade, demo, demo-day, defaults):
 // parses flags, prints, exits non-zero on error.
 
+import { DIST_FORMAT } from "../format/objects.js";
 import { readFile } from "node:fs/promises";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { writeDemo } from "./ingest/demo.js";
@@ -19,14 +20,14 @@ import { upgrade } from "./commands/upgrade.js";
 import { VARIABLES } from "../format/variables.js";
 
 const USAGE = `usage:
-  tsx pipeline/cli.ts publish [--sources DIR] [--dist DIR] [--variables V,..] [--extend] [--allow-gaps] [--prefer daily|annual] [--rehash]
+  tsx pipeline/cli.ts publish [--sources DIR] [--dist DIR] [--variables V,..] [--extend] [--allow-gaps] [--prefer daily|annual] [--rehash] [--threads N]
       (no --sources: generate and publish the bundled demo)
   tsx pipeline/cli.ts fetch --from YYYY-MM-DD --to YYYY-MM-DD [--variables V,..] [--sources DIR]      daily GeoTIFFs
   tsx pipeline/cli.ts fetch --years YYYY[-YYYY][,YYYY...] [--variables V,..] [--sources DIR]          annual NetCDF files
   tsx pipeline/cli.ts update --to YYYY-MM-DD [--variables V,..] [--sources DIR] [--dist DIR] [--revision-days N] [--extend] [--prefer daily|annual]
       the nightly routine: new days and each variable's revision window fetched, the completed variables published
   tsx pipeline/cli.ts verify [--dist DIR]
-  tsx pipeline/cli.ts upgrade [--dist DIR]                        a climate-dist-2 dist rewritten as climate-dist-3, in place
+  tsx pipeline/cli.ts upgrade [--dist DIR]                        a climate-dist-3 dist rewritten as climate-dist-4, in place
   tsx pipeline/cli.ts prune [--dist DIR] [--keep-days N] [--keep-file FILE] [--grace-hours H] [--drop-versions 0|1] [--dry-run]
   tsx pipeline/cli.ts sync --from URL [--dist DIR] [--prune 0|1] [--grace-hours H] [--concurrency N]
   tsx pipeline/cli.ts demo [--sources DIR]
@@ -34,7 +35,7 @@ const USAGE = `usage:
   tsx pipeline/cli.ts defaults                                    each make variable's default (make help prints them)
   publish, fetch, update, demo-day, prune, sync and upgrade also take [--lock-wait SECONDS] (default ${DEFAULTS.lockWaitSec}) [--local-lock]`;
 
-type PublishFlags = Pick<PublishOptions, "extend" | "allowGaps" | "prefer" | "rehash" | "lock" | "variables">;
+type PublishFlags = Pick<PublishOptions, "extend" | "allowGaps" | "prefer" | "rehash" | "lock" | "variables" | "threads">;
 
 async function runPublish(sources: string | undefined, dist: string, flags: PublishFlags): Promise<void> {
   const progress = createProgress();
@@ -60,11 +61,11 @@ async function runPublish(sources: string | undefined, dist: string, flags: Publ
 
 async function runUpgrade(dist: string, lock: LockOptions, graceHours: number): Promise<number> {
   const r = await upgrade(dist, createProgress(), { lock, graceMs: graceHours * 3_600_000 });
-  if (r.from === "climate-dist-3") {
-    console.log(`${dist} is already climate-dist-3: nothing to upgrade`);
+  if (r.from === DIST_FORMAT) {
+    console.log(`${dist} is already ${DIST_FORMAT}: nothing to upgrade`);
     return 0;
   }
-  console.log(`upgraded ${dist} from ${r.from} to climate-dist-3 in ${formatSeconds(r.ms)}: ${r.versions} versions, ${r.objectsWritten} objects written (${formatBytes(r.bytesWritten)})`);
+  console.log(`upgraded ${dist} from ${r.from} to ${DIST_FORMAT} in ${formatSeconds(r.ms)}: ${r.versions} versions, ${r.objectsWritten} objects written (${formatBytes(r.bytesWritten)})`);
   if (r.waiting.files > 0) console.log(`  the ${r.waiting.files} old objects (${formatBytes(r.waiting.bytes)}) are no longer reached: make prune DIST=${dist} deletes them after ${r.waiting.firstDueAt}`);
   return 0;
 }
@@ -203,6 +204,7 @@ const FLAGS = {
   "allow-gaps": { type: "boolean", default: false },
   prefer: { type: "string" },
   rehash: { type: "boolean", default: false },
+  threads: { type: "string" },
   "keep-days": { type: "string", default: String(DEFAULTS.keepDays) },
   "keep-file": { type: "string" },
   "grace-hours": { type: "string", default: String(DEFAULTS.graceHours) },
@@ -227,6 +229,7 @@ async function main(argv: string[]): Promise<number> {
         rehash: values.rehash,
         lock: readLockFlags(values),
         variables: values.variables ? parseVariables(values.variables) : undefined,
+        threads: values.threads === undefined ? undefined : Math.floor(readCount("threads", values.threads, 1)),
       });
       return 0;
     case "verify":

@@ -67,6 +67,16 @@ interface Job<T, R> {
  * Threads start as tasks arrive, up to `size`: a publish that decodes one day starts one thread, and one that
  * decodes nothing starts none.
  */
+/**
+ * A publish's threads, for its decoding pool and its series encoders alike: one per core by default, at most 8. A
+ * decoding thread holds about 20 file descriptors (its module loader), so the cap keeps a publish under an open-file
+ * limit of 256 on any machine; an encoder holds a strip of its span, about 80 MB for a full-grid year.
+ * docs/publishing.md "The backfill" measures how the publish scales with them.
+ */
+export function publishThreads(requested?: number): number {
+  return Math.max(1, requested ?? Math.min(availableParallelism(), 8));
+}
+
 export class WorkerPool<T, R> {
   private readonly idle: Worker[] = [];
   private readonly queue: Job<T, R>[] = [];

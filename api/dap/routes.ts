@@ -1,16 +1,10 @@
 // OPeNDAP's entries of the route table (docs/contract.md §8.6): every raster version a DAP2 dataset at
-// /opendap/<id>, the newest of a dataset at /opendap/latest/<dataset_key>, under their own tag.
+// /opendap/<id>, the newest of a dataset at /opendap/latest/<dataset_key>, under the OPeNDAP tag.
 
 import { MAX_FILE_VALUES } from "../contract.js";
 import { READ_CORS } from "../cors.js";
 import { type RouteSpec, defineRoute } from "../routes.js";
 import { type DapAsk, SUFFIXES, answerDap, answerDapLatest, checkDapPath, DAP_ERRORS } from "./answers.js";
-
-const TAG = {
-  name: "opendap",
-  description:
-    "Beyond the contract (docs/contract.md §8.6): every raster version as an OPeNDAP (DAP2) dataset, which ncdump, nccopy, NCO, CDO, MATLAB `ncread`, R `ncdf4`, Python `netCDF4`, xarray (`engine=\"netcdf4\"`) and Panoply open by URL and read lazily, only the index ranges they ask. docs/clients.md shows each.",
-};
 
 const SUFFIX_TEXT = SUFFIXES.map((s) => `\`.${s}\``).join(", ");
 
@@ -30,10 +24,10 @@ export const DAP_ROUTES: RouteSpec[] = [
     path: "/opendap/:file",
     operationId: "getOpendap",
     cors: READ_CORS,
-    tag: TAG,
+    tag: "OPeNDAP",
     computed: true,
-    summary: "A version as an OPeNDAP (DAP2) dataset: its structure (.dds), attributes (.das), values (.dods) and pages (.html, .info, .ver).",
-    description: `Give a DAP client \`<server>/opendap/<version id>\`; it asks the suffixes itself. Pinned answers never change: an ETag and \`Cache-Control: immutable\`. ${CONSTRAINT}`,
+    summary: "A version as a DAP2 dataset",
+    description: `A version as an OPeNDAP (DAP2) dataset: its structure (.dds), attributes (.das), values (.dods) and pages (.html, .info, .ver). Give a DAP client \`<server>/opendap/<version id>\`; it asks the suffixes itself. Pinned answers never change: an ETag and \`Cache-Control: immutable\`. ${CONSTRAINT}`,
     pathParams: [{ name: "file", description: `A version id and a suffix: ${SUFFIX_TEXT}.`, schema: { type: "string", pattern: `^[^/]+\\.(${SUFFIXES.join("|")})$` } }],
     answers: [],
     content: CONTENT,
@@ -50,9 +44,9 @@ export const DAP_ROUTES: RouteSpec[] = [
     path: "/opendap/latest/:file",
     operationId: "getOpendapLatest",
     cors: READ_CORS,
-    tag: TAG,
-    summary: "302 to the same answer of a dataset's newest version: follow today's data, or pin a version.",
-    description: "`/opendap/latest/<dataset_key>` (such as `silo-tmax`) is the newest published version of that dataset; each suffix and its constraint answer 302 to the pinned version's same URL, which `Service-Dataset-Version` names. A cookie (`opendap-<dataset_key>`, a day) keeps one client's session on the version it began with: netCDF-C asks the alias for every request of an open dataset, and a publish between two of them must not mix versions.",
+    tag: "OPeNDAP",
+    summary: "The newest version of a dataset",
+    description: "302 to the same answer of a dataset's newest version: follow today's data, or pin a version. `/opendap/latest/<dataset_key>` (such as `silo-tmax`) is the newest published version of that dataset; each suffix and its constraint answer 302 to the pinned version's same URL, which `Service-Dataset-Version` names. A cookie (`opendap-<dataset_key>`, a day) keeps one client's session on the version it began with: netCDF-C asks the alias for every request of an open dataset, and a publish between two of them must not mix versions.",
     pathParams: [{ name: "file", description: `A dataset key and a suffix: ${SUFFIX_TEXT}.`, schema: { type: "string", pattern: `^[^/]+\\.(${SUFFIXES.join("|")})$` } }],
     answers: [],
     errors: ["invalid_parameters", "not_found"],

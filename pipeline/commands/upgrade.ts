@@ -1,28 +1,31 @@
-// `make upgrade`: a climate-dist-2 dist rewritten as climate-dist-3 in place, every version kept with its id, content
-// hash, provenance and publish time. The one place that still reads climate-dist-2: its day and series piece headers.
+// `make upgrade`: a climate-dist-3 dist rewritten as climate-dist-4 in place, every version kept with its id, content
+// hash, provenance and publish time. The one place that still reads climate-dist-3: its day pieces, whose blocks
+// stored tenths as differences along a row (codec 1), decoded here alone.
 //
-// Every day piece and series piece is copied into the new layout (block and chunk bytes as stored, new directories),
-// every index page, record and the catalog tree written anew, and a new manifest chain started listing every file
-// the versions reach; catalog.json is replaced last, so readers see the old dist or the new one. The old objects are
-// then unreachable: prune's collect step lists them at once and a later `make prune` deletes them after its grace
-// period (a reader holding the old catalog keeps working until then).
+// Every day piece is decoded and stored again with climate-dist-4's codecs (a day shared by versions is converted
+// once; its cells are checked against the day entry's `cells` hash), every index page written anew, each version's
+// series tier built again from its new pages (spans of equal basis shared between versions, as a publish shares them),
+// then the records, the catalog tree and a new manifest chain; catalog.json is replaced last, so readers see the old
+// dist or the new one. Observation chunks and source lists are kept as they are. The old objects are then unreachable:
+// prune's collect step lists them at once and a later `make prune` deletes them after its grace period.
 
+import { publishThreads } from "../pool.js";
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { inflateRawSync } from "node:zlib";
 import { Archive } from "../../format/archive.js";
-import type { BlockCodec } from "../../format/cells.js";
+import { BlockCodec } from "../../format/cells.js";
 import type { CatalogLeaf, CatalogRoot } from "../../format/catalog.js";
 import type { Coverage } from "../../format/coverage.js";
-import { assembleDayPiece } from "../../format/day-piece.js";
-import { ENTRY_BYTES, bytesToHex, readEntry } from "../../format/entries.js";
-import { dateToDayNumber } from "../../format/dates.js";
-import type { Window } from "../../format/grid.js";
+import { listBlocks } from "../../format/blocks.js";
+import { decodeDayHeader } from "../../format/day-piece.js";
+import { lineageOf } from "../../format/entries.js";
 import { sha256Hex } from "../../format/hash.js";
 import { LocalStorage, nodePlatform } from "../../format/local.js";
 import { CATALOG_FILE, DIST_FORMAT, type FileEntry, type Ref, objectPath } from "../../format/objects.js";
 import type { Dataset } from "../../format/records.js";
-import { GroupLattice, type SeriesSpan, groupRecordBytes } from "../../format/series.js";
 import type { DayEntry, IndexNode, MonthPage, ObservationIndex, RasterIndex, YearPage } from "../../format/version-index.js";
+import { RasterView } from "../../format/versions.js";
 import { assertValid } from "../../schemas/validate.js";
 import { PublishError } from "../errors.js";
 import { addToCatalog, updateCandidates, writeCatalog } from "../dist/catalog.js";
@@ -32,14 +35,18 @@ import { type LockOptions, lockDist } from "../dist/lock.js";
 import { type PruneReport, pruneLocked, reachFrom } from "./prune.js";
 import type { Progress } from "../progress.js";
 import { storeExplorer } from "../publish/explorer.js";
-import { type PieceGroup, writeSeriesPiece } from "../publish/series-piece.js";
-import { planSpans } from "../publish/series.js";
+import { assembleDay, encodeDayBlocks, hashCells } from "../publish/pieces.js";
+import { buildSeries } from "../publish/series.js";
 
-const OLD_FORMAT = "climate-dist-2";
+const OLD_FORMAT = "climate-dist-3";
+/** climate-dist-3's day pieces: the layout of climate-dist-4's, with codec 1 for tenths */
+const OLD_DAY_MAGIC = "CDSDAY03";
+const OLD_TENTHS = 1;
+const OLD_CODECS: ReadonlySet<number> = new Set([BlockCodec.Empty, OLD_TENTHS, BlockCodec.Float32]);
 const STAGE = "upgrade";
 
 export interface UpgradeReport {
-  /** the format the dist had: climate-dist-2, or climate-dist-3 when there was nothing to do */
+  /** the format the dist had: climate-dist-3, or climate-dist-4 when there was nothing to do */
   from: string;
   versions: number;
   objectsWritten: number;
@@ -91,7 +98,7 @@ function parsePointer(bytes: Uint8Array, where: string): OldPointer {
     throw new PublishError(where, STAGE, "is not JSON; run make verify on it");
   }
   if (pointer?.format !== OLD_FORMAT && pointer?.format !== DIST_FORMAT) {
-    throw new PublishError(where, STAGE, `is a ${String(pointer?.format)} dist; make upgrade turns ${OLD_FORMAT} into ${DIST_FORMAT}: republish older dists`);
+    throw new PublishError(where, STAGE, `is a ${String(pointer?.format)} dist; make upgrade turns ${OLD_FORMAT} into ${DIST_FORMAT}: upgrade an older dist to ${OLD_FORMAT} first with make upgrade of commit 6304b50, or republish it`);
   }
   return pointer;
 }
@@ -103,15 +110,18 @@ async function rewrite(dist: string, pointer: OldPointer, store: ObjectStore, pr
     const root = await archive.readJson<CatalogRoot>(pointer.catalog);
     const records: Dataset[] = [];
     for (const leaf of root.leaves) records.push(...(await archive.readJson<CatalogLeaf>(leaf.ref)).datasets);
-    const converter = new Converter(archive, store);
+    const converter = new Converter(archive, store, progress);
     const fresh: { record: Dataset; coverage: Coverage }[] = [];
     const upgraded: Dataset[] = [];
-    for (const [i, record] of records.entries()) {
+    // in publish order, so a version's series tier shares the spans of the one before it (equal basis)
+    const order = [...records].sort((a, b) => (a.published_at ?? "").localeCompare(b.published_at ?? "") || a.id.localeCompare(b.id));
+    for (const [i, record] of order.entries()) {
       progress.status(`upgrade ${i + 1}/${records.length} versions: ${record.id}`, `upgrade ${record.id}`);
       const { record: next, coverage } = await converter.version(record);
       upgraded.push(next);
       if (coverage) fresh.push({ record: next, coverage });
     }
+    upgraded.sort((a, b) => a.id.localeCompare(b.id));
     store.stage = "catalog";
     const catalog = await addToCatalog(store, null, upgraded);
     const explorer = (await storeExplorer(store)) ?? (pointer.explorer && (await exists(dist, objectPath(pointer.explorer.sha256, "html"))) ? pointer.explorer : null);
@@ -127,7 +137,7 @@ async function rewrite(dist: string, pointer: OldPointer, store: ObjectStore, pr
 
 const exists = (dist: string, path: string) => stat(join(dist, path)).then(() => true, () => false);
 
-/** The files the new chain lists beside what the upgrade wrote: objects it shares with the old dist (observation chunks, sources lists). */
+/** The files the new chain lists beside what the upgrade wrote: objects it shares with the old dist (observation chunks, source lists). */
 async function listKept(dist: string, reached: Set<string>, added: Set<string>): Promise<FileEntry[]> {
   const kept: FileEntry[] = [];
   for (const path of [...reached].sort()) {
@@ -140,44 +150,45 @@ async function listKept(dist: string, reached: Set<string>, added: Set<string>):
 
 /** Old objects to new, each converted once however many versions share it. */
 class Converter {
+  /** new day pieces by the old piece's header (a revised day's header names its lineage too) */
   private readonly days = new Map<string, Promise<Pick<DayEntry, "piece" | "header">>>();
   private readonly pages = new Map<string, Promise<Ref>>();
+  /** each dataset's version converted last: its series spans are the next one's to share */
+  private readonly lastOf = new Map<string, RasterView>();
 
   constructor(
     private readonly archive: Archive,
     private readonly store: ObjectStore,
+    private readonly progress: Progress,
   ) {}
 
   async version(record: Dataset): Promise<{ record: Dataset; coverage: Coverage | null }> {
     const ref = record.metadata.index;
     const index = await this.archive.readJson<RasterIndex | ObservationIndex>(ref);
-    const next = index.kind === "raster" ? await this.raster(index) : await this.putIndex({ ...index, format: DIST_FORMAT }, "dist-observation-index.schema.json");
-    const path = objectPath(next.sha256, "json");
+    const next = index.kind === "raster" ? await this.raster(record, index) : await this.putIndex({ ...index, format: DIST_FORMAT }, "dist-observation-index.schema.json");
+    const path = objectPath(next.ref.sha256, "json");
     const upgraded: Dataset = {
       ...record,
-      source_manifest: record.source_manifest.map((s) => (s.kind === "source-index" ? { ...s, sha256: next.sha256, member_path: path } : s)),
-      metadata: { ...record.metadata, index: { ...ref, path, sha256: next.sha256, size: next.size } },
+      source_manifest: record.source_manifest.map((s) => (s.kind === "source-index" ? { ...s, sha256: next.ref.sha256, member_path: path } : s)),
+      metadata: { ...record.metadata, index: { ...ref, path, sha256: next.ref.sha256, size: next.ref.size } },
     };
     assertValid("dataset.schema.json", upgraded, `record of ${record.id}`);
+    if (index.kind === "raster") this.lastOf.set(record.dataset_key, new RasterView(this.archive, upgraded, next.index as RasterIndex));
     return { record: upgraded, coverage: index.kind === "raster" ? index.coverage : null };
   }
 
-  private putIndex(index: object, schema: string): Promise<Ref> {
+  private async putIndex(index: RasterIndex | ObservationIndex, schema: string): Promise<{ ref: Ref; index: RasterIndex | ObservationIndex }> {
     assertValid(schema, index, "upgraded index");
-    return this.store.putJson(index);
+    return { ref: await this.store.putJson(index), index };
   }
 
-  private async raster(index: RasterIndex): Promise<Ref> {
+  /** A raster index: its pages converted, then its series tier built from them (sharing the previous version's spans). */
+  private async raster(record: Dataset, index: RasterIndex): Promise<{ ref: Ref; index: RasterIndex | ObservationIndex }> {
     const years: IndexNode[] = [];
     for (const year of index.years) years.push({ ...year, ref: await this.page(year.ref, (page: YearPage) => this.yearPage(page)) });
-    // a span's basis names the index pages it was built from: the new pages give the basis a publish would compute
-    const basisOf = new Map<string, string>();
-    for (const planned of await planSpans({ years, days: index.days, tiles: index.tiles, coverage: index.coverage }, this.archive)) {
-      for (const day of await planned.loadDays()) basisOf.set(day.date, planned.basis);
-    }
-    const series: SeriesSpan[] = [];
-    for (const span of index.series) series.push({ ...(await this.span(span)), basis: basisOf.get(span.first)! });
-    return this.putIndex({ ...index, format: DIST_FORMAT, years, series }, "dist-raster-index.schema.json");
+    const tree = { years, days: index.days, tiles: index.tiles, coverage: index.coverage };
+    const { spans } = await buildSeries(tree, this.lastOf.get(record.dataset_key) ?? null, this.archive, this.store, publishThreads(), (text) => this.progress.status(`upgrade ${record.id}: ${text}`));
+    return this.putIndex({ ...index, format: DIST_FORMAT, years, series: spans }, "dist-raster-index.schema.json");
   }
 
   /** A JSON page converted once by `convert`, its new Ref. */
@@ -197,58 +208,71 @@ class Converter {
 
   private async monthPage(page: MonthPage): Promise<MonthPage> {
     const days: DayEntry[] = [];
-    for (const day of page.days) days.push({ ...day, ...(await this.day(day)) });
+    // a revised day's blocks lay in older pieces too (its packs): it is stored whole again
+    for (const day of page.days) {
+      const { packs: _packs, ...rest } = day;
+      days.push({ ...rest, ...(await this.day(day)) });
+    }
     const next: MonthPage = { ...page, format: DIST_FORMAT, days };
     assertValid("dist-month-page.schema.json", next, `month page ${page.month}`);
     return next;
   }
 
   private day(day: DayEntry): Promise<Pick<DayEntry, "piece" | "header">> {
-    let done = this.days.get(day.piece.sha256);
-    if (!done) this.days.set(day.piece.sha256, (done = this.convertDay(day)));
+    let done = this.days.get(day.header.sha256);
+    if (!done) this.days.set(day.header.sha256, (done = this.convertDay(day)));
     return done;
   }
 
-  /** A climate-dist-2 day piece (CDSDAY02: 40-byte entries, blocks at cumulative offsets) as a whole climate-dist-3 piece. */
+  /** A climate-dist-3 day (its piece and the older pieces of its lineage) decoded, checked and stored whole again. */
   private async convertDay(day: DayEntry): Promise<Pick<DayEntry, "piece" | "header">> {
-    const old = await this.archive.readObject(day.piece, "day");
+    const cells = await readOldDay(this.archive, day);
+    const hashed = hashCells(cells);
     const where = objectPath(day.piece.sha256, "day");
-    const view = new DataView(old.buffer, old.byteOffset, old.byteLength);
-    if (String.fromCharCode(...old.subarray(0, 8)) !== "CDSDAY02") throw new PublishError(where, STAGE, "is not a climate-dist-2 day piece");
-    const count = view.getUint32(28, true);
-    let at = 32 + 40 * count;
-    const blocks = Array.from({ length: count }, (_, i) => {
-      const entry = 32 + 40 * i;
-      const length = view.getUint32(entry + 4, true);
-      const bytes = old.subarray(at, at + length);
-      at += length;
-      return { codec: view.getUint32(entry, true) as BlockCodec, sha256: bytesToHex(old.subarray(entry + 8, entry + 40)), bytes };
-    });
-    const { bytes, header } = assembleDayPiece(day.window, blocks, 0);
+    if (hashed.cells !== day.cells || hashed.missing !== day.missing) throw new PublishError(where, STAGE, `its cells of ${day.date} do not hash to the day entry's ${day.cells}; run make verify on the old dist`);
+    const { bytes, header } = assembleDay(encodeDayBlocks(day.window, cells, hashed), null);
     return { piece: await this.store.put(bytes, "day"), header: { sha256: sha256Hex(header), size: header.byteLength } };
   }
+}
 
-  /** A climate-dist-2 series piece (CDSSER01: a 76-byte header, then every group's record) as a whole climate-dist-3 piece. */
-  private async span(span: SeriesSpan): Promise<SeriesSpan> {
-    const old = await this.archive.readObject(span.piece, "ser");
-    const where = objectPath(span.piece.sha256, "ser");
-    if (String.fromCharCode(...old.subarray(0, 8)) !== "CDSSER01") throw new PublishError(where, STAGE, "is not a climate-dist-2 series piece");
-    const view = new DataView(old.buffer, old.byteOffset, old.byteLength);
-    const [count, depth] = [view.getInt32(36, true), view.getInt32(40, true)];
-    const lattice = new GroupLattice(span.window as Window, span.chunkSide);
-    if (count !== lattice.count) throw new PublishError(where, STAGE, `lists ${count} groups, its span ${lattice.count}`);
-    const recordBytes = groupRecordBytes(depth);
-    const chunksAt = 76 + count * recordBytes;
-    const groups: PieceGroup[] = Array.from({ length: count }, (_, group) => {
-      const entriesAt = 76 + group * recordBytes + depth * 32;
-      const entries = Array.from({ length: 64 }, (_, position) => {
-        const e = readEntry(old, entriesAt + position * ENTRY_BYTES);
-        return { ...e, pack: 0, offset: e.length > 0 ? e.offset - chunksAt : 0 };
-      });
-      return { group, entries };
-    });
-    const days = dateToDayNumber(span.last) - dateToDayNumber(span.first) + 1;
-    const piece = await writeSeriesPiece({ lattice, firstDay: dateToDayNumber(span.first), days, older: [], map: null, groups, chunks: [old.subarray(chunksAt)] }, this.store);
-    return { ...span, piece: piece.ref, root: piece.root };
+/** The cells of a climate-dist-3 day over its window (float32, NaN missing): every block read, verified and decoded. */
+async function readOldDay(archive: Archive, day: DayEntry): Promise<Float32Array> {
+  const lineage = lineageOf(day);
+  const where = objectPath(day.piece.sha256, "day");
+  const headerBytes = await archive.readStored(day.piece.sha256, "day", { offset: 0, length: day.header.size, sha256: day.header.sha256 });
+  let header;
+  try {
+    header = decodeDayHeader(headerBytes, day.window, lineage.length, { magic: OLD_DAY_MAGIC, codecs: OLD_CODECS });
+  } catch (err) {
+    throw new PublishError(where, STAGE, (err as Error).message);
   }
+  const [wc, wr, ww, wh] = day.window;
+  const cells = new Float32Array(ww * wh).fill(NaN);
+  for (const part of listBlocks(day.window)) {
+    const entry = header.block(part.index);
+    if (entry.codec === BlockCodec.Empty) continue;
+    const stored = await archive.readStored(lineage[entry.pack].sha256, "day", entry);
+    const [bc, br, bw, bh] = part.window;
+    const raw = inflateRawSync(stored);
+    const values = decodeOldBlock(entry.codec, raw, bw, bh, where);
+    for (let y = 0; y < bh; y++) cells.set(values.subarray(y * bw, (y + 1) * bw), (br - wr + y) * ww + (bc - wc));
+  }
+  return cells;
+}
+
+/** A climate-dist-3 block's cells: codec 1, int16 tenths with each row's differences along it; codec 2, float32. */
+function decodeOldBlock(codec: number, raw: Uint8Array, width: number, height: number, where: string): Float32Array {
+  const cells = width * height;
+  if (codec === BlockCodec.Float32 && raw.byteLength === cells * 4) return new Float32Array(new Uint8Array(raw).buffer);
+  if (codec !== OLD_TENTHS || raw.byteLength !== cells * 2) throw new PublishError(where, STAGE, `holds a block of codec ${codec} and ${raw.byteLength} bytes for ${cells} cells`);
+  const diffs = new Int16Array(new Uint8Array(raw).buffer);
+  const out = new Float32Array(cells);
+  for (let y = 0; y < height; y++) {
+    let k = 0;
+    for (let x = 0; x < width; x++) {
+      k = ((k + diffs[y * width + x]) << 16) >> 16;
+      out[y * width + x] = k === -32768 ? NaN : Math.fround(k / 10);
+    }
+  }
+  return out;
 }

@@ -20,7 +20,8 @@ import { ObjectStore } from "../dist/files.js";
 import { JOURNAL_FILE, PublishJournal, isNoSpace, noSpaceError } from "../dist/journal.js";
 import { publishObservations } from "./observations.js";
 import { NOAA_WEATHER } from "../../sources/noaa-weather.js";
-import { createProgress, type Progress } from "../progress.js";
+import { createProgress, formatEta, type Progress } from "../progress.js";
+import { publishThreads } from "../pool.js";
 import { labelRaster, type RasterLabels } from "../ingest/provenance.js";
 import { type DayPool, inspectAnnualFile, publishRaster, RASTER_TRANSFORM_VERSION, type RasterSummary, startDayPool } from "./raster.js";
 import { type NodeDay, nodeFingerprints, SourceCache } from "./source-cache.js";
@@ -43,8 +44,8 @@ export interface PublishOptions {
   rehash?: boolean;
   /** publish only these variables' files of the folder (default: every variable it holds); make update's completed ones */
   variables?: Variable[];
-  /** decoding threads (default: one per core) */
-  workers?: number;
+  /** threads for decoding and for the series (default: one per core, at most 8; pipeline/pool.ts publishThreads) */
+  threads?: number;
   /**
    * the explorer page to store in the dist and name in catalog.json (default: the one `make install` built; false:
    * none, and catalog.json keeps naming the one it named: a golden test pins the data format alone)
@@ -243,7 +244,12 @@ async function publishFolders(
   done: (raster: RasterSummary) => Promise<void>,
 ): Promise<(() => void)[]> {
   const remembers: (() => void)[] = [];
-  const pool = startDayPool([...byVariable.values()].flat(), run.options.workers);
+  const pool = startDayPool([...byVariable.values()].flat(), publishThreads(run.options.threads));
+  // the whole publish's time left (a backfill is hours): each variable weighed by its days, an annual file's 365
+  const daysOf = (files: SiloFile[]) => files.reduce((n, f) => n + (f.kind === "annual" ? 365 : 1), 0);
+  const total = [...byVariable.values()].reduce((n, files) => n + daysOf(files), 0);
+  const started = Date.now();
+  let published = 0;
   try {
     for (const [variable, files] of byVariable) {
       const { labels, base } = bases.get(variable)!;
@@ -251,6 +257,8 @@ async function publishFolders(
       const { raster, remember } = await publishFolder(files, labels, base, cache, { ...run, pool });
       await done(raster);
       remembers.push(remember);
+      published += daysOf(files);
+      if (byVariable.size > 1 && published < total) run.progress.line(`${remembers.length} of ${byVariable.size} variables published: ${formatEta(published, total, Date.now() - started).replace("/s", " days/s")}`);
     }
   } finally {
     await pool.close();
@@ -363,6 +371,7 @@ async function publishFolder(files: SiloFile[], labels: RasterLabels, base: Rast
   const raster = await publishRaster(
     {
       days, labels, base, prefer, pool,
+      threads: publishThreads(options.threads),
       extend: options.extend ?? false,
       allowGaps: options.allowGaps ?? false,
       isUnchanged: (key, node) => cache.isUnchanged(scope, key, planned.get(key), node),

@@ -7,7 +7,6 @@
 // every day of the base and adds or replaces the days of the folder; whole months and years the folder does not
 // touch, or whose files did not change, are reused as index nodes, so a publish costs the new days, not the archive.
 
-import { availableParallelism } from "node:os";
 import { Archive } from "../../format/archive.js";
 import { BLOCK_SIDE } from "../../format/blocks.js";
 import type { Coverage } from "../../format/coverage.js";
@@ -40,11 +39,6 @@ import { type SeriesSummary, buildSeries } from "./series.js";
 import { assembleDay } from "./pieces.js";
 
 export const RASTER_TRANSFORM_VERSION = "silo-cells-v2";
-/**
- * Decoding threads: one per core, at most 8. Each thread holds about 20 file descriptors (its module loader),
- * so the cap keeps a publish under an open-file limit of 256 on any machine.
- */
-const MAX_WORKERS = 8;
 /** Decoding tasks started ahead of the writer, per thread: every core stays busy, memory stays bounded. */
 const TASKS_AHEAD_PER_WORKER = 4;
 
@@ -63,6 +57,8 @@ export interface RasterInput {
   onRead?: (source: DaySource, sha256: string, cells?: string) => void;
   /** the decoding threads (startDayPool), closed once the days are written (the caller closes them on a failure) */
   pool: DayPool;
+  /** the series encoders' threads (pipeline/pool.ts publishThreads) */
+  threads: number;
 }
 
 export interface RasterSummary {
@@ -99,7 +95,7 @@ export async function publishRaster(input: RasterInput, store: ObjectStore, prog
   let series: SeriesSummary;
   let notes: VersionNotes;
   try {
-    series = await buildSeries(tree, base, archive, store, (text) => progress.status(text));
+    series = await buildSeries(tree, base, archive, store, input.threads, (text) => progress.status(text));
     notes = await describeChanges(base, archive, tree);
   } finally {
     // at once, failure or not: a descriptor kept open would hold the space of a file a rollback deletes
@@ -118,11 +114,11 @@ export type DayPool = WorkerPool<DayTask | InspectTask | ReleaseTask, DayResult 
  * pool for a publish's files of every variable. A pool per variable started two threads for each of SILO's 18, each
  * spending about half a second of CPU starting (its modules and the NetCDF library) for a few days' work.
  */
-export function startDayPool(files: SiloFile[], workers?: number): DayPool {
+export function startDayPool(files: SiloFile[], threads: number): DayPool {
   const annual = files.filter((f) => f.kind === "annual").length;
   // an annual file is hundreds of days: count it as a year's worth of work for the number of threads
-  const threads = Math.min(workers ?? Math.min(availableParallelism(), MAX_WORKERS), Math.max(1, files.length + 365 * annual));
-  return new WorkerPool(new URL(`./day-worker${import.meta.url.slice(-3)}`, import.meta.url), threads, annual > 0 ? [NETCDF_LIBRARY] : []);
+  const size = Math.min(threads, Math.max(1, files.length + 365 * annual));
+  return new WorkerPool(new URL(`./day-worker${import.meta.url.slice(-3)}`, import.meta.url), size, annual > 0 ? [NETCDF_LIBRARY] : []);
 }
 
 /** Every decoding thread closes the annual files it holds open (a thread keeps two, for the days that follow). */

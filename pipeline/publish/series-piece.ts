@@ -10,7 +10,7 @@ import { assertValid } from "../../schemas/validate.js";
 import { type GroupLattice, type PackInfo, type SeriesSpan, buildMerkle, encodeGroupEntries, encodeSeriesHeader, groupRecordBytes, merkleDepth, seriesHeaderBytes } from "../../format/series.js";
 import type { ObjectStore } from "../dist/files.js";
 
-/** A group record this piece holds: its 64 entries; those of chunks stored here give offsets from the piece's first chunk. */
+/** A group record this piece holds: its 16 entries; those of chunks stored here give offsets from the piece's first chunk. */
 export interface PieceGroup {
   group: number;
   entries: StoredEntry[];

@@ -4,19 +4,18 @@
 
 import { deflateRawSync } from "node:zlib";
 import type { Archive } from "../../format/archive.js";
-import { BlockCodec, TENTHS_MISSING_CODE, encodeBlockCells, valuesToTenths } from "../../format/cells.js";
+import { BlockCodec, TENTHS_MISSING_CODE, encodeBlockCells, encodeTenths, valuesToTenths } from "../../format/cells.js";
 import type { StoredEntry } from "../../format/entries.js";
 import type { Window } from "../../format/grid.js";
 import { sha256Hex } from "../../format/hash.js";
-import { ChunkOrder, EMPTY_SHA256, GroupLattice } from "../../format/series.js";
+import { type ChunkPatch, ChunkOrder, EMPTY_SHA256, GROUP_POSITIONS, GroupLattice, encodeChunkPatch } from "../../format/series.js";
+import { DEFLATE_OPTIONS } from "./pieces.js";
 import type { DayEntry } from "../../format/version-index.js";
 
-// Same level as the day pieces: within a few percent of the best at a fraction of the time.
-const DEFLATE_LEVEL = 6;
 /** Days whose strip cells are read at once. */
 const LOAD_BATCH = 32;
 
-/** What a strip gives: each of its groups' 64 entries (offsets from the strip's first chunk, pack 0) and its chunks. */
+/** What a strip gives: each of its groups' 16 entries (offsets from the strip's first chunk, pack 0) and its chunks. */
 export interface StripResult {
   groups: number[];
   entries: StoredEntry[][];
@@ -30,7 +29,7 @@ export async function encodeStrip(days: DayEntry[], lattice: GroupLattice, strip
   const parts: Uint8Array[] = [];
   let offset = 0;
   const entries = groups.map((group) =>
-    Array.from({ length: 64 }, (_, position): StoredEntry => {
+    Array.from({ length: GROUP_POSITIONS }, (_, position): StoredEntry => {
       const chunk = cells.encodeChunk(lattice.chunkWindow(group, position));
       if (!chunk) return { ...EMPTY_ENTRY, offset };
       parts.push(chunk.bytes);
@@ -71,11 +70,11 @@ export const EMPTY_ENTRY: StoredEntry = { codec: BlockCodec.Empty, order: ChunkO
 export type EncodedChunk = Omit<StoredEntry, "offset" | "pack"> & { bytes: Uint8Array };
 
 /**
- * A chunk is at most a few kB: a window just large enough and a small hash table give the same bytes' worth of
- * compression at half the time of zlib's defaults (a window of 32 kB and memLevel 8 are set up on every call).
+ * A chunk is at most about 16 kB before DEFLATE: a window just large enough and a small hash table are set up in less
+ * time than zlib's defaults (a window of 32 kB and memLevel 8, on every call), for the same bytes under Z_RLE.
  */
 const deflate = (raw: Int16Array | Uint8Array): Uint8Array =>
-  deflateRawSync(raw, { level: DEFLATE_LEVEL, windowBits: Math.min(15, Math.max(9, Math.ceil(Math.log2(raw.byteLength)))), memLevel: 4 });
+  deflateRawSync(raw, { ...DEFLATE_OPTIONS, windowBits: Math.min(15, Math.max(9, Math.ceil(Math.log2(raw.byteLength)))), memLevel: 4 });
 
 /**
  * A strip of a span's cells over all its days, as tenths codes, day after day; the days' float values are read
@@ -112,21 +111,21 @@ class Strip {
   encodeChunk(chunk: Window): EncodedChunk | null {
     if (chunk[2] === 0 || chunk[3] === 0) return null;
     const cells = this.cellsOf(chunk);
-    if (!this.codes) return this.encodeFloats(cells);
+    if (!this.codes) return this.encodeFloats(cells, chunk[2]);
     const { days } = this;
     const n = cells.length;
     const size = this.window[2] * this.window[3];
     const codes = this.codes;
-    const byCell = scratch(0, n * days);
-    for (let i = 0; i < n; i++) for (let d = 0, at = cells[i]; d < days; d++, at += size) byCell[i * days + d] = codes[at];
-    return encodeCodes(byCell, n, days);
+    const byDay = scratch(0, n * days);
+    for (let d = 0, at = 0; d < days; d++) for (let i = 0; i < n; i++, at++) byDay[at] = codes[d * size + cells[i]];
+    return encodeCodes(byDay, chunk[2], chunk[3], days);
   }
 
   /** A chunk of a strip that holds values tenths cannot: each cell's days as float32 (or tenths if they fit). */
-  private encodeFloats(cells: number[]): EncodedChunk | null {
+  private encodeFloats(cells: number[], width: number): EncodedChunk | null {
     const values = new Float32Array(cells.length * this.days);
     cells.forEach((cell, i) => this.floats!.forEach((day, k) => (values[i * this.days + k] = day[cell])));
-    return encodeFloatChunk(values, this.days);
+    return encodeChunkValues(values, width, cells.length / width, this.days);
   }
 }
 
@@ -138,42 +137,43 @@ function encodeFloatChunk(values: Float32Array, days: number): EncodedChunk | nu
 }
 
 /**
- * A chunk's stored bytes from its tenths codes, cells-major (`n` cells, each its `days` codes, missing -32768): coded
- * like a block in one of two chunk orders (rows of cells over days, or rows of days over cells, so the differences run
- * along time or along space), whichever differs less; null when nothing is held.
+ * A chunk's stored bytes from its tenths codes, days-major (each day's `width` x `height` cells, row-major; missing
+ * -32768): one Tenths plane a day (format/cells.ts); null when nothing is held.
  */
-function encodeCodes(byCell: Int16Array, n: number, days: number): EncodedChunk | null {
+function encodeCodes(byDay: Int16Array, width: number, height: number, days: number): EncodedChunk | null {
   let present = false;
-  let alongTime = 0;
-  let alongSpace = 0;
-  for (let i = 0; i < n; i++) {
-    let previous = 0;
-    for (let d = 0; d < days; d++) {
-      const v = byCell[i * days + d];
-      present ||= v !== TENTHS_MISSING_CODE;
-      alongTime += Math.abs((v - previous) << 16 >> 16);
-      previous = v;
-      alongSpace += Math.abs(i === 0 ? v : (v - byCell[(i - 1) * days + d]) << 16 >> 16);
-    }
-  }
+  for (let i = 0; i < byDay.length && !present; i++) present = byDay[i] !== TENTHS_MISSING_CODE;
   if (!present) return null;
-  const useDays = alongSpace < alongTime;
-  const raw = scratch(1, n * days);
-  if (useDays) {
-    for (let d = 0; d < days; d++) {
-      raw[d * n] = byCell[d];
-      for (let i = 1; i < n; i++) raw[d * n + i] = (byCell[i * days + d] - byCell[(i - 1) * days + d]) << 16 >> 16;
-    }
-  } else {
-    for (let i = 0; i < n * days; i++) raw[i] = i % days === 0 ? byCell[i] : (byCell[i] - byCell[i - 1]) << 16 >> 16;
-  }
-  const bytes = deflate(raw);
-  return { codec: BlockCodec.Tenths, order: useDays ? ChunkOrder.Days : ChunkOrder.Cells, bytes, length: bytes.byteLength, sha256: sha256Hex(bytes) };
+  const bytes = deflate(encodeTenths(byDay, width, height, days));
+  return { codec: BlockCodec.Tenths, order: ChunkOrder.Days, bytes, length: bytes.byteLength, sha256: sha256Hex(bytes) };
 }
 
-/** A chunk from its values, cells-major (each of its cells' `days` values, NaN missing): tenths when every value is, else float32. */
-export function encodeChunkValues(values: Float32Array, cells: number, days: number): EncodedChunk | null {
-  const codes = scratch(0, cells * days);
-  return valuesToTenths(values, codes) ? encodeCodes(codes, cells, days) : encodeFloatChunk(values, days);
+/**
+ * A Patch of the chunk stored as `base` (a whole chunk of the span's lineage): its `days`, ascending, taken from the
+ * chunk's values `byDay` (each day's `width` x `height` cells); tenths as Tenths planes, else float32 (docs/format.md §9).
+ */
+export function encodePatch(base: StoredEntry, days: number[], byDay: Float32Array[], [width, height]: [number, number]): EncodedChunk {
+  const cells = width * height;
+  const values = new Float32Array(days.length * cells);
+  days.forEach((d, i) => values.set(byDay[d].subarray(0, cells), i * cells));
+  const codes = new Int16Array(values.length);
+  const tenths = valuesToTenths(values, codes);
+  const patch: ChunkPatch = tenths
+    ? { base, days, codec: BlockCodec.Tenths, cells: encodeTenths(codes, width, height, days.length) }
+    : { base, days, codec: BlockCodec.Float32, cells: new Uint8Array(values.buffer) };
+  const bytes = deflate(encodeChunkPatch(patch));
+  return { codec: BlockCodec.Patch, order: ChunkOrder.Days, bytes, length: bytes.byteLength, sha256: sha256Hex(bytes) };
 }
 
+/**
+ * A chunk from its values, cells-major (each of its `width` x `height` cells' `days` values, NaN missing): tenths when
+ * every value is, else float32.
+ */
+export function encodeChunkValues(values: Float32Array, width: number, height: number, days: number): EncodedChunk | null {
+  const cells = width * height;
+  const codes = scratch(1, cells * days);
+  if (!valuesToTenths(values, codes)) return encodeFloatChunk(values, days);
+  const byDay = scratch(0, cells * days);
+  for (let i = 0; i < cells; i++) for (let d = 0; d < days; d++) byDay[d * cells + i] = codes[i * days + d];
+  return encodeCodes(byDay, width, height, days);
+}

@@ -8,7 +8,6 @@
 // costs a few days of series bytes, and a closed year is written once. A span whose days did not change (the
 // same index pages: equal basis) is taken from the base version as it is.
 
-import { availableParallelism } from "node:os";
 import type { Archive } from "../../format/archive.js";
 import { dateToDayNumber, dayNumberToDate } from "../../format/dates.js";
 import { type Window, intersectWindows } from "../../format/grid.js";
@@ -35,12 +34,12 @@ type StripEncoder = (days: DayEntry[], lattice: GroupLattice, strip: Window) => 
 class StripEncoders {
   private pool: WorkerPool<StripTask, StripResult | { error: string }> | null = null;
 
-  constructor(private readonly archive: Archive, private readonly dist: string) {}
+  constructor(private readonly archive: Archive, private readonly dist: string, private readonly threads: number) {}
 
   for(days: DayEntry[]): StripEncoder {
     const window = days[0].window;
     if (days.length * window[2] * window[3] < PARALLEL_VALUES) return (d, lattice, strip) => encodeStrip(d, lattice, strip, this.archive);
-    this.pool ??= new WorkerPool(new URL(`./series-worker${import.meta.url.slice(-3)}`, import.meta.url), Math.min(availableParallelism(), MAX_THREADS));
+    this.pool ??= new WorkerPool(new URL(`./series-worker${import.meta.url.slice(-3)}`, import.meta.url), this.threads);
     const pool = this.pool;
     return async (d, lattice, strip) => {
       const result = await pool.run({ dist: this.dist, days: d, window: lattice.window, chunkSide: lattice.chunkSide, strip });
@@ -58,8 +57,6 @@ class StripEncoders {
 const SERIES_VERSION = "series-1";
 /** Spans of at least this many values (days x cells) are encoded on every core: a full-grid month and up. */
 const PARALLEL_VALUES = 10_000_000;
-/** Encoding threads: one per core, at most 8 (each holds a strip of its span: about 80 MB for a full-grid year). */
-const MAX_THREADS = 8;
 
 /**
  * A span as the span rule plans it (a closed year, closed months, an open-month run), before a gap or a change of
@@ -158,8 +155,8 @@ export interface SeriesSummary {
 }
 
 /** The version's series spans: reused from the base version where their basis is unchanged, else built. */
-export async function buildSeries(tree: IndexTree, base: RasterView | null, archive: Archive, store: ObjectStore, onSpan: (text: string) => void): Promise<SeriesSummary> {
-  const encoders = new StripEncoders(archive, store.root);
+export async function buildSeries(tree: IndexTree, base: RasterView | null, archive: Archive, store: ObjectStore, threads: number, onSpan: (text: string) => void): Promise<SeriesSummary> {
+  const encoders = new StripEncoders(archive, store.root, threads);
   let summary: SeriesSummary;
   try {
     summary = await buildSpans(tree, base, archive, store, encoders, onSpan);

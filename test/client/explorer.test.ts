@@ -12,6 +12,13 @@ import { startMirrorServer } from "../../client/mirror-server.js";
 import { makeDataRequest } from "../../api/query/request.js";
 import { type Window, colToLon, rowToLat } from "../../format/grid.js";
 import { objectPath } from "../../format/objects.js";
+import { Archive } from "../../format/archive.js";
+import { BlockCodec } from "../../format/cells.js";
+import { listDates } from "../../format/dates.js";
+import { LocalStorage, nodePlatform } from "../../format/local.js";
+import { float32ToShortest } from "../../format/number-text.js";
+import { GroupLattice, groupEntry } from "../../format/series.js";
+import { openVersion } from "../../format/versions.js";
 import { publish } from "../../pipeline/publish/publish.js";
 import { DEMO_VARIABLES } from "../../pipeline/ingest/demo.js";
 import { buildDemoDist, buildFixture, copyDist, type Fixture, post, request, withServer, writeSources } from "../support/server-fixture.js";
@@ -144,6 +151,44 @@ explorer("explorer - the provenance panel cites the version and says what it cha
         ["changes", "added 2004-02-04..2004-02-05; revised 2004-02-02"],
       ]);
       assert.match(String(record.metadata.citation), new RegExp(`Version ${record.id}, content SHA-256 ${record.content_sha256}, published 2026-02-06T00:00:00Z\\.`));
+      assert.equal(opened.problems, [], "no console error");
+    } finally {
+      await opened.close();
+    }
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+});
+
+explorer("explorer - a day SILO revised in a patch, stored as a Patch chunk over its base: the browser's series of a patched cell is the revised one", async () => {
+  const root = await mkdtemp(join(tmpdir(), "explorer-patch-"));
+  try {
+    const dist = join(root, "dist");
+    const [first, revised] = [join(root, "first"), join(root, "revised")];
+    const window: Window = [300, 200, 12, 10];
+    const dates = listDates("2004-03-01", "2004-03-20");
+    const tenths = (col: number, row: number, day: number) => 150 + ((col * 3 + row * 5 + day * 7) % 50);
+    const patched = (col: number, row: number, day: number) => day === 4 && col >= 302 && col < 305 && row === 203;
+    await writeSources(first, dates, window, (col, row, day) => tenths(col, row, day) / 10);
+    await writeSources(revised, dates, window, (col, row, day) => (tenths(col, row, day) + (patched(col, row, day) ? 15 : 0)) / 10);
+    await publish({ sources: first, dist, observations: false, log: () => {}, publishedAt: "2026-03-21T00:00:00Z" });
+    const { added } = await publish({ sources: revised, dist, observations: false, log: () => {}, publishedAt: "2026-03-22T00:00:00Z" });
+    const newest = added[0];
+    // the revised cell's chunk in the 16-day span is a Patch (one day of sixteen) over the first version's chunk
+    const view = await openVersion(new Archive(new LocalStorage(dist), nodePlatform), newest);
+    if (view.kind !== "raster") throw new Error("not a raster");
+    const span = view.index.series.find((s) => s.first <= "2004-03-05" && "2004-03-05" <= s.last)!;
+    const { group, position } = new GroupLattice(span.window, span.chunkSide).locate(303, 203);
+    assert.is(groupEntry(await view.archive.readGroup(span, group), position).codec, BlockCodec.Patch);
+
+    const opened = await openExplorer(dist);
+    try {
+      assert.is(await opened.page.getAttribute("body", "data-status"), "ready", (await opened.page.textContent("#status")) ?? "");
+      const point = await cellPoint(opened.page, 303, 203);
+      await opened.page.mouse.click(point.x, point.y);
+      await opened.page.waitForSelector("#series-table table");
+      const shown = await opened.page.$$eval("#series-table tbody tr", (rows) => rows.map((r) => Array.from(r.children, (td) => td.textContent).slice(0, 2)));
+      assert.equal(shown, dates.map((date, day) => [date, String(float32ToShortest(Math.fround((tenths(303, 203, day) + (patched(303, 203, day) ? 15 : 0)) / 10)))]));
       assert.equal(opened.problems, [], "no console error");
     } finally {
       await opened.close();

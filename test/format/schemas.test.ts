@@ -409,7 +409,7 @@ const FILE_ENTRY = { path: `objects/aa/${SHA}.json`, size: 10, sha256: SHA };
 const COVERAGE = { first: "2003-01-01", last: "2003-01-31", gaps: [], windowAll: [0, 0, 841, 681], windowAny: [0, 0, 841, 681] };
 const NODE = { key: "2003", days: 31, tiles: 372, content: SHA2, coverage: COVERAGE, ref: REF };
 const RASTER_INDEX = {
-  format: "climate-dist-3",
+  format: "climate-dist-4",
   kind: "raster",
   variable: "air_temperature_max",
   unit: "degC",
@@ -424,7 +424,7 @@ const RASTER_INDEX = {
 };
 const DAY = { date: "2003-01-01", window: [0, 0, 841, 681], cells: SHA2, missing: 0, piece: REF, header: REF, sources: [{ sha256: SHA, member_path: "2003/20030101.max_temp.tif" }] };
 const LEAF_RECORD = { ...DATASET, published_at: "2024-01-01T00:00:00Z", metadata: { index: { path: `objects/aa/${SHA}.json`, sha256: SHA, size: 10, kind: "raster" } } };
-const POINTER = { format: "climate-dist-3", catalog: REF, manifest: REF, candidates: [{ id: VERSION, published_at: "2024-01-01T00:00:00Z", coverage: COVERAGE, record: LEAF_RECORD }] };
+const POINTER = { format: "climate-dist-4", catalog: REF, manifest: REF, candidates: [{ id: VERSION, published_at: "2024-01-01T00:00:00Z", coverage: COVERAGE, record: LEAF_RECORD }] };
 const DIST_CASES: Case[] = [
   ["catalog.json passes", "dist-catalog-pointer.schema.json", POINTER, []],
   ["catalog.json of another format", "dist-catalog-pointer.schema.json", { ...POINTER, format: "climate-dist-1" }, [{ code: "enum", path: ["format"] }]],
@@ -434,17 +434,17 @@ const DIST_CASES: Case[] = [
   ["catalog leaf passes", "dist-catalog-leaf.schema.json", { datasets: [LEAF_RECORD] }, []],
   ["catalog leaf record without its index", "dist-catalog-leaf.schema.json", { datasets: [edited(LEAF_RECORD, ["metadata", "index"], DELETE)] }, [{ code: "required", path: ["datasets", 0, "metadata", "index"] }]],
   ["catalog leaf record without status", "dist-catalog-leaf.schema.json", { datasets: [edited(LEAF_RECORD, ["status"], DELETE)] }, [{ code: "required", path: ["datasets", 0, "status"] }]],
-  ["manifest passes", "dist-manifest.schema.json", { format: "climate-dist-3", previous: null, files: [FILE_ENTRY] }, []],
-  ["manifest with a negative size", "dist-manifest.schema.json", { format: "climate-dist-3", previous: REF, files: [{ ...FILE_ENTRY, size: -1 }] }, [{ code: "out_of_range", path: ["files", 0, "size"] }]],
-  ["manifest entry with an extra field", "dist-manifest.schema.json", { format: "climate-dist-3", previous: null, files: [{ ...FILE_ENTRY, mtime: 1 }] }, [{ code: "additional_property", path: ["files", 0, "mtime"] }]],
+  ["manifest passes", "dist-manifest.schema.json", { format: "climate-dist-4", previous: null, files: [FILE_ENTRY] }, []],
+  ["manifest with a negative size", "dist-manifest.schema.json", { format: "climate-dist-4", previous: REF, files: [{ ...FILE_ENTRY, size: -1 }] }, [{ code: "out_of_range", path: ["files", 0, "size"] }]],
+  ["manifest entry with an extra field", "dist-manifest.schema.json", { format: "climate-dist-4", previous: null, files: [{ ...FILE_ENTRY, mtime: 1 }] }, [{ code: "additional_property", path: ["files", 0, "mtime"] }]],
   ["raster index passes", "dist-raster-index.schema.json", RASTER_INDEX, []],
   ["raster index with another block side", "dist-raster-index.schema.json", { ...RASTER_INDEX, blockSide: 32 }, [{ code: "enum", path: ["blockSide"] }]],
   ["raster index node without coverage", "dist-raster-index.schema.json", edited(RASTER_INDEX, ["years", 0, "coverage"], DELETE), [{ code: "required", path: ["years", 0, "coverage"] }]],
-  ["month page passes", "dist-month-page.schema.json", { format: "climate-dist-3", month: "2003-01", days: [DAY] }, []],
-  ["month page day without sources", "dist-month-page.schema.json", { format: "climate-dist-3", month: "2003-01", days: [{ ...DAY, sources: [] }] }, [{ code: "length", path: ["days", 0, "sources"] }]],
-  ["year page with 13 months", "dist-year-page.schema.json", { format: "climate-dist-3", year: "2003", months: new Array(13).fill({ ...NODE, key: "2003-01" }) }, [{ code: "length", path: ["months"] }]],
-  ["observation index passes", "dist-observation-index.schema.json", { format: "climate-dist-3", kind: "observation", count: 1, chunks: [REF] }, []],
-  ["observation index without count", "dist-observation-index.schema.json", { format: "climate-dist-3", kind: "observation", chunks: [] }, [{ code: "required", path: ["count"] }]],
+  ["month page passes", "dist-month-page.schema.json", { format: "climate-dist-4", month: "2003-01", days: [DAY] }, []],
+  ["month page day without sources", "dist-month-page.schema.json", { format: "climate-dist-4", month: "2003-01", days: [{ ...DAY, sources: [] }] }, [{ code: "length", path: ["days", 0, "sources"] }]],
+  ["year page with 13 months", "dist-year-page.schema.json", { format: "climate-dist-4", year: "2003", months: new Array(13).fill({ ...NODE, key: "2003-01" }) }, [{ code: "length", path: ["months"] }]],
+  ["observation index passes", "dist-observation-index.schema.json", { format: "climate-dist-4", kind: "observation", count: 1, chunks: [REF] }, []],
+  ["observation index without count", "dist-observation-index.schema.json", { format: "climate-dist-4", kind: "observation", chunks: [] }, [{ code: "required", path: ["count"] }]],
 ];
 
 const Envelopes = suite("envelopes and dist files");
@@ -496,9 +496,9 @@ Api("validatorFor - caches and rejects unknown ids", () => {
 });
 
 Api("assertValid - passes a valid value and throws naming what and the issues", () => {
-  assertValid("dist-manifest.schema.json", { format: "climate-dist-3", previous: null, files: [] }, "manifest");
+  assertValid("dist-manifest.schema.json", { format: "climate-dist-4", previous: null, files: [] }, "manifest");
   try {
-    assertValid("dist-manifest.schema.json", { format: "climate-dist-3", previous: null, files: [{ ...FILE_ENTRY, size: -1 }] }, "manifests/abc.json");
+    assertValid("dist-manifest.schema.json", { format: "climate-dist-4", previous: null, files: [{ ...FILE_ENTRY, size: -1 }] }, "manifests/abc.json");
     assert.unreachable("should throw");
   } catch (err) {
     assert.instance(err, Error);

@@ -164,7 +164,7 @@ const GOLDEN_ID = "silo-tmax-20040228-20040301-15d6dbd5138cf1d8";
 // Every object of the golden dist: 3 day pieces, 2 month pages, 1 year page, 2 series pieces (February, closed,
 // and the first of March; spans this short list their sources in the index root), the index root and 1 catalog
 // leaf (each with its brotli copy: they pass 1 kB), the catalog root and the publish manifest. Day-piece and series-piece bytes come from Node's
-// bundled zlib (DEFLATE level 6): a Node whose zlib compresses differently changes these (never the version id,
+// bundled zlib (DEFLATE level 6, Z_RLE): a Node whose zlib compresses differently changes these (never the version id,
 // which hashes cells). Records carry metadata.built_from, changes and citation: those changed the catalog leaf, the
 // catalog root and the manifest, and nothing of the version (index root, pages, pieces, spans, id). Since the five
 // variables, a record says what its variable is (metadata.variable), and the source GeoTIFFs are written with DEFLATE
@@ -172,27 +172,28 @@ const GOLDEN_ID = "silo-tmax-20040228-20040301-15d6dbd5138cf1d8";
 // climate-dist-3 changed every object (pieces' entries name a pack and an offset, series headers list a lineage, the
 // format id is in every JSON object); the id stayed. The .br copies' quality 5 (was 9) changed the manifest alone.
 // With every SILO variable, a record's metadata.variable says SILO's first date of it (first_date): the catalog
-// leaf, the catalog root and the manifest changed, nothing of the version.
+// leaf, the catalog root and the manifest changed, nothing of the version. climate-dist-4 changed every object again
+// (the Tenths codec's predicted planes under DEFLATE Z_RLE, series chunks of 8192 values in groups of 4 x 4, the format id); the id stayed.
 const GOLDEN_FILES = [
   ".publish.lock",
   "catalog.json",
-  "objects/25/2553eb22ba5dd56bdeee210bb670e304733d7097240c3b9ef4fb897efaeb0ca4.json",
-  "objects/2c/2c1d650e8ba5469fd329f2e9c04f9625098ce48ec4a9a28d9580ba17a88e5d8a.json",
-  "objects/34/341d3d3010617ddfac8c6fecb9810bd91e32002f61b0aaa2adf897722da4fa4c.json",
-  "objects/34/341d3d3010617ddfac8c6fecb9810bd91e32002f61b0aaa2adf897722da4fa4c.json.br",
-  "objects/43/434e73790d4445c4648ca945d763123e8cb74c01c1226aae92599ed77d9d0169.ser",
-  "objects/48/48c5071487478fc6119f84d4d81509e13ac5cd62a84d5102351a17008272be46.json",
-  "objects/9e/9ee8a1342827f44541a90aeb78b9d9b56ebed66d77b8e6e7d07eb4044c2c7b58.json",
-  "objects/a7/a75669bb0069368f36851b37ba6178cb26fed5c3c59a0054252d2319f8fcdafe.day",
-  "objects/b1/b15f6e2a1f63648c3f7ab5e19139c7763693c5955df39153a06d1e4ff6407eb4.json",
-  "objects/b9/b97ffdc1c69046d8a5368c393d0925e2d3db122c9d1732c57638c9af212a5503.day",
-  "objects/d2/d24d64730abbe1c1c48b2a84938725fc889d8faf759f7b1f984714d43b36a2c0.json",
-  "objects/d2/d24d64730abbe1c1c48b2a84938725fc889d8faf759f7b1f984714d43b36a2c0.json.br",
-  "objects/da/da957fee53a2732f7a8bccbe1134bccf4343dbf40a53024cb5472ae0b55ec2ce.ser",
-  "objects/df/dfbb4f70934225c30878cc41e9fd9fe8653b82c405cd97ac968a958c56e68979.day",
+  "objects/00/009839f2bc4fd0e73e4aa9c101f37f86ff23e4b2b6dabfe010e405b1ae4bc1b4.json",
+  "objects/1f/1f3cc4307b84c2049cecf68654074c75cedfcdf5534af6ae60c641a9bce5e85a.json",
+  "objects/45/4519897d3d8645fa5838ff35d5a2dcc43119ee4b36ded173d8ec6637cdef6d20.day",
+  "objects/51/51519c79d186ad0c207e8c135c1342abffbd240aa24e9bc086c739f91b720b87.json",
+  "objects/55/554b59425f73aea2b49c34f78bbdd00b7cf5ec430a5aa3c3344e73e330011b8e.json",
+  "objects/79/79bccea6607d9398f3bdec27e8b91f08b159ad1917f351740df24407786faf7d.json",
+  "objects/79/79bccea6607d9398f3bdec27e8b91f08b159ad1917f351740df24407786faf7d.json.br",
+  "objects/7c/7c3b235bb0373548d8d83652c254cf3812ce863253b32363e50660c50ce9fdff.json",
+  "objects/ad/ad14d4861175b7216dc6815e84e7ab54a58439240336bd145570df30e8d9b226.ser",
+  "objects/b2/b2c074f1b94f4aef9c661132b4810d966cb5e74e85b65698f64a662a16752ff3.day",
+  "objects/be/be6db55c60f461765219160b012f611ffa50b8a228002d5e327e93a295517088.json",
+  "objects/be/be6db55c60f461765219160b012f611ffa50b8a228002d5e327e93a295517088.json.br",
+  "objects/ca/ca78e713ff316269981b7528dda7380e88676f88e702abc2434bcf98a7f9c0ed.day",
+  "objects/cb/cb5be8d02ac5a63ee9a71a9a1bec0cef87099d5399c162dfa966729fd8788246.ser",
 ];
-const GOLDEN_MANIFEST_SHA256 = "2c1d650e8ba5469fd329f2e9c04f9625098ce48ec4a9a28d9580ba17a88e5d8a";
-const GOLDEN_CATALOG_SHA256 = "f10068ebcbd4ca707cdaa5d387857831bb898af95aac7ae45bc9b31298d32d9d";
+const GOLDEN_MANIFEST_SHA256 = "7c3b235bb0373548d8d83652c254cf3812ce863253b32363e50660c50ce9fdff";
+const GOLDEN_CATALOG_SHA256 = "7d3df67a4256a5beb849d8ad82e0266910c6475d4f55afb3700416830865ae4a";
 
 const GOLDEN_CITATION =
   "SILO daily maximum temperature (files supplied by the maintainer). Version silo-tmax-20040228-20040301-15d6dbd5138cf1d8, " +

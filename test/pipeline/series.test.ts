@@ -20,7 +20,9 @@ import { float32ToShortest } from "../../format/number-text.js";
 import type { Window } from "../../format/grid.js";
 import { LocalStorage, nodePlatform } from "../../format/local.js";
 import type { Dataset } from "../../format/records.js";
-import { GroupLattice, buildMerkle, chooseChunkSide, verifyGroupRecord } from "../../format/series.js";
+import { BlockCodec } from "../../format/cells.js";
+import { ENTRY_BYTES } from "../../format/entries.js";
+import { GROUP_POSITIONS, GroupLattice, buildMerkle, chooseChunkSide, groupEntry, verifyGroupRecord } from "../../format/series.js";
 import type { Storage } from "../../format/storage.js";
 import { type RasterView, openVersion } from "../../format/versions.js";
 import { writeSiloTiff } from "../../pipeline/ingest/geotiff.js";
@@ -83,11 +85,11 @@ rule("series - binary ranges: a count's binary digits from the highest, as range
   assert.equal(binaryRanges(0, 3), []);
 });
 
-rule("series - chunk side: a power of two whose square times the days is at most 2048 values", () => {
-  assert.equal([1, 2, 4, 8, 16, 31, 365, 366].map(chooseChunkSide), [32, 32, 16, 16, 8, 8, 2, 2]);
+rule("series - chunk side: the largest power of two up to 64 whose square times the days is at most 8192 values", () => {
+  assert.equal([1, 2, 4, 8, 16, 31, 365, 366].map(chooseChunkSide), [64, 64, 32, 32, 16, 16, 4, 4]);
   for (const days of [1, 2, 3, 5, 7, 31, 62, 100, 200, 365, 366]) {
     const side = chooseChunkSide(days);
-    assert.ok(side * side * days <= 2048 && 4 * side * side * days > 2048, `${days} days: side ${side}`);
+    assert.ok(side * side * days <= 8192 && (side === 64 || 4 * side * side * days > 8192), `${days} days: side ${side}`);
   }
 });
 
@@ -106,7 +108,7 @@ rule("series - countChunks counts exactly the chunks select lists, for boxes on 
 rule("series - a group directory proves against the root with its Merkle path, and only at its own index", async () => {
   for (const count of [1, 2, 3, 5, 154]) {
     const depth = Math.ceil(Math.log2(count));
-    const entries = Array.from({ length: count }, (_, i) => new Uint8Array(64 * 48).fill(i + 1));
+    const entries = Array.from({ length: count }, (_, i) => new Uint8Array(GROUP_POSITIONS * ENTRY_BYTES).fill(i + 1));
     const leaves = entries.map((e) => Buffer.from(sha256Hex(e), "hex"));
     const { root, paths } = await buildMerkle(leaves, depth, sha256Hex);
     for (let i = 0; i < count; i++) {
@@ -141,7 +143,7 @@ tiers.before(async () => {
 tiers("series - spans: the closed year, the closed month, the open month's days in binary runs", async () => {
   const view = await openRaster(dist, record);
   assert.equal(spansOf(view), ["2003-12-20..2003-12-31", "2004-01-01..2004-01-31", "2004-02-01..2004-02-08", "2004-02-09..2004-02-10"]);
-  assert.equal(view.index.series!.map((s) => s.chunkSide), [8, 8, 16, 32]);
+  assert.equal(view.index.series!.map((s) => s.chunkSide), [16, 16, 32, 64]);
   // sources inline for the spans holding any of the newest 31 dates (11 January .. 10 February), by Ref before
   assert.equal(view.index.series!.map((s) => Array.isArray(s.sources)), [false, true, true, true]);
 });
@@ -278,7 +280,7 @@ appends("series - a day revised in a patch gives a new version whose span shares
   const copy = freshDir("revised-dist");
   await cp(dist, copy, { recursive: true });
   await cp(sources, revised, { recursive: true });
-  // five cells of one 8 x 8 chunk (December's span: c = 8) in one of the window's four groups
+  // five cells of one 16 x 16 chunk (December's span: c = 16) in one of the window's four groups
   await writeDays(revised, ["2003-12-25"], 5, [258, 258, 5, 1]);
   const s = await quietly(revised, copy);
   assert.equal([s.decoded, s.series.built, s.series.revised, s.series.reused], [1, 0, 1, 3]); // December's span only
@@ -291,6 +293,13 @@ appends("series - a day revised in a patch gives a new version whose span shares
   assert.equal([now.packs, now.header?.size], [[was.piece], 44 + 2 * 44 + 4 * 4]);
   const layout = await after.archive.readSpanLayout(now);
   assert.equal([0, 1, 2, 3].map((g) => layout.locate(g).pack), [0, 0, 0, 1]);
+  // one day of twelve changed: the chunk stores a Patch of that day over its base in the old piece
+  const lattice = new GroupLattice(now.window, now.chunkSide);
+  const entryOf = async (col: number, row: number) => {
+    const { group, position } = lattice.locate(col, row);
+    return groupEntry(await after.archive.readGroup(now, group), position);
+  };
+  assert.equal([(await entryOf(259, 258)).codec, (await entryOf(259, 258)).pack, (await entryOf(250, 250)).codec, (await entryOf(250, 250)).pack], [BlockCodec.Patch, 1, BlockCodec.Tenths, 0]);
   assert.ok(now.piece.size < was.piece.size / 2, `${now.piece.size} of ${was.piece.size}`);
   assert.equal(after.index.series.slice(1), before.index.series.slice(1));
   for (const [col, row, shifted] of [[259, 258, true], [257, 258, false], [259, 259, false]] as const) {

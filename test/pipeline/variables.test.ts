@@ -91,6 +91,8 @@ function readWithGdal(files: string[]): Map<string, (number | null)[][]> {
   return out;
 }
 
+/** What the setup publish said. */
+const setupLines: string[] = [];
 const setup = (async () => {
   // 2003 as SILO's annual files (made from the days' GeoTIFFs by netCDF4), 2004 as daily GeoTIFFs: any mix
   const staging = join(root, "staging");
@@ -100,7 +102,7 @@ const setup = (async () => {
     run([MAKE_NETCDF, "from-tiffs", join(sources, yearToMemberPath(2003, v)), "2003", ...DATES_2003.map((d) => join(staging, dateToMemberPath(d, v)))]);
   }
   await new Promise((resolve) => setTimeout(resolve, 2100)); // files this young are read again by the next publish
-  const summary = await publish({ sources, dist, log, observations: false, publishedAt: "2026-11-25T00:00:00Z" });
+  const summary = await publish({ sources, dist, log: (line: string) => setupLines.push(line), observations: false, publishedAt: "2026-11-25T00:00:00Z" });
   return summary;
 })();
 
@@ -108,6 +110,10 @@ const published = suite("every variable");
 
 published("variables - one folder of annual files and GeoTIFFs gives eighteen datasets, each with its variable's record", async () => {
   const summary = await setup;
+  // a backfill says how long the whole publish has left after each variable but the last
+  const left = setupLines.filter((l) => l.includes("variables published"));
+  assert.equal(left.map((l) => l.replace(/: .*/, "")), Array.from({ length: 17 }, (_, i) => `${i + 1} of 18 variables published`));
+  for (const line of left) assert.match(line, /: \d+\.\d days\/s, (\d+s|\d+m\d\ds) left$/);
   assert.is(VARIABLES.length, 18);
   assert.equal(summary.added.map((d) => d.dataset_key), [
     "silo-tmax", "silo-tmin", "silo-rain", "silo-radiation", "silo-vp", "silo-vp_deficit", "silo-evap_pan", "silo-evap_syn", "silo-evap_comb", "silo-evap_morton_lake",

@@ -121,15 +121,13 @@ document("openapi - a path lists only what it does: one operation per GET and PO
 });
 
 /** Summaries still written as a sentence (api/dap/routes.ts's): the sidebar shows them whole. */
-const LONG_SUMMARIES = ["getOpendap", "getOpendapLatest"];
-
 document("openapi - every operation has a short summary, a curl sample per answer, the recorded body as its example, and a recorded answer and error under their statuses", () => {
   const doc: any = buildOpenApi(ROUTES);
   for (const { method, operation } of listOperations(doc)) {
     const id = operation.operationId;
     const exchanges = EXAMPLES.operations[id];
     assert.ok(exchanges?.length, `${id} has recorded examples`);
-    assert.ok(operation.summary.length <= 40 || LONG_SUMMARIES.includes(id), `${id}: ${operation.summary}`);
+    assert.ok(operation.summary.length <= 40, `${id}: ${operation.summary}`);
     const answered = exchanges.filter((e) => e.status < 400);
     assert.ok(answered.length > 0 || id === "createAcquisitionRequest", `${id} shows an answer`);
     assert.equal(operation["x-codeSamples"].map((c: { label: string }) => c.label), (answered.length > 0 ? answered : exchanges).map((e) => e.title), id);

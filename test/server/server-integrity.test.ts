@@ -182,9 +182,9 @@ start("start - refuses a catalog.json that is not JSON", async () => {
 start("start - refuses a catalog.json of another shape (an older format names make upgrade; missing keys, not an object)", async () => {
   const dist = await copyDist(fixture);
   const pointer = JSON.parse(await readFile(join(dist, "catalog.json"), "utf8"));
-  for (const old of ["climate-dist-1", "climate-dist-2"]) {
+  for (const old of ["climate-dist-2", "climate-dist-3"]) {
     await writeFile(join(dist, "catalog.json"), JSON.stringify({ ...pointer, format: old }));
-    assert.is(await startFails(dist), `${dist}/catalog.json: is a ${old} dist; this reader reads climate-dist-3: upgrade it with \`make upgrade DIST=<dir>\` (docs/publishing.md "Upgrading a dist"), or republish`);
+    assert.is(await startFails(dist), `${dist}/catalog.json: is a ${old} dist; this reader reads climate-dist-4: upgrade it with \`make upgrade DIST=<dir>\` (docs/publishing.md "Upgrading a dist"), or republish`);
   }
   const { candidates: _candidates, ...withoutCandidates } = pointer;
   const shapes: [string, unknown][] = [
@@ -198,7 +198,7 @@ start("start - refuses a catalog.json of another shape (an older format names ma
   for (const [what, value] of shapes) {
     await writeFile(join(dist, "catalog.json"), JSON.stringify(value));
     const message = await startFails(dist);
-    assert.ok(message.startsWith(`${dist}/catalog.json: is not a climate-dist-3 catalog (`), `${what}: ${message}`);
+    assert.ok(message.startsWith(`${dist}/catalog.json: is not a climate-dist-4 catalog (`), `${what}: ${message}`);
     assert.ok(message.endsWith("); republish with `make publish`"), `${what}: ${message}`);
   }
 });
@@ -768,9 +768,9 @@ live("live - a garbage, wrongly shaped or missing catalog.json is reported and n
       assert.is((await request(served, `/api/v1/layers/${fixture.c.id}?tile=20040229-r0-c1`)).status, 200);
 
       warnings.length = 0;
-      await writeFileAtomic(catalogFile, JSON.stringify({ format: "climate-dist-3", datasets: [] }));
+      await writeFileAtomic(catalogFile, JSON.stringify({ format: "climate-dist-4", datasets: [] }));
       await waitFor("the wrong shape is reported", () => warnings.length > 0);
-      for (const w of warnings) assert.ok(w.startsWith(`catalog not reloaded: ${catalogFile}: is not a climate-dist-3 catalog (`), w);
+      for (const w of warnings) assert.ok(w.startsWith(`catalog not reloaded: ${catalogFile}: is not a climate-dist-4 catalog (`), w);
       assert.equal(await catalogIds(served), oldIds);
 
       warnings.length = 0;

@@ -1,0 +1,195 @@
+// Issue 44's publish rows: climate-dist-3's build beside this one, same run, same inputs, each publish a new process
+// and the two builds in turn (these machines are shared and noisy). On a SILO-like full-grid year (bench/silo-like.ts)
+// of max_temp and of daily_rain:
+//
+// - the year published from SILO's annual NetCDF form: wall time (goal: at most 12 s on 2 cores), and each tier's
+//   bytes a land value (goals: both tiers at most 0.8 B for max_temp, 0.7 B for rain; no tier grows);
+// - the year-closing daily publish: 2003-12-31 onto 2003-01-01..12-30 (EXTEND), which writes the year's series span
+//   (goal: at most half the baseline's time);
+// - this build's year with 1 thread and with every core: the scaling docs/publishing.md "The backfill" extrapolates.
+//
+// The baseline is built from BENCH_BASELINE_COMMIT (default 2e3aa02, the last climate-dist-3 commit) in a git
+// worktree, bundled as `make bench` bundles this build's probe. BENCH_AB_ROUNDS (default 2) rounds.
+//
+// Runs alone: BENCH_ONLY=format-ab node_modules/.bin/tsx bench/run.ts.
+
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { cp, mkdir, rename, rm, symlink } from "node:fs/promises";
+import { availableParallelism } from "node:os";
+import { join, resolve } from "node:path";
+import { type Variable, MAX_TEMP, findVariable } from "../format/variables.js";
+import { makeLandMask } from "../pipeline/ingest/demo.js";
+import { formatBytes } from "../pipeline/progress.js";
+import { dateToMemberPath } from "../sources/silo.js";
+import { makeSiloLikeMaxTemp, makeSiloLikeRain } from "./silo-like.js";
+import { BENCH_CACHE, YEAR_CACHE, listDays, makeFullGridDays } from "./sources.js";
+import { linkFolder } from "./tools.js";
+
+type Say = (line?: string) => void;
+const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+const BASELINE_COMMIT = process.env.BENCH_BASELINE_COMMIT ?? "2e3aa02";
+const ROUNDS = Number(process.env.BENCH_AB_ROUNDS ?? 2);
+const YEAR = listDays("2003-01-01", 365);
+const MAKE_NETCDF = "test/fixtures/make-netcdf-fixtures.py";
+const ESBUILD = ["--bundle", "--platform=node", "--format=esm", "--target=node20", "--log-level=warning", "--packages=external", "--outdir=build", "--entry-names=[name]"];
+const ENTRIES = ["pipeline/cli.ts", "pipeline/publish/day-worker.ts", "pipeline/publish/series-worker.ts", "bench/publish-probe.ts"];
+
+export interface FormatAbContext {
+  work: string;
+  say: Say;
+  log: (line: string) => void;
+  figures: Record<string, number>;
+  fail: (why: string) => void;
+}
+
+/** A build of the publish probe: its bundle, and the folder it runs in (its schemas, its explorer page). */
+interface Build {
+  name: string;
+  probe: string;
+  cwd: string;
+}
+
+interface Probe {
+  wallMs: number;
+  cpuMs: number;
+  maxRssMb: number;
+  dayBytesWritten: number;
+  seriesBytesWritten: number;
+  bytesWritten: number;
+  id: string;
+}
+
+function runProbe(build: Build, sources: string, dist: string, extend = false, env: Record<string, string> = {}): Probe {
+  const started = performance.now();
+  const args = [build.probe, resolve(sources), resolve(dist), ...(extend ? ["--extend"] : [])];
+  const out = execFileSync("node", args, { cwd: build.cwd, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 20, env: { ...process.env, ...env } });
+  return { ...JSON.parse(out.trim().split("\n").pop()!), wallMs: performance.now() - started };
+}
+
+/** climate-dist-3's probe, bundled from its commit in a worktree beside this one (node_modules shared). */
+function buildBaseline(work: string, log: (line: string) => void): Build {
+  const tree = join(work, "baseline-tree");
+  log(`building the baseline's publish probe from ${BASELINE_COMMIT} in ${tree}`);
+  execFileSync("git", ["worktree", "add", "--detach", "--force", tree, BASELINE_COMMIT], { stdio: "ignore" });
+  execFileSync("ln", ["-s", resolve("node_modules"), join(tree, "node_modules")]);
+  execFileSync(resolve("node_modules/.bin/esbuild"), [...ESBUILD, ...ENTRIES], { cwd: tree });
+  // the same explorer page for both: it is stored in the dist, and its bytes are no part of the comparison
+  execFileSync("cp", ["build/explorer.html", join(tree, "build/explorer.html")]);
+  return { name: "climate-dist-3", probe: join(tree, "build/publish-probe.js"), cwd: tree };
+}
+
+/** The year's days of `variable` as full-grid COGs and as one annual NetCDF file, made once into .cache/bench. */
+async function makeInputs(variable: Variable, make: (date: string, mask: Uint8Array) => Float32Array, log: (line: string) => void): Promise<{ days: string; annual: string }> {
+  const days = YEAR_CACHE;
+  await makeFullGridDays(days, YEAR, log, variable, make);
+  const annual = join(BENCH_CACHE, "silo-like-annual", `2003.${variable.silo}.nc`);
+  if (!existsSync(annual)) {
+    log(`making ${annual} from the year's GeoTIFFs (once)`);
+    await mkdir(join(annual, ".."), { recursive: true });
+    execFileSync("/usr/bin/python3", [MAKE_NETCDF, "from-tiffs", `${annual}.part`, "2003", ...YEAR.map((d) => join(days, dateToMemberPath(d, variable)))], { maxBuffer: 1 << 20 });
+    await rename(`${annual}.part`, annual);
+  }
+  return { days, annual };
+}
+
+/** Both builds over one variable's year: from the annual file, the year's close, and this build's thread scaling. */
+async function benchVariable(ctx: FormatAbContext, builds: [Build, Build], variable: Variable, make: (date: string, mask: Uint8Array) => Float32Array): Promise<void> {
+  const { work, say, log, figures } = ctx;
+  const { days, annual } = await makeInputs(variable, make, log);
+  const land = makeLandMask().reduce((n, m) => n + m, 0) * YEAR.length;
+  const folder = (name: string) => join(work, `${variable.silo}-${name}`);
+  const annualFolder = folder("annual");
+  await mkdir(annualFolder, { recursive: true });
+  await symlink(resolve(annual), join(annualFolder, `2003.${variable.silo}.nc`));
+  const before = await linkFolder(folder("before-close"), days, YEAR.slice(0, -1), [variable]);
+  const closing = await linkFolder(folder("closing-day"), days, YEAR.slice(-1), [variable]);
+  const results = new Map<string, { year: Probe[]; close: Probe[] }>(builds.map((b) => [b.name, { year: [], close: [] }]));
+  const bases = new Map<string, string>();
+  for (const build of builds) {
+    log(`${variable.silo}: ${build.name} publishes 2003-01-01..12-30 (the year-close rows' base)`);
+    const base = join(work, `${variable.silo}-${build.name}-base`);
+    runProbe(build, before, base);
+    bases.set(build.name, base);
+  }
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const build of round % 2 ? [...builds].reverse() : builds) {
+      log(`${variable.silo}: round ${round + 1}, ${build.name}: the year from the annual file, then the year's close`);
+      const dist = join(work, `${variable.silo}-${build.name}-year`);
+      results.get(build.name)!.year.push(runProbe(build, annualFolder, dist));
+      await rm(dist, { recursive: true, force: true });
+      const closed = join(work, `${variable.silo}-${build.name}-closed`);
+      await cp(bases.get(build.name)!, closed, { recursive: true });
+      results.get(build.name)!.close.push(runProbe(build, closing, closed, true));
+      await rm(closed, { recursive: true, force: true });
+    }
+  }
+  const [base, next] = builds.map((b) => results.get(b.name)!);
+  const ids = new Set([...base.year, ...next.year].map((p) => p.id));
+  if (ids.size !== 1) throw new Error(`${variable.silo}: the builds published different versions of the same year: ${[...ids].join(", ")}`);
+  const row = (p: { year: Probe[]; close: Probe[] }) => ({
+    yearS: median(p.year.map((r) => r.wallMs)) / 1000,
+    yearCpuS: median(p.year.map((r) => r.cpuMs)) / 1000,
+    peakMb: Math.max(...p.year.map((r) => r.maxRssMb)),
+    closeS: median(p.close.map((r) => r.wallMs)) / 1000,
+    dayB: p.year[0].dayBytesWritten / land,
+    seriesB: p.year[0].seriesBytesWritten / land,
+    total: p.year[0].bytesWritten,
+  });
+  const [a, b] = [row(base), row(next)];
+  say(`  ${variable.silo}: a full-grid year (${fmt(land)} land values), medians of ${ROUNDS}`);
+  say(`    ${"build".padEnd(16)} ${"year from annual".padStart(17)} ${"CPU".padStart(8)} ${"peak".padStart(8)} ${"year close".padStart(11)} ${"day B/value".padStart(12)} ${"series B/value".padStart(15)} ${"both".padStart(6)} ${"written".padStart(9)}`);
+  for (const [name, r] of [[builds[0].name, a], [builds[1].name, b]] as const) {
+    say(`    ${name.padEnd(16)} ${`${fmt(r.yearS, 1)} s`.padStart(17)} ${`${fmt(r.yearCpuS, 1)} s`.padStart(8)} ${`${fmt(r.peakMb)} MB`.padStart(8)} ${`${fmt(r.closeS, 2)} s`.padStart(11)} ${fmt(r.dayB, 3).padStart(12)} ${fmt(r.seriesB, 3).padStart(15)} ${fmt(r.dayB + r.seriesB, 2).padStart(6)} ${formatBytes(r.total).padStart(9)}`);
+  }
+  say(`    ratios: year ${fmt(b.yearS / a.yearS, 2)}, year close ${fmt(b.closeS / a.closeS, 2)} (goal <= 0.5), day tier ${fmt(b.dayB / a.dayB, 2)}, series tier ${fmt(b.seriesB / a.seriesB, 2)}`);
+  const key = variable.silo;
+  Object.assign(figures, {
+    [`ab_${key}_year_s`]: b.yearS, [`ab_${key}_year_base_s`]: a.yearS,
+    [`ab_${key}_close_s`]: b.closeS, [`ab_${key}_close_base_s`]: a.closeS,
+    [`ab_${key}_day_b`]: b.dayB, [`ab_${key}_day_base_b`]: a.dayB,
+    [`ab_${key}_series_b`]: b.seriesB, [`ab_${key}_series_base_b`]: a.seriesB,
+  });
+  const goal = key === "max_temp" ? 0.8 : 0.7;
+  if (b.dayB + b.seriesB > goal) ctx.fail(`${key}: both tiers ${fmt(b.dayB + b.seriesB, 2)} B a value (goal ${goal})`);
+  if (b.dayB > a.dayB || b.seriesB > a.seriesB) ctx.fail(`${key}: a tier grew`);
+  if (b.yearS > 12) ctx.fail(`${key}: the year from the annual file took ${fmt(b.yearS, 1)} s (goal 12 s)`);
+  if (b.closeS > a.closeS / 2) ctx.fail(`${key}: the year close took ${fmt(b.closeS / a.closeS, 2)} of the baseline's (goal 0.5)`);
+
+  // the scaling with threads: this build, 1 thread against every core (at most 8)
+  const cores = Math.min(availableParallelism(), 8);
+  const one: number[] = [];
+  const all: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const threads of round % 2 ? [cores, 1] : [1, cores]) {
+      const dist = join(work, `${variable.silo}-threads`);
+      const p = runProbe(builds[1], annualFolder, dist, false, { PUBLISH_THREADS: String(threads) });
+      (threads === 1 ? one : all).push(p.wallMs / 1000);
+      await rm(dist, { recursive: true, force: true });
+    }
+  }
+  const [t1, tn] = [median(one), median(all)];
+  // Amdahl's law from the two: the share that does not divide among threads
+  const serial = cores > 1 ? (tn / t1 - 1 / cores) / (1 - 1 / cores) : 1;
+  say(`    threads: the year from the annual file in ${fmt(t1, 1)} s on 1 thread, ${fmt(tn, 1)} s on ${cores} (speed-up ${fmt(t1 / tn, 2)}; serial share ${fmt(serial * 100, 0)}%)`);
+  Object.assign(figures, { [`ab_${key}_year_1_thread_s`]: t1, [`ab_${key}_year_${cores}_threads_s`]: tn, [`ab_${key}_serial_share`]: serial });
+}
+
+export async function benchFormatAb(ctx: FormatAbContext): Promise<void> {
+  const baseline = buildBaseline(ctx.work, ctx.log);
+  try {
+    const current: Build = { name: "climate-dist-4", probe: resolve("build/publish-probe.js"), cwd: process.cwd() };
+    ctx.say();
+    ctx.say(`publishing a SILO-like full-grid year: ${baseline.name} (${BASELINE_COMMIT}) beside this build, in turn, a new process each (start-up included), ${availableParallelism()} cores`);
+    await benchVariable(ctx, [baseline, current], MAX_TEMP, makeSiloLikeMaxTemp);
+    await benchVariable(ctx, [baseline, current], findVariable("daily_rain")!, makeSiloLikeRain);
+  } finally {
+    execFileSync("git", ["worktree", "remove", "--force", baseline.cwd], { stdio: "ignore" });
+  }
+}

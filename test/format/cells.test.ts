@@ -1,0 +1,62 @@
+// The Tenths codec's bytes before DEFLATE (docs/format.md §5), worked by hand: predictions, zigzag, the mask, the wrap;
+// and a chunk patch over its base (docs/format.md §9).
+
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { BlockCodec, decodeTenths, encodeTenths } from "../../format/cells.js";
+import { ChunkOrder, applyChunkPatch, decodeChunkPatch, encodeChunkPatch } from "../../format/series.js";
+
+const tenths = suite("tenths codec");
+const M = -32768;
+
+// two planes of 2 x 2 cells; plane 0: 10 12 / 11 -, plane 1: 15 15 / 16 14
+const CODES = Int16Array.from([10, 12, 11, M, 15, 15, 16, 14]);
+// residuals: 10 (from 0), 2 (left), 1 (up), 0 (missing: filled with 11 + 12 - 10), 5 (plane 0's first), 0, 1, -2 (16 + 15 - 15)
+const BYTES = [1, 0b1000, 20, 4, 2, 0, 10, 0, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0];
+
+tenths("a block's bytes: flag, mask, zigzag low bytes, then high bytes", () => {
+  assert.equal(Array.from(encodeTenths(CODES, 2, 2, 2)), BYTES);
+  assert.equal(Array.from(decodeTenths(Uint8Array.from(BYTES), 2, 2, 2)), Array.from(CODES));
+});
+
+tenths("no missing cell: no mask, flag 0", () => {
+  assert.equal(Array.from(encodeTenths(Int16Array.from([7, 5]), 2, 1, 1)), [0, 14, 3, 0, 0]);
+});
+
+tenths("the arithmetic wraps at 16 bits, so the extremes round-trip", () => {
+  const codes = Int16Array.from([32767, -32767, -32767, 32767]);
+  const bytes = encodeTenths(codes, 2, 2, 1);
+  // 32767 from 0 is zigzag 65534; -32767 after 32767 a residual of 2 once wrapped; the last cell's prediction
+  // -32767 - 32767 - 32767 leaves a residual of 131068, -4 once wrapped (zigzag 7)
+  assert.equal(Array.from(bytes), [0, 0xfe, 4, 4, 7, 0xff, 0, 0, 0]);
+  assert.equal(Array.from(decodeTenths(bytes, 2, 2, 1)), Array.from(codes));
+});
+
+tenths("decoding refuses bytes that do not fit: a short block, a missing cell with a residual", () => {
+  assert.throws(() => decodeTenths(Uint8Array.from(BYTES.slice(0, 17)), 2, 2, 2), /a tenths block of 8 cells inflates to 17 bytes/);
+  const bad = Uint8Array.from(BYTES);
+  bad[2 + 3] = 1;
+  assert.throws(() => decodeTenths(bad, 2, 2, 2), /missing cell 3 has a residual/);
+  assert.throws(() => decodeTenths(Uint8Array.from([2, 0, 0]), 1, 1, 1), /inflates to 3 bytes/);
+});
+
+tenths.run();
+
+const patches = suite("chunk patches");
+
+patches("a float32 patch read from a Node Buffer (a view into a larger pool, at an odd offset) replaces its days", () => {
+  // a chunk of 2 x 1 cells over 3 days, days-major, tenths: 1.0 2.0 / 3.0 4.0 / 5.0 6.0
+  const base = { codec: BlockCodec.Tenths, width: 2, tenths: Int16Array.from([10, 20, 30, 40, 50, 60]), floats: null };
+  const baseEntry = { codec: BlockCodec.Float32, order: ChunkOrder.Days, pack: 0, offset: 0, length: 24, sha256: "ab".repeat(32) };
+  const cells = new Uint8Array(Float32Array.from([0.125, Number.NaN]).buffer);
+  const encoded = encodeChunkPatch({ base: baseEntry, days: [1], codec: BlockCodec.Float32, cells });
+  // inflateRawSync gives a Buffer; one whose bytes sit at offset 1 of a larger pool, as Node's pools do
+  const pool = Buffer.alloc(encoded.byteLength + 7);
+  pool.set(encoded, 1);
+  const patch = decodeChunkPatch(pool.subarray(1, 1 + encoded.byteLength), 3, 2);
+  const block = applyChunkPatch(base, ChunkOrder.Days, patch, [2, 1], 3);
+  assert.is(block.codec, BlockCodec.Float32);
+  assert.equal(Array.from(block.floats!), [1, 2, 0.125, Number.NaN, 5, 6]);
+});
+
+patches.run();
