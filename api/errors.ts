@@ -80,7 +80,7 @@ export class HttpError extends Error {
   }
 }
 
-/** The section 7 body of a typed error. */
+/** The error body of a typed error (docs/contract.md §4.2). */
 export function errorToBody(err: HttpError): ErrorBody {
   return { error: err.kind, message: err.message, ...(err.issues ? { issues: err.issues } : {}), ...err.extra };
 }

@@ -113,7 +113,7 @@ function headersOf(names: HeaderName[], extra: Json = {}): Json {
   return { ...Object.fromEntries(names.map((n) => [n, refHeader(String(n))])), ...extra };
 }
 
-/** The section 7 body with the `error` values this answer carries (a 500's is no kind: it names no cause). */
+/** The error body (docs/contract.md §4.2) with the `error` values this answer carries (a 500's is no kind: it names no cause). */
 const errorSchema = (kinds: string[], plan = false, planItem?: Json) => ({
   allOf: [
     refSchema("error"),

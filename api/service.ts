@@ -270,7 +270,7 @@ export function makeErrorAnswer(platform: Platform, err: HttpError, route?: Rout
   return makeAnswer(platform, errorToBytes(err), { status: err.status, cache: "no-store", headers: err.headers });
 }
 
-/** The section 7 body of a typed error as bytes, its members written as text pieces appended (a 413's plan). */
+/** The error body (docs/contract.md §4.2) of a typed error as bytes, its members written as text pieces appended (a 413's plan). */
 function errorToBytes(err: HttpError): string | Uint8Array {
   const text = JSON.stringify(errorToBody(err));
   if (!err.members) return text;

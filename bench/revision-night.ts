@@ -104,7 +104,7 @@ export async function benchRevisionNight(ctx: RevisionNightContext): Promise<voi
   const folder = await linkFolder(join(ctx.work, "night-sources"), cache, DAYS.slice(0, -1));
   ctx.log(`publishing the base: ${DAYS.length - 1} days of a 200 x 160 window`);
   runProbe(folder, base);
-  const results = { append: { bytes: [] as number[], ms: [] as number[] }, revision: { bytes: [] as number[], ms: [] as number[] } };
+  const results = { append: { bytes: [] as number[], ms: [] as number[], parts: [] as string[] }, revision: { bytes: [] as number[], ms: [] as number[], parts: [] as string[] } };
   for (let round = 0; round < ROUNDS; round++) {
     for (const kind of ["append", "revision"] as const) {
       const dist = join(ctx.work, `night-${kind}`);
@@ -115,6 +115,7 @@ export async function benchRevisionNight(ctx: RevisionNightContext): Promise<voi
       const r = runProbe(night, dist, true);
       results[kind].bytes.push(r.bytesWritten);
       results[kind].ms.push(r.wallMs);
+      results[kind].parts.push(`day pieces ${formatBytes(r.dayBytesWritten)}, series ${formatBytes(r.seriesBytesWritten)}, index and catalog ${formatBytes(r.bytesWritten - r.dayBytesWritten - r.seriesBytesWritten)}`);
       await rm(night, { recursive: true, force: true });
     }
   }
@@ -122,8 +123,8 @@ export async function benchRevisionNight(ctx: RevisionNightContext): Promise<voi
   Object.assign(ctx.figures, { night_append_bytes: aBytes, night_revision_bytes: rBytes, night_bytes_ratio: rBytes / aBytes, night_append_s: aMs / 1000, night_revision_s: rMs / 1000, night_time_ratio: rMs / aMs });
   ctx.say();
   ctx.say(`a revision night on a 200 x 160 window of SILO-like max_temp (${DAYS.length - 1} days): 9 of the last 90 files rewritten, two patches each of 3 to 12 cells' radius, beside a night that only adds the day (medians of ${ROUNDS}, in turn, a new process each)`);
-  ctx.say(`  append-only night   ${formatBytes(aBytes)} written, ${fmt(aMs / 1000, 2)} s`);
-  ctx.say(`  revision night      ${formatBytes(rBytes)} written, ${fmt(rMs / 1000, 2)} s   ratio ${fmt(rBytes / aBytes, 2)} in bytes (goal <= 3), ${fmt(rMs / aMs, 2)} in time (goal <= 1.5)`);
+  ctx.say(`  append-only night   ${formatBytes(aBytes)} written, ${fmt(aMs / 1000, 2)} s   (the last round: ${results.append.parts.at(-1)})`);
+  ctx.say(`  revision night      ${formatBytes(rBytes)} written, ${fmt(rMs / 1000, 2)} s   ratio ${fmt(rBytes / aBytes, 2)} in bytes (goal <= 3), ${fmt(rMs / aMs, 2)} in time (goal <= 1.5)   (the last round: ${results.revision.parts.at(-1)})`);
   if (rBytes / aBytes > 3) ctx.fail(`a revision night wrote ${fmt(rBytes / aBytes, 2)} times an append-only night's bytes (goal <= 3)`);
   if (rMs / aMs > 1.5) ctx.fail(`a revision night took ${fmt(rMs / aMs, 2)} times an append-only night's time (goal <= 1.5)`);
 }
