@@ -6,7 +6,10 @@
 //   bytes a land value (goals: both tiers at most 0.8 B for max_temp, 0.7 B for rain; no tier grows);
 // - the year-closing daily publish: 2003-12-31 onto 2003-01-01..12-30 (EXTEND), which writes the year's series span
 //   (goal: at most half the baseline's time);
-// - this build's year with 1 thread and with every core: the scaling docs/publishing.md "The backfill" extrapolates.
+// - this build's year with 1 thread and with every core: the scaling docs/publishing.md "The backfill" extrapolates;
+// - reads (max_temp's year, each build's server on its own dist, in turn): a point query of 31 days and the year's
+//   series at another place anywhere on the land grid each request, and another tile and date of the day pieces
+//   (goal: no slower; wrk, 10 connections, BENCH_SECONDS each).
 //
 // The baseline is built from BENCH_BASELINE_COMMIT (default 2e3aa02, the last climate-dist-3 commit) in a git
 // worktree, bundled as `make bench` bundles this build's probe. BENCH_AB_ROUNDS (default 2) rounds.
@@ -15,7 +18,7 @@
 
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { cp, mkdir, rename, rm, symlink } from "node:fs/promises";
+import { cp, mkdir, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { type Variable, MAX_TEMP, findVariable } from "../format/variables.js";
@@ -25,6 +28,7 @@ import { dateToMemberPath } from "../sources/silo.js";
 import { makeSiloLikeMaxTemp, makeSiloLikeRain } from "./silo-like.js";
 import { BENCH_CACHE, YEAR_CACHE, listDays, makeFullGridDays } from "./sources.js";
 import { linkFolder } from "./tools.js";
+import { runWrk, startServerBundle, variedQueryScript, variedTileScript } from "./load.js";
 
 type Say = (line?: string) => void;
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -39,6 +43,8 @@ const ROUNDS = Number(process.env.BENCH_AB_ROUNDS ?? 2);
 const YEAR = listDays("2003-01-01", 365);
 const MAKE_NETCDF = "test/fixtures/make-netcdf-fixtures.py";
 const ESBUILD = ["--bundle", "--platform=node", "--format=esm", "--target=node20", "--log-level=warning", "--packages=external", "--outdir=build", "--entry-names=[name]"];
+/** Land of the bench's grid, as bench/ab.ts reads it: columns, then rows. */
+const LAND: [[number, number], [number, number]] = [[300, 650], [120, 420]];
 const ENTRIES = ["pipeline/cli.ts", "pipeline/publish/day-worker.ts", "pipeline/publish/series-worker.ts", "bench/publish-probe.ts"];
 
 export interface FormatAbContext {
@@ -53,6 +59,7 @@ export interface FormatAbContext {
 interface Build {
   name: string;
   probe: string;
+  server: string;
   cwd: string;
 }
 
@@ -80,9 +87,12 @@ function buildBaseline(work: string, log: (line: string) => void): Build {
   execFileSync("git", ["worktree", "add", "--detach", "--force", tree, BASELINE_COMMIT], { stdio: "ignore" });
   execFileSync("ln", ["-s", resolve("node_modules"), join(tree, "node_modules")]);
   execFileSync(resolve("node_modules/.bin/esbuild"), [...ESBUILD, ...ENTRIES], { cwd: tree });
+  // its server as make builds it, with the validators its start loads
+  execFileSync(resolve("node_modules/.bin/esbuild"), ["server/main.ts", "--bundle", "--platform=node", "--format=esm", "--target=node20", "--outfile=build/server.js", "--log-level=warning", "--banner:js=import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);"], { cwd: tree });
+  execFileSync(resolve("node_modules/.bin/tsx"), ["schemas/precompile.ts", "build/validators.js"], { cwd: tree });
   // the same explorer page for both: it is stored in the dist, and its bytes are no part of the comparison
   execFileSync("cp", ["build/explorer.html", join(tree, "build/explorer.html")]);
-  return { name: "climate-dist-3", probe: join(tree, "build/publish-probe.js"), cwd: tree };
+  return { name: "climate-dist-3", probe: join(tree, "build/publish-probe.js"), server: join(tree, "build/server.js"), cwd: tree };
 }
 
 /** The year's days of `variable` as full-grid COGs and as one annual NetCDF file, made once into .cache/bench. */
@@ -100,7 +110,7 @@ async function makeInputs(variable: Variable, make: (date: string, mask: Uint8Ar
 }
 
 /** Both builds over one variable's year: from the annual file, the year's close, and this build's thread scaling. */
-async function benchVariable(ctx: FormatAbContext, builds: [Build, Build], variable: Variable, make: (date: string, mask: Uint8Array) => Float32Array): Promise<void> {
+async function benchVariable(ctx: FormatAbContext, builds: [Build, Build], variable: Variable, make: (date: string, mask: Uint8Array) => Float32Array): Promise<Map<string, Probe & { dist: string }>> {
   const { work, say, log, figures } = ctx;
   const { days, annual } = await makeInputs(variable, make, log);
   const land = makeLandMask().reduce((n, m) => n + m, 0) * YEAR.length;
@@ -112,6 +122,7 @@ async function benchVariable(ctx: FormatAbContext, builds: [Build, Build], varia
   const closing = await linkFolder(folder("closing-day"), days, YEAR.slice(-1), [variable]);
   const results = new Map<string, { year: Probe[]; close: Probe[] }>(builds.map((b) => [b.name, { year: [], close: [] }]));
   const bases = new Map<string, string>();
+  const years = new Map<string, Probe & { dist: string }>();
   for (const build of builds) {
     log(`${variable.silo}: ${build.name} publishes 2003-01-01..12-30 (the year-close rows' base)`);
     const base = join(work, `${variable.silo}-${build.name}-base`);
@@ -122,8 +133,11 @@ async function benchVariable(ctx: FormatAbContext, builds: [Build, Build], varia
     for (const build of round % 2 ? [...builds].reverse() : builds) {
       log(`${variable.silo}: round ${round + 1}, ${build.name}: the year from the annual file, then the year's close`);
       const dist = join(work, `${variable.silo}-${build.name}-year`);
-      results.get(build.name)!.year.push(runProbe(build, annualFolder, dist));
-      await rm(dist, { recursive: true, force: true });
+      const year = runProbe(build, annualFolder, dist);
+      results.get(build.name)!.year.push(year);
+      // the last round's years stay for the reads rows
+      if (round === ROUNDS - 1) years.set(build.name, { ...year, dist: `${dist}-kept` });
+      await (round === ROUNDS - 1 ? rename(dist, `${dist}-kept`) : rm(dist, { recursive: true, force: true }));
       const closed = join(work, `${variable.silo}-${build.name}-closed`);
       await cp(bases.get(build.name)!, closed, { recursive: true });
       results.get(build.name)!.close.push(runProbe(build, closing, closed, true));
@@ -179,15 +193,68 @@ async function benchVariable(ctx: FormatAbContext, builds: [Build, Build], varia
   const serial = cores > 1 ? (tn / t1 - 1 / cores) / (1 - 1 / cores) : 1;
   say(`    threads: the year from the annual file in ${fmt(t1, 1)} s on 1 thread, ${fmt(tn, 1)} s on ${cores} (speed-up ${fmt(t1 / tn, 2)}; serial share ${fmt(serial * 100, 0)}%)`);
   Object.assign(figures, { [`ab_${key}_year_1_thread_s`]: t1, [`ab_${key}_year_${cores}_threads_s`]: tn, [`ab_${key}_serial_share`]: serial });
+  return years;
+}
+
+/** Each build's server on its own year of max_temp, in turn: the same varied reads, req/s and their ratio. */
+async function benchReads(ctx: FormatAbContext, builds: [Build, Build], years: Map<string, Probe & { dist: string }>): Promise<void> {
+  const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+  const scripts = [
+    { key: "point_31", name: "a point query of 31 days, another place and period", script: variedQueryScript({ width: 1, height: 1, days: 31, format: "json" }, YEAR, ...LAND) },
+    { key: "series_365", name: "the year's series of another place (CSV)", script: seriesYearScript() },
+    { key: "tile", name: "another 256 x 256 tile and date of the day pieces", script: "" },
+  ];
+  const rps = new Map<string, number[]>();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const build of round % 2 ? [...builds].reverse() : builds) {
+      const year = years.get(build.name)!;
+      const server = await startServerBundle(build.server, year.dist, {}, () => {});
+      try {
+        for (const row of scripts) {
+          const path = join(ctx.work, `reads-${row.key}.lua`);
+          await writeFile(path, row.script || variedTileScript(year.id, YEAR, ["r0-c1", "r0-c2", "r1-c1", "r1-c2"]));
+          if (round === 0 && row === scripts[0]) await runWrk(server.url, 2, path); // warm: the JIT and the catalog
+          const result = await runWrk(server.url, seconds, path);
+          if (result.errors > 0) ctx.fail(`${build.name}: ${result.errors} errors reading ${row.name}`);
+          rps.set(`${build.name} ${row.key}`, [...(rps.get(`${build.name} ${row.key}`) ?? []), result.rps]);
+        }
+      } finally {
+        await server.stop();
+      }
+    }
+  }
+  ctx.say(`  reads of max_temp's year, each build's server on its own dist, in turn (req/s, medians of ${ROUNDS}; wrk, 10 connections, ${seconds} s)`);
+  for (const row of scripts) {
+    const [a, b] = builds.map((build) => median(rps.get(`${build.name} ${row.key}`)!));
+    ctx.say(`    ${row.name.padEnd(56)} ${builds[0].name} ${fmt(a).padStart(6)}   ${builds[1].name} ${fmt(b).padStart(6)}   ratio ${fmt(b / a, 2)}`);
+    Object.assign(ctx.figures, { [`ab_reads_${row.key}_rps`]: b, [`ab_reads_${row.key}_base_rps`]: a });
+    if (b < a * 0.9) ctx.fail(`${row.name}: ${fmt(b / a, 2)} of the baseline's req/s (goal: no slower)`);
+  }
+}
+
+/** GET /api/v1/series of a whole year at another land place each request (every cell of the box in turn, as variedQueryScript). */
+function seriesYearScript(): string {
+  return `local n = 0
+request = function()
+  n = n + 1
+  local cell = (n * 7919) % ${(LAND[0][1] - LAND[0][0]) * (LAND[1][1] - LAND[1][0])}
+  local col = ${LAND[0][0]} + cell % ${LAND[0][1] - LAND[0][0]}
+  local row = ${LAND[1][0]} + math.floor(cell / ${LAND[0][1] - LAND[0][0]})
+  local lon = (112000 + 50 * col) / 1000
+  local lat = (-10000 - 50 * row) / 1000
+  return wrk.format("GET", string.format("/api/v1/series?lat=%.3f&lon=%.3f&start=2003-01-01&end=2003-12-31", lat, lon))
+end
+`;
 }
 
 export async function benchFormatAb(ctx: FormatAbContext): Promise<void> {
   const baseline = buildBaseline(ctx.work, ctx.log);
   try {
-    const current: Build = { name: "climate-dist-4", probe: resolve("build/publish-probe.js"), cwd: process.cwd() };
+    const current: Build = { name: "climate-dist-4", probe: resolve("build/publish-probe.js"), server: resolve("build/server.js"), cwd: process.cwd() };
     ctx.say();
     ctx.say(`publishing a SILO-like full-grid year: ${baseline.name} (${BASELINE_COMMIT}) beside this build, in turn, a new process each (start-up included), ${availableParallelism()} cores`);
-    await benchVariable(ctx, [baseline, current], MAX_TEMP, makeSiloLikeMaxTemp);
+    const years = await benchVariable(ctx, [baseline, current], MAX_TEMP, makeSiloLikeMaxTemp);
+    await benchReads(ctx, [baseline, current], years);
     await benchVariable(ctx, [baseline, current], findVariable("daily_rain")!, makeSiloLikeRain);
   } finally {
     execFileSync("git", ["worktree", "remove", "--force", baseline.cwd], { stdio: "ignore" });

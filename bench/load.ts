@@ -171,8 +171,10 @@ export function variedQueryScript(
 local n = 0
 request = function()
   n = n + 1
-  local col = ${cols[0]} + (n * 7919) % ${cols[1] - cols[0]}
-  local row = ${rows[0]} + (n * 104729) % ${rows[1] - rows[0]}
+  -- every cell of the box in turn, 7919 apart (a prime: the period is the whole box), so no cache holds the places
+  local cell = (n * 7919) % ${(cols[1] - cols[0]) * (rows[1] - rows[0])}
+  local col = ${cols[0]} + cell % ${cols[1] - cols[0]}
+  local row = ${rows[0]} + math.floor(cell / ${cols[1] - cols[0]})
   local i = ${endOnLast ? `#dates - ${shape.days - 1}` : `1 + (n * 31) % (#dates - ${shape.days})`}
   local west = (111975 + 50 * col) / 1000
   local north = (-9975 - 50 * row) / 1000
