@@ -10,7 +10,7 @@ import { formatPath, toIssues, validatorFor } from "../schemas/validate.js";
 import { type BlockPart, BlockOrder } from "./blocks.js";
 import { LruCache } from "./cache.js";
 import type { CatalogPointer } from "./catalog.js";
-import { BlockCodec, type StoredBlock, rawBlockBytes, readBlockCodes, readBlockRow, readBlockRowBigEndian, toStoredBlock } from "./cells.js";
+import { BlockCodec, type StoredBlock, decodeTenthsCell, rawBlockBytes, readBlockCodes, readBlockRow, readBlockRowBigEndian, toStoredBlock } from "./cells.js";
 import { dateToDayNumber } from "./dates.js";
 import { type DayHeader, decodeDayHeader } from "./day-piece.js";
 import { type StoredEntry, lineageOf } from "./entries.js";
@@ -433,9 +433,21 @@ export class Archive {
     const days = dateToDayNumber(span.last) - dateToDayNumber(span.first) + 1;
     const lattice = new GroupLattice(span.window, span.chunkSide);
     const { group, position } = lattice.locate(col, row);
-    const { block, entry } = await this.readChunk(span, lattice, group, position, days);
     const chunk = lattice.chunkWindow(group, position);
     const cell = (row - chunk[1]) * chunk[2] + (col - chunk[0]);
+    const stored = groupEntry(await this.readGroup(span, group), position);
+    const pack = lineageOf(span)[stored.pack]?.sha256;
+    // a whole tenths chunk not in the cache: only this cell's days decoded, nothing kept (another place asks another chunk)
+    if (stored.codec === BlockCodec.Tenths && stored.order === ChunkOrder.Days && !this.blocks.get(`chunk:${pack}@${stored.offset}`)) {
+      const where = `chunk ${group}/${position}`;
+      const raw = await this.readChunkBytes(pack, stored, rawBlockBytes(stored.codec, chunk[2] * chunk[3] * days), where);
+      try {
+        return decodeTenthsCell(raw, chunk[2], chunk[3], days, cell, from, to, out, at);
+      } catch (err) {
+        throw new IntegrityError(this.storage.describe(objectPath(pack, "ser")), `${where}: ${(err as Error).message}`);
+      }
+    }
+    const { block, entry } = await this.readChunk(span, lattice, group, position, days);
     if (entry.order === ChunkOrder.Cells) readBlockRow(block, cell, from, to, out, at);
     else for (let d = from; d < to; d++) readBlockRow(block, d, cell, cell + 1, out, at + d - from);
   }

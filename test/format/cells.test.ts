@@ -3,7 +3,7 @@
 
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { BlockCodec, decodeTenths, encodeTenths } from "../../format/cells.js";
+import { BlockCodec, decodeTenths, decodeTenthsCell, encodeTenths, tenthsValue } from "../../format/cells.js";
 import { ChunkOrder, applyChunkPatch, decodeChunkPatch, encodeChunkPatch } from "../../format/series.js";
 
 const tenths = suite("tenths codec");
@@ -38,6 +38,25 @@ tenths("decoding refuses bytes that do not fit: a short block, a missing cell wi
   bad[2 + 3] = 1;
   assert.throws(() => decodeTenths(bad, 2, 2, 2), /missing cell 3 has a residual/);
   assert.throws(() => decodeTenths(Uint8Array.from([2, 0, 0]), 1, 1, 1), /inflates to 3 bytes/);
+});
+
+tenths("one cell's days decoded alone are what the whole block decodes to, for every cell and any days", () => {
+  // 3 planes of 4 x 3 cells, smooth with a wrap-sized jump and missing cells (the first cell of plane 1 among them)
+  const [w, h, planes] = [4, 3, 3];
+  const codes = Int16Array.from({ length: w * h * planes }, (_, i) => [13, 19].includes(i) ? M : i === 22 ? 32767 : i === 23 ? -32767 : 200 + 3 * (i % w) - 2 * Math.floor(i / w) + (i % 5));
+  codes[12] = M;
+  const raw = encodeTenths(codes, w, h, planes);
+  const whole = decodeTenths(raw, w, h, planes);
+  assert.equal(Array.from(whole), Array.from(codes));
+  for (let cell = 0; cell < w * h; cell++) {
+    for (const [from, to] of [[0, 3], [1, 3], [2, 3], [0, 1], [1, 2]]) {
+      const out = new Float32Array(to - from + 2).fill(7);
+      decodeTenthsCell(raw, w, h, planes, cell, from, to, out, 1);
+      const expected = [7, ...Array.from({ length: to - from }, (_, d) => tenthsValue(codes[(from + d) * w * h + cell])), 7];
+      assert.equal(Array.from(out), expected, `cell ${cell}, planes ${from}..${to}`);
+    }
+  }
+  assert.throws(() => decodeTenthsCell(raw.subarray(1), w, h, planes, 0, 0, 1, new Float32Array(1), 0), /inflates to/);
 });
 
 tenths.run();
