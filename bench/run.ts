@@ -1,5 +1,5 @@
 // `make bench`: every figure beside a baseline measured in the same run, on this machine, now (machines here are
-// shared and noisy, so only ratios travel). Bounded: about 45 minutes (37 with BENCH_SOAK_SECONDS=120; more the
+// shared and noisy, so only ratios travel). Bounded: about 75 minutes (issue 44's rows about 30 of them; more the
 // first time, to make the inputs); load only on 127.0.0.1; every dist in a temporary folder, removed at the end. Exits 1 when the
 // server answers any error under load. The last line is one JSON object with the figures.
 //
