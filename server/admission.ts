@@ -3,23 +3,14 @@
 // client retries with backoff), never a queue without end. Cheap and cached answers never come here.
 
 import { HttpError } from "../api/errors.js";
+import type { ServeLimits } from "./settings.js";
 
-export interface AdmissionLimits {
-  /** computed answers at work at once */
-  active: number;
-  /** answers waiting for a turn, in all and for one client */
-  queue: number;
-  queuePerClient: number;
-  /** the longest wait for a turn */
-  queueMs: number;
-  retryAfterS: number;
-  /**
-   * bytes of answers being sent (each held until its client has it) past which computed work waits for a turn, as
-   * if none were free: many slow readers of large answers (a series call's are megabytes) cannot hold memory
-   * without end (default: no bound)
-   */
-  sendBytes?: number;
-}
+/**
+ * The server's limits that admission keeps, as server/settings.ts declares them; `sendBytes` (answers being sent,
+ * each held until its client has it, past which computed work waits for a turn as if none were free, so many slow
+ * readers of large answers cannot hold memory without end) may be left out: no bound.
+ */
+export type AdmissionLimits = Pick<ServeLimits, "active" | "queue" | "queuePerClient" | "queueMs" | "retryAfterS"> & Partial<Pick<ServeLimits, "sendBytes">>;
 
 interface Waiting {
   start: () => void;

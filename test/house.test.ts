@@ -287,6 +287,11 @@ house("house - the grid rule is declared once: format/grid.ts lonLatToCell maps 
   assert.equal(arithmetic, [], "grid arithmetic outside format/grid.ts");
 });
 
+house("house - the leap-year rule is written once (format/dates.ts isLeapYear); every other calendar asks it", () => {
+  const found = files.filter((file) => /%\s*400\b/.test(parsed.get(file)!.text));
+  assert.equal(found, ["format/dates.ts"]);
+});
+
 /** The version id's pattern (its characters and length), declared once: common.schema.json's `version-id`. */
 const VERSION_ID = { file: "schemas/common.schema.json", text: "a-zA-Z0-9_-]{1,128}" };
 

@@ -3,6 +3,7 @@
 // one row a day. APSIM cannot read a missing value, so a file is made only when every value is there: else a 422 that
 // says which variable is missing where.
 
+import { isLeapYear } from "../../format/dates.js";
 import { colToLon, rowToLat } from "../../format/grid.js";
 import { STORE_SLACK, VALUE_TEXT_MAX, float32ToShortest, valueWords } from "../../format/number-text.js";
 import type { Variable } from "../../format/variables.js";
@@ -53,8 +54,6 @@ export interface YearTavAmp {
   whole: boolean;
 }
 
-const isLeap = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-
 /**
  * Each calendar year's `tav` and `amp` as APSIM's Weather component computes them (ApsimX Models/Climate/Weather.cs,
  * processMonthlyTAVAMP): the mean of (maxt + mint) / 2 of each month of the year the period holds; the year's tav is
@@ -87,7 +86,7 @@ export function computeYearlyTavAmp(dates: PeriodDates, maxt: Float32Array, mint
       low = Math.min(mean, low);
       days += counts[y * 12 + m];
     }
-    if (days > 0) out.push({ year: firstYear + y, tav: means / 12.0, amp: high - low, whole: days === (isLeap(firstYear + y) ? 366 : 365) });
+    if (days > 0) out.push({ year: firstYear + y, tav: means / 12.0, amp: high - low, whole: days === (isLeapYear(firstYear + y) ? 366 : 365) });
   }
   return out;
 }

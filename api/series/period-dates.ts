@@ -1,10 +1,9 @@
 // A period's dates as the series writers put them: `YYYY-MM-DD` bytes written by counting, never by formatting each
 // date, with each one's year, month and day of the year (values become text in format/number-text.ts).
 
-import { dateToDayNumber, dayNumberToDate } from "../../format/dates.js";
+import { dateToDayNumber, dayNumberToDate, isLeapYear } from "../../format/dates.js";
 
 const MONTH_DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-const isLeap = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
 
 /** A period's dates: `YYYY-MM-DD` as 10 ASCII bytes each, day after day, and each one's year, month and day of the year. */
 export class PeriodDates {
@@ -41,7 +40,7 @@ export class PeriodDates {
       dates.year[i] = y;
       dates.month[i] = m;
       dates.dayOfYear[i] = doy++;
-      if (++d > (m === 2 && isLeap(y) ? 29 : MONTH_DAYS[m])) {
+      if (++d > (m === 2 && isLeapYear(y) ? 29 : MONTH_DAYS[m])) {
         d = 1;
         if (++m > 12) {
           m = 1;
