@@ -24,12 +24,18 @@ export interface EncodedDay {
 }
 
 /**
- * DEFLATE with run-length matches only (zlib's Z_RLE) at level 6: on the Tenths codec's byte planes (low bytes
- * small, high bytes nearly all zero) it stores a year of maximum temperature's day blocks in 0.281 B a value against
- * 0.317 for the default strategy at level 3 and 0.276 at level 6, in half level 6's time (docs/performance.md
- * "Codecs"): no string search to run, and the planes hold none worth finding.
+ * Day blocks: DEFLATE level 3, zlib's default strategy. Every tile and map read inflates them, and a 64 x 64 block
+ * of this level's output inflates in 15 µs against 87 µs for Z_RLE's (the strategy the series chunks use), for 13%
+ * more bytes (0.317 B a value of maximum temperature against 0.281) in about the same encoding time
+ * (docs/performance.md "Codecs").
  */
-export const DEFLATE_OPTIONS = { level: 6, strategy: constants.Z_RLE } as const;
+export const DAY_DEFLATE = { level: 3 } as const;
+/**
+ * Series chunks: DEFLATE with run-length matches only (zlib's Z_RLE) at level 6. On the Tenths codec's byte planes
+ * of a chunk (low bytes small, high bytes nearly all zero) it stores what level 6's default strategy stores in
+ * less than half its time, and a point read inflates one chunk: 46 µs against 31 (docs/performance.md "Codecs").
+ */
+export const SERIES_DEFLATE = { level: 6, strategy: constants.Z_RLE } as const;
 /**
  * A revised day's unchanged blocks stay in the pieces they lie in, at most this many of them; past it the day is
  * stored whole again, so no day is ever gathered from many pieces (a rain day SILO revises night after night).
@@ -53,7 +59,7 @@ export function encodeDayBlocks(window: Window, values: Float32Array, hashed = h
       block.set(values.subarray(from, from + w), y * w);
     }
     const { codec, raw } = encodeBlockCells(block, w);
-    const bytes = raw ? new Uint8Array(deflateRawSync(raw, DEFLATE_OPTIONS)) : new Uint8Array(0);
+    const bytes = raw ? new Uint8Array(deflateRawSync(raw, DAY_DEFLATE)) : new Uint8Array(0);
     return { codec, bytes, sha256: sha256Hex(bytes) };
   });
   const data = new Uint8Array(parts.reduce((n, p) => n + p.bytes.byteLength, 0));

@@ -9,7 +9,7 @@ import type { StoredEntry } from "../../format/entries.js";
 import type { Window } from "../../format/grid.js";
 import { sha256Hex } from "../../format/hash.js";
 import { type ChunkPatch, ChunkOrder, EMPTY_SHA256, GROUP_POSITIONS, GroupLattice, encodeChunkPatch } from "../../format/series.js";
-import { DEFLATE_OPTIONS } from "./pieces.js";
+import { SERIES_DEFLATE } from "./pieces.js";
 import type { DayEntry } from "../../format/version-index.js";
 
 /** Days whose strip cells are read at once. */
@@ -74,7 +74,7 @@ export type EncodedChunk = Omit<StoredEntry, "offset" | "pack"> & { bytes: Uint8
  * time than zlib's defaults (a window of 32 kB and memLevel 8, on every call), for the same bytes under Z_RLE.
  */
 const deflate = (raw: Int16Array | Uint8Array): Uint8Array =>
-  deflateRawSync(raw, { ...DEFLATE_OPTIONS, windowBits: Math.min(15, Math.max(9, Math.ceil(Math.log2(raw.byteLength)))), memLevel: 4 });
+  deflateRawSync(raw, { ...SERIES_DEFLATE, windowBits: Math.min(15, Math.max(9, Math.ceil(Math.log2(raw.byteLength)))), memLevel: 4 });
 
 /**
  * A strip of a span's cells over all its days, as tenths codes, day after day; the days' float values are read
