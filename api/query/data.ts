@@ -11,7 +11,7 @@ import { planRequests } from "./plan.js";
 import { type RequestConfig, type SeriesCallHint, checkRequest, hashRequest, parseJsonBody } from "./request.js";
 import { type Selection, type UnavailableReason, resolveRequest } from "./selection.js";
 import { writeCsvRows, writeJsonRows } from "./serialize.js";
-import { readSelectedCells } from "./tiers.js";
+import { readSelectedCells } from "./selected-days.js";
 
 /**
  * The contract check of a data request's body (docs/contract.md §3.1, §4.1), run before the request waits for a

@@ -14,7 +14,7 @@ import { buildManifest } from "./manifest.js";
 import type { RequestConfig } from "./request.js";
 import { CSV_HEADER } from "./serialize.js";
 import type { Selection } from "./selection.js";
-import type { SelectedDay } from "./tiers.js";
+import type { SelectedDay } from "./selected-days.js";
 
 const TILE_ID_MAX = "YYYYMMDD-r0-c0".length;
 const INDEX_MAX = 3; // tile-local row and col are 0..255

@@ -10,7 +10,7 @@ import type { Context } from "../context.js";
 import { LIMITS } from "../contract.js";
 import { isSupportedGrid, isVisible } from "../records.js";
 import { type RequestConfig, listPeriodDates } from "./request.js";
-import { type CellSource, type SelectedDay, selectDays } from "./tiers.js";
+import { type CellSource, type SelectedDay, selectDays } from "./selected-days.js";
 
 export type UnavailableReason = "coverage_unavailable" | "request_too_large" | "no_cell_centers" | "unsupported_grid";
 
