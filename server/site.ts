@@ -71,7 +71,8 @@ export async function answerSite(site: Site, req: IncomingMessage, res: ServerRe
   const kind = file.slice(file.lastIndexOf(".") + 1);
   try {
     if (kind === "day" || kind === "ser") await sendPiece(site.storage, req, res, file, body);
-    else await sendAnswer(req, res, await readWhole(site, file, TYPES[kind]), body);
+    // catalog.json and /explorer/ name what the newest publish chose: a short cache; an object at its own path never changes
+    else await sendAnswer(req, res, await readWhole(site, file, TYPES[kind], file === CATALOG_FILE || path === "/explorer/" ? "short" : "immutable"), body);
   } catch (err) {
     if (err instanceof StorageError && err.missing && !res.headersSent) return false;
     if (res.headersSent) res.destroy();
@@ -93,9 +94,8 @@ function unreadable(file: string): HttpError {
 }
 
 /** catalog.json, a JSON object, the explorer page, whole: sent with ETag, 304 and compression as every answer. */
-async function readWhole(site: Site, file: string, type: string): Promise<Answer> {
-  const bytes = await site.storage.read(file);
-  return makeAnswer(site.platform, bytes, { type, cache: file === CATALOG_FILE || file.startsWith("explorer/") ? "short" : "immutable" });
+async function readWhole(site: Site, file: string, type: string, cache: "short" | "immutable"): Promise<Answer> {
+  return makeAnswer(site.platform, await site.storage.read(file), { type, cache });
 }
 
 /**

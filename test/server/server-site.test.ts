@@ -81,9 +81,10 @@ site("site - the explorer, catalog.json and objects are the dist's bytes; pieces
     assert.equal([moved.status, moved.headers.location], [301, "/explorer/"]);
     // the explorer: the page catalog.json names, one object of the dist (docs/format.md §1), also at its own path
     const explorer = objectPath(JSON.parse(await readFile(join(fixture.dist, "catalog.json"), "utf8")).explorer.sha256, "html");
-    for (const path of ["/explorer/", `/${explorer}`]) {
+    // /explorer/ is whichever page the newest publish named, so it is cached briefly; the object, for a year
+    for (const [path, cache] of [["/explorer/", "public, max-age=60"], [`/${explorer}`, "public, max-age=31536000, immutable"]]) {
       const page = await exchange(served, path);
-      assert.equal([page.status, page.headers["content-type"]], [200, "text/html; charset=utf-8"], path);
+      assert.equal([page.status, page.headers["content-type"], page.headers["cache-control"]], [200, "text/html; charset=utf-8", cache], path);
       assert.ok(page.bytes.equals(await readFile(join(fixture.dist, explorer))), path);
     }
     assertError(await exchange(served, "/explorer/app.js"), 404, "not_found");
