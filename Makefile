@@ -22,7 +22,7 @@ ALLOW_GAPS ?=
 PREFER ?=
 REHASH ?=
 THREADS ?=
-# make update's revision window of every variable, in days; empty: SILO's own per variable (pipeline/commands/update.ts)
+# make update's revision window of every variable, in days; empty: SILO's own per variable (format/variables.ts revisionDays)
 REVISION_DAYS ?=
 CACHE_MB ?=
 # publish, prune and sync are the dist's writers, one at a time (docs/operating.md): a second waits up to LOCK_WAIT

@@ -25,6 +25,14 @@ export interface Variable {
    */
   firstDate: string;
   /**
+   * How many days, ending at the night's last date, SILO may still rewrite its files (docs/contract.md §5), so make
+   * update asks for them again: rain up to 12 months back (a year and a day, so a leap year is covered), the others
+   * 3 to 6 months back (six months and a week). Evaporation and evapotranspiration take the others' window: SILO
+   * computes them from temperature, radiation and vapour pressure, so they are rewritten when those are, and pan
+   * readings arrive with the temperatures of the same stations. REVISION_DAYS overrides it for every variable.
+   */
+  revisionDays: number;
+  /**
    * APSIM's column of it in a weather (.met) file: its name, its unit, its place among the file's value columns (SILO's
    * order: radn maxt mint rain evap vp) and whether a file must hold it (APSIM reads radn maxt mint rain; evap and vp
    * may follow, as in SILO's own APSIM files)
@@ -42,6 +50,9 @@ const HPA = ["hpa", "hectopascal", "hectopascals", "mb", "mbar"] as const;
 const PERCENT = ["%", "percent", "percentage"] as const;
 /** SILO's estimates of evaporative demand are computed from the date's temperatures, radiation and vapour pressure. */
 const COMPUTED = "the date: SILO computes it from the date's temperatures, solar radiation and vapour pressure";
+/** Revision windows (Variable.revisionDays): rain's a year and a day, every other variable's six months and a week. */
+const RAIN_REVISION_DAYS = 366;
+const REVISION_DAYS = 190;
 /** The first date of SILO's archive, and of most of its variables. */
 const ARCHIVE_START = "1889-01-01";
 /**
@@ -63,6 +74,7 @@ export const VARIABLES: readonly Variable[] = [
     cellMethods: "time: maximum",
     observed: FROM_9AM,
     firstDate: ARCHIVE_START,
+    revisionDays: REVISION_DAYS,
     apsim: { column: "maxt", unit: "oC", order: 1, required: true },
     unitSpellings: CELSIUS,
   },
@@ -77,6 +89,7 @@ export const VARIABLES: readonly Variable[] = [
     cellMethods: "time: minimum",
     observed: TO_9AM,
     firstDate: ARCHIVE_START,
+    revisionDays: REVISION_DAYS,
     apsim: { column: "mint", unit: "oC", order: 2, required: true },
     unitSpellings: CELSIUS,
   },
@@ -91,6 +104,7 @@ export const VARIABLES: readonly Variable[] = [
     cellMethods: "time: sum",
     observed: TO_9AM,
     firstDate: ARCHIVE_START,
+    revisionDays: RAIN_REVISION_DAYS,
     apsim: { column: "rain", unit: "mm", order: 3, required: true },
     unitSpellings: MM,
   },
@@ -105,6 +119,7 @@ export const VARIABLES: readonly Variable[] = [
     cellMethods: "time: mean",
     observed: "the calendar day (midnight to midnight local time)",
     firstDate: ARCHIVE_START,
+    revisionDays: REVISION_DAYS,
     apsim: { column: "radn", unit: "MJ/m2", order: 0, required: true },
     unitSpellings: ["mj/m2", "mj_m-2", "mj_m-2_day-1", "mj/m2/day", "mj_m-2_d-1"],
   },
@@ -119,6 +134,7 @@ export const VARIABLES: readonly Variable[] = [
     cellMethods: null,
     observed: "9 am local time on the date",
     firstDate: ARCHIVE_START,
+    revisionDays: REVISION_DAYS,
     apsim: { column: "vp", unit: "hPa", order: 5, required: false },
     unitSpellings: HPA,
   },
@@ -134,6 +150,7 @@ export const VARIABLES: readonly Variable[] = [
     cellMethods: null,
     observed: "the date: SILO computes it from the date's temperatures and its 9 am vapour pressure",
     firstDate: ARCHIVE_START,
+    revisionDays: REVISION_DAYS,
     apsim: null,
     unitSpellings: HPA,
   },
@@ -151,6 +168,7 @@ export const VARIABLES: readonly Variable[] = [
     // SILO's Class A pan grids begin in 1970; before it SILO has only the synthetic estimate (evap_syn), which its
     // combined series (evap_comb) uses for those years
     firstDate: "1970-01-01",
+    revisionDays: REVISION_DAYS,
     apsim: { column: "evap", unit: "mm", order: 4, required: false },
     unitSpellings: MM,
   },
@@ -165,6 +183,7 @@ export const VARIABLES: readonly Variable[] = [
     cellMethods: "time: sum",
     observed: `${TO_9AM}, as the pan it estimates (SILO computes it from the date's temperatures, radiation and vapour pressure)`,
     firstDate: ARCHIVE_START,
+    revisionDays: REVISION_DAYS,
     apsim: null,
     unitSpellings: MM,
   },
@@ -179,6 +198,7 @@ export const VARIABLES: readonly Variable[] = [
     cellMethods: "time: sum",
     observed: `${TO_9AM}: Class A pan evaporation from 1970, synthetic pan evaporation before`,
     firstDate: ARCHIVE_START,
+    revisionDays: REVISION_DAYS,
     apsim: null,
     unitSpellings: MM,
   },
@@ -193,6 +213,7 @@ export const VARIABLES: readonly Variable[] = [
     cellMethods: "time: sum",
     observed: COMPUTED,
     firstDate: ARCHIVE_START,
+    revisionDays: REVISION_DAYS,
     apsim: null,
     unitSpellings: MM,
   },
@@ -208,6 +229,7 @@ export const VARIABLES: readonly Variable[] = [
     cellMethods: null,
     observed: "the time of the date's maximum temperature",
     firstDate: ARCHIVE_START,
+    revisionDays: REVISION_DAYS,
     apsim: null,
     unitSpellings: PERCENT,
   },
@@ -222,6 +244,7 @@ export const VARIABLES: readonly Variable[] = [
     cellMethods: null,
     observed: "the time of the date's minimum temperature",
     firstDate: ARCHIVE_START,
+    revisionDays: REVISION_DAYS,
     apsim: null,
     unitSpellings: PERCENT,
   },
@@ -237,6 +260,7 @@ export const VARIABLES: readonly Variable[] = [
     cellMethods: "time: sum",
     observed: COMPUTED,
     firstDate: ARCHIVE_START,
+    revisionDays: REVISION_DAYS,
     apsim: null,
     unitSpellings: MM,
   },
@@ -251,6 +275,7 @@ export const VARIABLES: readonly Variable[] = [
     cellMethods: "time: sum",
     observed: COMPUTED,
     firstDate: ARCHIVE_START,
+    revisionDays: REVISION_DAYS,
     apsim: null,
     unitSpellings: MM,
   },
@@ -265,6 +290,7 @@ export const VARIABLES: readonly Variable[] = [
     cellMethods: "time: sum",
     observed: COMPUTED,
     firstDate: ARCHIVE_START,
+    revisionDays: REVISION_DAYS,
     apsim: null,
     unitSpellings: MM,
   },
@@ -279,6 +305,7 @@ export const VARIABLES: readonly Variable[] = [
     cellMethods: "time: sum",
     observed: COMPUTED,
     firstDate: ARCHIVE_START,
+    revisionDays: REVISION_DAYS,
     apsim: null,
     unitSpellings: MM,
   },
@@ -293,6 +320,7 @@ export const VARIABLES: readonly Variable[] = [
     cellMethods: "time: sum",
     observed: COMPUTED,
     firstDate: ARCHIVE_START,
+    revisionDays: REVISION_DAYS,
     apsim: null,
     unitSpellings: MM,
   },
@@ -309,6 +337,7 @@ export const VARIABLES: readonly Variable[] = [
     observed: "9 am local time on the date",
     // SILO's pressure grids begin in 1957
     firstDate: "1957-01-01",
+    revisionDays: REVISION_DAYS,
     apsim: null,
     unitSpellings: HPA,
   },

@@ -7,7 +7,7 @@ import { type ParseArgsConfig, parseArgs } from "node:util";
 import { writeDemo } from "./ingest/demo.js";
 import { PublishError } from "./errors.js";
 import { fetchSilo, parseVariables } from "./ingest/fetch.js";
-import { describeUpdate, revisionDays, update } from "./commands/update.js";
+import { describeUpdate, update } from "./commands/update.js";
 import { createProgress, formatBytes, formatSeconds } from "./progress.js";
 import type { LockOptions } from "./dist/lock.js";
 import { DEFAULTS, MAKE_DEFAULTS } from "./defaults.js";
@@ -185,7 +185,7 @@ function describeDefaults(): string[] {
   const rows = new Map<string, string[]>();
   for (const { variable, value, note } of MAKE_DEFAULTS) rows.set(variable, [...(rows.get(variable) ?? []), note ? `${value} (${note})` : value]);
   const windows = new Map<number, string[]>();
-  for (const v of VARIABLES) windows.set(revisionDays(v), [...(windows.get(revisionDays(v)) ?? []), v.silo]);
+  for (const v of VARIABLES) windows.set(v.revisionDays, [...(windows.get(v.revisionDays) ?? []), v.silo]);
   rows.set("REVISION_DAYS", [...windows].map(([days, names]) => `${days} (${names.join(", ")})`));
   return [...rows].map(([name, values]) => `${name.padEnd(15)}${values.join(", ")}`);
 }

@@ -19,16 +19,6 @@ import type { LockOptions } from "../dist/lock.js";
 import { createProgress, formatBytes, formatSeconds, type Progress } from "../progress.js";
 import { publish, type PublishOptions, type PublishSummary } from "../publish/publish.js";
 
-/**
- * How many days, ending at TO, SILO may still rewrite a variable's files (docs/contract.md §5): rain up to 12 months back (a
- * year and a day, so a leap year is covered), the other variables 3 to 6 months back (six months and a week). Evaporation
- * and evapotranspiration take the others' window: SILO computes them from temperature, radiation and vapour pressure,
- * so they are rewritten when those are, and pan readings arrive with the temperatures of the same stations. The one
- * place these defaults live; REVISION_DAYS overrides them for every variable.
- */
-export function revisionDays(variable: Variable): number {
-  return variable.silo === "daily_rain" ? 366 : 190;
-}
 
 const STAGE = "update";
 
@@ -39,7 +29,7 @@ export interface UpdateOptions {
   variables?: Variable[];
   sources: string;
   dist: string;
-  /** the revision window of every variable, in days (default: revisionDays of each) */
+  /** the revision window of every variable, in days (default: each one's Variable.revisionDays) */
   revisionDays?: number;
   /** publish onto the newest version of each variable (a folder keeping only recent files) */
   extend?: boolean;
@@ -189,7 +179,7 @@ interface NightPlan {
  * revision window touches (SILO rewrites those too).
  */
 function planNight(variable: Variable, held: Held | undefined, config: UpdateConfig): NightPlan {
-  const days = config.revisionDays ?? revisionDays(variable);
+  const days = config.revisionDays ?? variable.revisionDays;
   let revisionFirst = addDays(config.to, 1 - days);
   // no revision window reaches before the variable's first date (1889-01-01, or later for evap_pan and mslp)
   if (revisionFirst < variable.firstDate) revisionFirst = variable.firstDate;

@@ -13,7 +13,6 @@ import { promisify } from "node:util";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { VARIABLES } from "../../format/variables.js";
-import { revisionDays } from "../../pipeline/commands/update.js";
 import { dateToDayNumber, dayNumberToDate } from "../../format/dates.js";
 import { lockDist } from "../../pipeline/dist/lock.js";
 import { docBlock, localize, REPO } from "./doc-blocks.js";
@@ -89,9 +88,9 @@ operating("operating.md - the cron table's jobs run as cron runs them: make upda
   // SILO's revision windows: 366 days of rain, 190 of the others, ending yesterday
   const end = yesterday.replaceAll("-", "");
   assert.equal(catalogIds(SRV["/srv/dist"]).filter((id) => id.startsWith("silo-")).map((id) => id.split("-").slice(0, -1).join("-")),
-    VARIABLES.map((v) => `${v.datasetKey}-${daysBack(revisionDays(v) - 1)}-${end}`).sort());
+    VARIABLES.map((v) => `${v.datasetKey}-${daysBack(v.revisionDays - 1)}-${end}`).sort());
   // every variable's window: 366 days of rain and 190 of each of the 17 others
-  assert.match(update.stdout, new RegExp(`^update of /.* to \\d{4}-\\d\\d-\\d\\d: ${VARIABLES.reduce((n, v) => n + revisionDays(v), 0)} files downloaded`, "m"));
+  assert.match(update.stdout, new RegExp(`^update of /.* to \\d{4}-\\d\\d-\\d\\d: ${VARIABLES.reduce((n, v) => n + v.revisionDays, 0)} files downloaded`, "m"));
 });
 
 operating("operating.md - the mirror's cron job keeps /srv/mirror in step with the origin (FROM without a closing slash)", async () => {
@@ -115,7 +114,7 @@ operating("operating.md - the publish service and timer verify with systemd-anal
   const { stdout } = await run(argv[0], argv.slice(1), { cwd: localize(settings.get("WorkingDirectory")![0], SRV, { every: false }), env, timeout: 600_000 });
   assert.match(stdout, /: 0 files downloaded \(0 B\)$/m);
   const rows = stdout.split("\n").filter((l) => /^ {2}[a-z_]+ +\d{4}-/.test(l)).map((l) => l.trim().split(/\s+/).slice(2).join(" "));
-  assert.equal(rows, VARIABLES.map((v) => `0 0 ${revisionDays(v)} 0`), stdout);
+  assert.equal(rows, VARIABLES.map((v) => `0 0 ${v.revisionDays} 0`), stdout);
   assert.match(stdout, /^ {2}nothing new to publish: .* already holds silo-/m);
 });
 

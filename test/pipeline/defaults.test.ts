@@ -9,7 +9,6 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { revisionDays } from "../../pipeline/commands/update.js";
 import { DEFAULTS, MAKE_DEFAULTS } from "../../pipeline/defaults.js";
 import { DEFAULT_LIMITS, SERVE_DEFAULTS, heapFlags, readServeConfig } from "../../server/settings.js";
 import { listDocFiles, REPO } from "../docs/doc-blocks.js";
@@ -140,7 +139,7 @@ defaults("defaults - make help lists every target, then each variable's default 
   }));
   for (const [variable, values] of Object.entries(CODE).filter(([v]) => shown.has(v))) for (const value of values) assert.ok(shown.get(variable)!.includes(value), `${variable}: ${shown.get(variable)}`);
   assert.equal([...shown.keys()], ["DIST", "SOURCES", "LOCK_WAIT", "KEEP_DAYS", "GRACE_HOURS", "DROP_VERSIONS", "PRUNE", "REVISION_DAYS", "PORT", "HOST", "CACHE_MB"]);
-  assert.match(shown.get("REVISION_DAYS")!, `${revisionDays(findVariable("daily_rain")!)} (daily_rain)`);
+  assert.match(shown.get("REVISION_DAYS")!, `${findVariable("daily_rain")!.revisionDays} (daily_rain)`);
 });
 
 defaults.run();

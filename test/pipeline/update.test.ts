@@ -18,7 +18,7 @@ import { dateToDayNumber, dayNumberToDate, listDates } from "../../format/dates.
 import type { Window } from "../../format/grid.js";
 import { sha256Hex } from "../../format/hash.js";
 import { findVariable, MAX_TEMP, type Variable, VARIABLES } from "../../format/variables.js";
-import { describeUpdate, revisionDays, update } from "../../pipeline/commands/update.js";
+import { describeUpdate, update } from "../../pipeline/commands/update.js";
 import { REPO } from "../docs/doc-blocks.js";
 import { makeCheckout, READER_ENV } from "../docs/doc-run.js";
 import { freshDirs, makeWorkDir } from "../support/helpers.js";
@@ -81,7 +81,7 @@ function answersSince(from: number): string[] {
 
 /** What the night should have cost: a 200 for each changed path, a conditional 304 for every other file of the periods. */
 function expectAnswers(to: string, changed: string[]): string[] {
-  const asked = BOTH.flatMap((v) => listDates(addDays(to, 1 - revisionDays(v)), to).map((date) => bucket.dailyPath(v.silo, date)));
+  const asked = BOTH.flatMap((v) => listDates(addDays(to, 1 - v.revisionDays), to).map((date) => bucket.dailyPath(v.silo, date)));
   return asked.map((path) => `${changed.includes(path) ? 200 : 304} ${path}`).sort();
 }
 
@@ -466,7 +466,7 @@ settings("update - TO, REVISION_DAYS and VARIABLES are checked before anything i
 });
 
 settings("update - SILO's revision windows: 366 days for daily_rain, 190 for the four others (docs/publishing.md's table)", () => {
-  assert.equal(["max_temp", "min_temp", "daily_rain", "radiation", "vp"].map((v) => revisionDays(findVariable(v)!)), [190, 190, 366, 190, 190]);
+  assert.equal(["max_temp", "min_temp", "daily_rain", "radiation", "vp"].map((v) => findVariable(v)!.revisionDays), [190, 190, 366, 190, 190]);
   const table = readFileSync(join(REPO, "docs", "publishing.md"), "utf8");
   assert.ok(table.includes("| `daily_rain` | 366 days") && table.includes("| `max_temp`, `min_temp`, `radiation`, `vp` | 190 days"));
 });
