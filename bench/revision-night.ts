@@ -17,6 +17,7 @@ import { makeLandMask } from "../pipeline/ingest/demo.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
 import { formatBytes } from "../pipeline/progress.js";
 import { dateToMemberPath } from "../sources/silo.js";
+import { random } from "./revisions.js";
 import { makeSiloLikeMaxTemp } from "./silo-like.js";
 import { BENCH_CACHE, listDays } from "./sources.js";
 import { linkFolder, runProbe } from "./tools.js";
@@ -38,18 +39,6 @@ export interface RevisionNightContext {
   log: (line: string) => void;
   figures: Record<string, number>;
   fail: (why: string) => void;
-}
-
-/** A deterministic sequence in [0, 1): mulberry32. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** The window's cells of a full-grid day. */

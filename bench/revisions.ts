@@ -66,7 +66,7 @@ export interface RevisionContext {
 }
 
 /** A deterministic sequence in [0, 1): mulberry32. */
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
