@@ -322,10 +322,14 @@ repeat("publish - publishing the same sources again is a no-op: nothing written,
   assert.equal([again.objectsWritten, again.bytesWritten, again.decoded, again.reused], [0, 0, 0, 3]);
   assert.ok(before.equals(await readFile(join(repeatDist, CATALOG_FILE))));
   assert.equal(await listTree(repeatDist), files);
-  const out = await runCli(["publish", "--sources", goldenSources, "--dist", repeatDist]);
+  const out = await runCli(["publish", "--sources", goldenSources, "--dist", repeatDist, "--threads", "1"]);
   assert.is(out.code, 0, out.stderr);
   assert.match(out.stdout, /nothing to publish: .* already holds silo-tmax-20040228-20040301-[0-9a-f]{16}, noaa-weather-/);
   assert.ok(before.equals(await readFile(join(repeatDist, CATALOG_FILE))));
+  // THREADS (make publish) is --threads: a whole number of at least one
+  const refused = await runCli(["publish", "--sources", goldenSources, "--dist", repeatDist, "--threads", "0"]);
+  assert.is(refused.code, 1, refused.stdout);
+  assert.match(refused.stderr, /--threads: "0" is not a number of at least 1/);
 });
 
 repeat("publish - the observation table a dist holds is found by its source's sha256: no row parsed, no id computed, nothing written", async () => {
