@@ -1,4 +1,4 @@
-// Which tier answers a read (docs/format.md §9), decided here for every family: the series spans that hold a period
+// Which tier answers a read (docs/format.md §7), decided here for every family: the series spans that hold a period
 // (one binary search), whether they hold the cells asked, and when they read fewer pieces than the day pieces.
 
 import { BLOCK_SIDE } from "../format/blocks.js";

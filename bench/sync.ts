@@ -1,4 +1,4 @@
-// Bench phase of make sync (docs/format.md §11): a mirror of a 365-day full-grid dist, made by one sync from nothing,
+// Bench phase of make sync (docs/mirrors.md "What make sync does"): a mirror of a 365-day full-grid dist, made by one sync from nothing,
 // then one more day published at the origin (the grown folder, in its own process) and synced: bytes received and
 // seconds, beside the bytes of that day's new objects (its publish manifest's files and the manifest), goal at most
 // 1.5 times. The origin is served by nginx when it is installed (make test installs it), else by make mirror's host.

@@ -1,4 +1,4 @@
-// The stored entry (docs/format.md §5, §9): where one block of a day piece or one chunk of a series piece lies and
+// The stored entry (docs/format.md §5, §7): where one block of a day piece or one chunk of a series piece lies and
 // what its bytes are. Both directories use the same 48 bytes, so one rule reads and writes them:
 //
 //   word    u32 LE   codec (bits 0-7) | chunk order (bits 8-15, series chunks) | pack (bits 16-31)

@@ -1,4 +1,4 @@
-// Series pieces (docs/format.md §9): the time-major tier. A span of consecutive dates of one window is stored as
+// Series pieces (docs/format.md §7): the time-major tier. A span of consecutive dates of one window is stored as
 // chunks of c x c cells x all its days, so one cell over the span is one small chunk. Chunks are listed in
 // directories of 4 x 4 chunks ("groups"), each stored with the Merkle path that proves it against its piece's
 // root: a reader finds one cell's chunk with one range read of its group and one of the chunk, every byte

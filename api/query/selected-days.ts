@@ -1,4 +1,4 @@
-// A selection's days and reading its cells from the tier api/tiers.ts chooses (docs/format.md §9): the day pieces
+// A selection's days and reading its cells from the tier api/tiers.ts chooses (docs/format.md §7): the day pieces
 // (one read per date and block) or the series spans (one read per span and chunk), whichever reads less.
 
 import { type Coverage, holdsDate } from "../../format/coverage.js";

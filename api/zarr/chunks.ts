@@ -1,6 +1,6 @@
 // Chunk values of the Zarr view (api/zarr/view.ts): C-order little-endian arrays computed from a version's verified
 // pieces, never stored. A maps chunk is one tile of one day piece (its blocks are one contiguous range); a series
-// chunk is read from the series spans its days lie in (docs/format.md §9). Null: the version holds no cell of the
+// chunk is read from the series spans its days lie in (docs/format.md §7). Null: the version holds no cell of the
 // chunk (answered 404, which Zarr readers take as the fill value, NaN).
 
 import { holdsDate } from "../../format/coverage.js";

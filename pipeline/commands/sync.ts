@@ -1,9 +1,9 @@
-// `make sync` (docs/format.md §11): makes or updates a local mirror from any static host holding a dist (the origin,
+// `make sync` (docs/mirrors.md "What make sync does"): makes or updates a local mirror from any static host holding a dist (the origin,
 // another mirror, a CDN): the remote catalog.json, then its publish manifests back to the one the local copy already
 // has (docs/format.md §3), then only the files it lacks, each downloaded and checked against the sha256 its verified
 // manifest gives before it is placed, and catalog.json replaced last. A remote prune (a manifest chain that starts
 // again) reaches the mirror only once its new catalog is in place, through the collect step of make prune
-// (docs/format.md §10), whose grace period keeps every file a reader of the previous catalog still needs.
+// (docs/publishing.md "What make prune does"), whose grace period keeps every file a reader of the previous catalog still needs.
 
 import { mkdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";

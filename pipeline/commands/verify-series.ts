@@ -1,4 +1,4 @@
-// `make verify` of the series tier (docs/format.md §9): the spans hold exactly the version's dates, each piece is
+// `make verify` of the series tier (docs/format.md §7): the spans hold exactly the version's dates, each piece is
 // what its header and its Merkle root say, and every chunk decodes to the cells of the day pieces it came from.
 
 import { holdsDate } from "../../format/coverage.js";

@@ -56,7 +56,7 @@ const sentence = (text: string) => (/[.!?]$/.test(text.trim()) ? text.trim() : `
 
 /**
  * metadata.citation of a published record: title, version id, content hash, publish time, attribution and
- * license, in one text. Made when published_at is stamped (the last step of a publish, docs/format.md §7).
+ * license, in one text. Made when published_at is stamped (the last step of a publish, docs/publishing.md "What a publish writes").
  */
 export function citeVersion(record: Dataset): string {
   return [

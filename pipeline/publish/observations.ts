@@ -87,7 +87,7 @@ function tableVariables(): Record<string, string> {
 
 /**
  * Whether a published record is the version these bytes make: the same source sha256, transform and variables give
- * the same observations, hence the same content hash and id (docs/format.md §2), without parsing a row.
+ * the same observations, hence the same content hash and id (docs/format.md §6), without parsing a row.
  */
 function isSameTable(record: Dataset, sourceSha256: string): boolean {
   const variables = tableVariables();

@@ -81,7 +81,7 @@ export interface PublishSummary {
   ms: number;
 }
 
-/** A record as published: its status, publish time, and the citation that names them (docs/format.md §7, step 8). */
+/** A record as published: its status, publish time, and the citation that names them (docs/publishing.md "What a publish writes", step 8). */
 function stampPublished(record: Dataset, publishedAt: string): Dataset {
   const stamped: Dataset = { ...record, status: "published", published_at: publishedAt };
   return { ...stamped, metadata: { ...stamped.metadata, citation: citeVersion(stamped) } };

@@ -1,4 +1,4 @@
-// One series piece written (docs/format.md §9): a span's header (its lineage and, when it has older pieces, where
+// One series piece written (docs/format.md §7): a span's header (its lineage and, when it has older pieces, where
 // every group's record lies), the group records this piece holds with their Merkle paths, then its chunks. A span
 // written whole and a span's revision are both written here, so the byte rule has one writer.
 

@@ -1,7 +1,7 @@
 // A span some of whose days were revised (SILO rewrites recent days every night): each chunk holding a changed cell
 // written again as a Patch of the days that changed over its whole base (or whole, when most of its days did), in a
 // new piece with the group records that list them; every other chunk and record stays in the pieces of its lineage
-// (docs/format.md §9). Reads only the revised days' changed blocks and the changed chunks, so a revision costs what
+// (docs/format.md §7). Reads only the revised days' changed blocks and the changed chunks, so a revision costs what
 // changed, whatever the span's or the archive's length: a day of a patch, not the patch's cells over a year.
 //
 // The lineage's pieces are kept in tiers, as an LSM tree keeps its runs: a revision adds a piece of tier 0; when

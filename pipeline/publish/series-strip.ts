@@ -150,7 +150,7 @@ function encodeCodes(byDay: Int16Array, width: number, height: number, days: num
 
 /**
  * A Patch of the chunk stored as `base` (a whole chunk of the span's lineage): its `days`, ascending, taken from the
- * chunk's values `byDay` (each day's `width` x `height` cells); tenths as Tenths planes, else float32 (docs/format.md §9).
+ * chunk's values `byDay` (each day's `width` x `height` cells); tenths as Tenths planes, else float32 (docs/format.md §7).
  */
 export function encodePatch(base: StoredEntry, days: number[], byDay: Float32Array[], [width, height]: [number, number]): EncodedChunk {
   const cells = width * height;

@@ -1,4 +1,4 @@
-// Series stage: the new version's days -> its series spans (docs/format.md §9), after its index tree is written.
+// Series stage: the new version's days -> its series spans (docs/format.md §7), after its index tree is written.
 //
 // Which spans a version has follows from its dates alone, like an LSM tree whose merges are a binary counter:
 // every closed year is one span; the closed months of the open year are grouped by the binary digits of their

@@ -1,5 +1,5 @@
 // The Tenths codec's bytes before DEFLATE (docs/format.md §5), worked by hand: predictions, zigzag, the mask, the wrap;
-// and a chunk patch over its base (docs/format.md §9).
+// and a chunk patch over its base (docs/format.md §7).
 
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
