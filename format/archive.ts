@@ -74,7 +74,7 @@ interface AreaPart {
 /**
  * Whether a read's blocks go into the block cache ("cache") or are read for this answer alone ("once"): a whole
  * tile (a Zarr maps chunk, a tile answer) is answered whole and its answer cached, and its 16 blocks would only push
- * out the blocks boxes and points share (a varied maps chunk 740 -> 850 answers a second; docs/performance.md
+ * out the blocks boxes and points share (a varied maps chunk 740 -> 850 answers a second; docs/performance-history.md
  * "Computed answers beside sirv").
  */
 export type BlockReuse = "cache" | "once";

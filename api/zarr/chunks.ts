@@ -31,7 +31,7 @@ function placeCells(out: Float32Array, cells: Float32Array, area: Window, col0: 
 
 /**
  * The buffers of maps chunks already sent, for the next ones (at most 16, 4 MB): a fresh 256 kB a chunk, freed by the
- * collector once its answer was sent, cost a mark-compact every few dozen chunks (docs/performance.md).
+ * collector once its answer was sent, cost a mark-compact every few dozen chunks (docs/performance-history.md "the maps chunk's memory").
  */
 const MAPS_BYTES = CHUNK_SHAPES.maps.side * CHUNK_SHAPES.maps.side * 4;
 const sentMapsBuffers: ArrayBuffer[] = [];
