@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { averageYears, computeYearlyTavAmp, writeMet } from "../api/series/met.js";
 import { periodDates } from "../api/series/period-dates.js";
-import type { SeriesConfig } from "../api/series/params.js";
+import type { SeriesConfig } from "../api/series/call.js";
 import type { SeriesSelection } from "../api/series/select.js";
 import { writeSeriesCsv } from "../api/series/write.js";
 import { ByteSink } from "../api/bytes.js";

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type Window, colToEdgeLon, rowToEdgeLat } from "../format/grid.js";
-import { MAX_NETCDF_VALUES } from "../api/series/params.js";
+import { MAX_NETCDF_VALUES } from "../api/series/formats/netcdf.js";
 import { formatBytes } from "../pipeline/progress.js";
 import { publish } from "../pipeline/publish/publish.js";
 import { type Proc, readRss, startServer } from "./load.js";

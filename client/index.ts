@@ -6,6 +6,7 @@
 
 import { type Answer, JSON_TYPE, answerHeaders, answerSha256, joinParts } from "../api/answer.js";
 import { ROUTES } from "../api/interface.js";
+import type { RouteTable } from "../api/routes.js";
 import { Service } from "../api/service.js";
 import { CatalogError } from "../format/archive.js";
 import { candidatesOf } from "../format/catalog.js";
@@ -13,23 +14,31 @@ import { type Dataset, QUERY_VARIABLE } from "../format/records.js";
 import { IntegrityError, StorageError, fromUtf8, utf8 } from "../format/storage.js";
 import { type Fetch, HttpStorage, type TransferStats } from "../format/http-storage.js";
 import { type DateDiff, type DateSide, diffVersions } from "./diff.js";
-import { type SeriesFormat, seriesPath } from "../api/series/params.js";
+import { type SeriesFormat, seriesPath } from "../api/series/face.js";
 import { type SeriesOptions, planSeries } from "./series.js";
 import { webPlatform } from "./platform.js";
 
 export { CatalogError, IntegrityError, StorageError };
 export type { DateDiff, DateSide, Fetch, SeriesFormat, SeriesOptions, TransferStats };
 
-/** A call of GET /api/v1/series: places (the i-th latitude with the i-th longitude) over a period, as the route takes it. */
+/**
+ * A call of GET /api/v1/series, as the route takes it: places (the i-th latitude with the i-th longitude) or a box,
+ * over a period.
+ */
 export interface SeriesCall {
-  lat: number | number[];
-  lon: number | number[];
+  lat?: number | number[];
+  lon?: number | number[];
+  /** a box instead of places: west, south, east, north in decimal degrees (every cell whose centre lies inside) */
+  bbox?: [number, number, number, number];
   /** inclusive; default the whole period every asked variable holds */
   start?: string;
   end?: string;
   /** API or SILO names (default air_temperature_max) */
   variables?: string | string[];
-  /** csv (default), json or met */
+  /**
+   * csv (default), json, met or netcdf (a box or one place as one NetCDF file); each format's bound on values is the
+   * server's, or MirrorClientOptions.bounds by its option name (seriesMaxValues; seriesNetcdfMaxValues for netcdf)
+   */
   format?: SeriesFormat;
   /** pins, one per variable */
   datasetVersion?: string | string[];
@@ -57,6 +66,8 @@ export interface MirrorClientOptions {
   warn?: (message: string) => void;
   /** the routes' bounds by name, as the server's (RouteSpec.bounds; default each route's own: tests scale them down) */
   bounds?: Record<string, number>;
+  /** the routes answered (default the interface's, as the server's; a test adds a series format of its own) */
+  routes?: RouteTable;
 }
 
 export interface MirrorRequest {
@@ -138,7 +149,7 @@ export class MirrorClient {
     this.catalogTtlMs = options.catalogTtlMs ?? 60_000;
     const cacheBytes = options.cacheBytes ?? 64 << 20;
     this.service = new Service({
-      routes: ROUTES,
+      routes: options.routes ?? ROUTES,
       storage: this.storage,
       platform: webPlatform,
       environment: options.environment,
@@ -211,13 +222,15 @@ export class MirrorClient {
   }
 
   /**
-   * GET /api/v1/series from the mirror: places over any period in one answer (CSV, JSON or an APSIM file), the very
-   * bytes the server answers; rejects with AnswerError on any status but 200 (a 413's plan is in its answer).
+   * GET /api/v1/series from the mirror: places or a box over any period in one answer (CSV, JSON, an APSIM file or a
+   * NetCDF file), the very bytes the server answers; rejects with AnswerError on any status but 200 (a 413's plan is in
+   * its answer, a 400 names what the call lacks).
    */
   async series(call: SeriesCall): Promise<MirrorAnswer> {
     const path = seriesPath({
-      lats: listOf(call.lat)!,
-      lons: listOf(call.lon)!,
+      bbox: call.bbox,
+      lats: listOf(call.lat),
+      lons: listOf(call.lon),
       start: call.start,
       end: call.end,
       variables: listOf(call.variables),

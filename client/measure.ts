@@ -4,7 +4,7 @@
 //
 //   node_modules/.bin/tsx client/measure.ts <mirror-url>      (a dist served by `make mirror`, or any static host)
 
-import { makeDataRequest } from "../api/query/request.js";
+import { makeDataRequest } from "../api/query/face.js";
 import { GRID, type Window, bboxToWindow, colToLon, rowToLat, tileId, windowToTiles } from "../format/grid.js";
 import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
 import type { Dataset } from "../format/records.js";

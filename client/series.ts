@@ -2,7 +2,7 @@
 // every one pinned to one version so a long series never mixes versions; the cell is the one the series route
 // answers for the same point (format/grid.ts lonLatToCell).
 
-import { makeDataRequest } from "../api/query/request.js";
+import { makeDataRequest } from "../api/query/face.js";
 import { LIMITS } from "../api/contract.js";
 import { dateToDayNumber, dayNumberToDate, isCalendarDate } from "../format/dates.js";
 import { lonLatToCell } from "../format/grid.js";

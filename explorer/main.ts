@@ -3,8 +3,8 @@
 // piece verified): the files are the series route's answers, computed here from the mirror's static files.
 
 import { AnswerError, type MirrorAnswer, createMirrorClient } from "../client/index.js";
-import { makeDataRequest } from "../api/query/request.js";
-import { seriesPath } from "../api/series/params.js";
+import { makeDataRequest } from "../api/query/face.js";
+import { seriesPath } from "../api/series/face.js";
 import { dateToDayNumber, dayNumberToDate } from "../format/dates.js";
 import { GRID, type Window, bboxToWindow, colToLon, rowToLat, tileId, windowToTiles } from "../format/grid.js";
 import type { Dataset } from "../format/records.js";

@@ -11,6 +11,7 @@ import type { ApiRequest } from "../api/context.js";
 import { INTERNAL_ERROR_BODY, statusOf } from "../api/errors.js";
 import { CORS_HEADERS } from "../api/cors.js";
 import { ROUTES } from "../api/interface.js";
+import type { RouteTable } from "../api/routes.js";
 import { Service } from "../api/service.js";
 import { HttpStorage } from "../format/http-storage.js";
 import { LocalStorage, nodePlatform } from "../format/local.js";
@@ -43,6 +44,8 @@ export interface AppOptions {
    * each route's own default; tests scale them down
    */
   bounds?: Record<string, number>;
+  /** the routes answered (default the interface's, api/interface.ts ROUTES; a test adds a series format of its own) */
+  routes?: RouteTable;
   /** load shedding, fairness and timeouts (default DEFAULT_LIMITS) */
   limits?: Partial<ServeLimits>;
 }
@@ -240,7 +243,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const remote = isDistUrl(options.dist);
   const storage: Storage = remote ? new HttpStorage(options.dist) : new LocalStorage(options.dist, { maxOpenFiles: openPieceFiles(), reads: options.reads ?? SERVE_DEFAULTS.reads });
   const service = new Service({
-    routes: ROUTES,
+    routes: options.routes ?? ROUTES,
     storage,
     platform: nodePlatform,
     environment: options.environment,

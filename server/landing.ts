@@ -1,7 +1,7 @@
 // The landing page at `/`: what the service is, what it publishes (and whether it is generated), where everything
 // is (the explorer, the API reference, the docs: links that answer), and an example query to edit and send, with a curl line that works as pasted (it names this server's address).
 
-import { makeDataRequest } from "../api/query/request.js";
+import { makeDataRequest } from "../api/query/face.js";
 import { type Candidate, candidatesOf } from "../format/catalog.js";
 import { type Window, colToLon, rowToLat } from "../format/grid.js";
 import { QUERY_VARIABLE } from "../format/records.js";

@@ -51,13 +51,16 @@ const PIPELINE_ENTRY = "pipeline/cli.ts";
 const API_ROOMS: Record<string, string[]> = {
   "api": [],
   "api/query": ["api"],
-  "api/series": ["api"],
+  "api/series": ["api", "api/series/formats"],
+  "api/series/formats": ["api", "api/series"],
   "api/zarr": ["api"],
   "api/listings": ["api"],
   "api/dap": ["api"],
 };
 /** The interface's route table: the one file of api/ that imports every room, and that no file of api/ imports. */
 const API_ENTRY = "api/interface.ts";
+/** Each family's face: the one module of a family that code outside api/ may import (api/<family>/face.ts). */
+const API_FACE = "face.ts";
 const MAX_FUNCTION_LINES = 60;
 /**
  * Identifiers retired when each word got one meaning (docs/glossary.md, issue 24), with the word that replaced
@@ -150,6 +153,21 @@ house("house - api/ families import the core, never each other; the core imports
     }
   }
   assert.equal(wrong, []);
+});
+
+house("house - outside api/, code reaches a family only through its face; inside api/, no file imports a face", () => {
+  const wrong: string[] = [];
+  for (const file of files) {
+    for (const target of importsOf(file).filter((t) => t.startsWith("api/"))) {
+      const family = dirname(target);
+      if (family === "api") continue; // the core and the route table
+      const inside = file.startsWith("api/");
+      if (inside === (basename(target) === API_FACE)) wrong.push(`${file} -> ${target}`);
+    }
+  }
+  assert.equal(wrong, []);
+  const faces = Object.keys(API_ROOMS).filter((room) => existsSync(join(ROOT, room, API_FACE)));
+  assert.equal(faces, ["api/query", "api/series"], "the families callers outside api/ use, each with its face");
 });
 
 house("house - no import circle", () => {

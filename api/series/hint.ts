@@ -7,7 +7,8 @@ import { isCalendarDate } from "../../format/dates.js";
 import { bboxToWindow, colToLon, rowToLat } from "../../format/grid.js";
 import { QUERY_VARIABLE } from "../../format/records.js";
 import { findVariable } from "../../format/variables.js";
-import { MAX_SERIES_PLACES, seriesPath } from "./params.js";
+import { seriesPath } from "./call.js";
+import { MAX_SERIES_PLACES } from "./params.js";
 
 const isNumber = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
 

@@ -7,7 +7,7 @@ import { objectPath } from "../../format/objects.js";
 import type { Dataset } from "../../format/records.js";
 import { indexRefOf } from "../../format/version-index.js";
 import { SPATIAL_SELECTION } from "../contract.js";
-import type { SeriesConfig } from "./params.js";
+import { type SeriesConfig, countPlaces } from "./call.js";
 import type { SeriesChoice, SeriesSelection } from "./select.js";
 
 export const SERIES_QUERY_VERSION = "silo-cell-series-v1";
@@ -70,9 +70,9 @@ export function buildSeriesManifest(config: SeriesConfig, selection: SeriesSelec
     end: selection.end,
     ...(selection.asked ? { asked: selection.asked } : {}),
     days: selection.days,
-    ...(config.box ? {} : { places: config.places.map((p) => ({ lat: p.lat, lon: p.lon, longitude: colToLon(p.col), latitude: rowToLat(p.row) })) }),
+    ...(config.places ? { places: config.places.map((p) => ({ lat: p.lat, lon: p.lon, longitude: colToLon(p.col), latitude: rowToLat(p.row) })) } : {}),
     variables: selection.choices.map((c) => describeVariable(c, selection)),
-    valueCount: config.places.length * selection.days * selection.choices.length,
+    valueCount: countPlaces(config) * selection.days * selection.choices.length,
     dataSha256,
   };
 }

@@ -9,8 +9,13 @@ import { STORE_SLACK, VALUE_TEXT_MAX, float32ToShortest, valueWords } from "../.
 import type { Variable } from "../../format/variables.js";
 import { HttpError } from "../errors.js";
 import { ByteSink } from "../bytes.js";
-import type { Place } from "./params.js";
+import type { Place } from "./call.js";
 import { type PeriodDates, periodDates } from "./period-dates.js";
+
+/** "a, b, c and d": names in a sentence. */
+export function joinNames(names: readonly string[]): string {
+  return names.length <= 1 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
+}
 
 /** One column of the file: a variable's values from `start`, and the version they come from. */
 export interface MetColumn {

@@ -6,7 +6,7 @@ import { dateToDayNumber } from "../../format/dates.js";
 import { type Window, colToLon, rowToLat } from "../../format/grid.js";
 import type { AnswerStream } from "../answer.js";
 import { type NetcdfDescription, type NetcdfVariable, daysPerSlab, layoutNetcdf, streamNetcdf } from "./netcdf.js";
-import { type SeriesConfig, canonicalSeriesText } from "./params.js";
+import type { SeriesConfig, SeriesRequest } from "./call.js";
 import type { SeriesChoice, SeriesSelection } from "./select.js";
 
 export const NETCDF_TYPE = "application/x-netcdf";
@@ -15,7 +15,8 @@ const SOURCE = "SILO gridded data (https://www.longpaddock.qld.gov.au/silo/)";
 
 /** The cells a NetCDF answer holds: its box's window, or its one place's cell. */
 export function netcdfWindow(config: SeriesConfig): Window {
-  return config.box ? config.box.window : [config.places[0].col, config.places[0].row, 1, 1];
+  const { box, places } = config;
+  return box ? box.window : [places[0].col, places[0].row, 1, 1];
 }
 
 /** A variable of the file, from the one table of variables (format/variables.ts). */
@@ -27,7 +28,7 @@ function describeVariable({ variable: v }: SeriesChoice): NetcdfVariable {
 const distinct = (texts: string[]) => [...new Set(texts)].join(" ");
 
 /** What the file holds: coordinates, variables, and global attributes carrying each version, its hash, license and attribution. */
-export function describeSeriesNetcdf(config: SeriesConfig, selection: SeriesSelection, requestSha256: string): NetcdfDescription {
+export function describeSeriesNetcdf(config: SeriesConfig, selection: SeriesSelection, request: SeriesRequest): NetcdfDescription {
   const [c0, r0, width, height] = netcdfWindow(config);
   const first = dateToDayNumber(selection.start);
   const records = selection.choices.map((c) => c.view.record);
@@ -36,7 +37,7 @@ export function describeSeriesNetcdf(config: SeriesConfig, selection: SeriesSele
     extra[`${variable.name}_dataset_version`] = view.record.id;
     extra[`${variable.name}_content_sha256`] = view.record.content_sha256;
   }
-  extra.request_sha256 = requestSha256;
+  extra.request_sha256 = request.sha256;
   if (selection.asked) extra.period_asked = `${selection.asked.start}/${selection.asked.end}`;
   return {
     days: Array.from({ length: selection.days }, (_, t) => first + t),
@@ -49,7 +50,7 @@ export function describeSeriesNetcdf(config: SeriesConfig, selection: SeriesSele
       source: SOURCE,
       license: distinct(records.map((r) => r.license)),
       // the request, not the clock: the same call over the same versions is the same bytes (its ETag and digest)
-      history: `GET /api/v1/series ${canonicalSeriesText(config)}`,
+      history: `GET /api/v1/series ${request.text}`,
       extra,
     },
   };
@@ -72,8 +73,8 @@ async function readDays(choice: SeriesChoice, window: Window, t0: number, t1: nu
 }
 
 /** The file as a streamed body: its layout (and so its length) now, its bytes each time it is opened. */
-export function streamSeriesNetcdf(config: SeriesConfig, selection: SeriesSelection, requestSha256: string): AnswerStream {
-  const layout = layoutNetcdf(describeSeriesNetcdf(config, selection, requestSha256));
+export function streamSeriesNetcdf(config: SeriesConfig, selection: SeriesSelection, request: SeriesRequest): AnswerStream {
+  const layout = layoutNetcdf(describeSeriesNetcdf(config, selection, request));
   const window = netcdfWindow(config);
   const byName = new Map(selection.choices.map((c) => [c.variable.name, c]));
   return {

@@ -1,10 +1,12 @@
 // The OpenAPI description of GET /api/v1/series beyond what its route entry says (its parameters come from their
-// schema, api/series/params.ts): the three forms of its 200 (JSON, CSV, an APSIM file) with their provenance
+// schema, api/series/params.ts): its 200 in each format of the table (api/series/formats/) with the provenance
 // headers, and its 413's plan items.
 
 import { APSIM_VARIABLES } from "../../format/variables.js";
 import { VERSION_ID_TEXT } from "../parameters.js";
-import { MAX_NETCDF_VALUES, MAX_SERIES_PLACES, MAX_SERIES_VALUES } from "./params.js";
+import { MAX_SERIES_VALUES, type SeriesFormatSpec } from "./formats/format.js";
+import { MAX_NETCDF_VALUES } from "./formats/netcdf.js";
+import { MAX_SERIES_PLACES } from "./params.js";
 
 type Json = Record<string, unknown>;
 
@@ -30,8 +32,8 @@ export const SERIES_PLAN_ITEM: Json = { type: "string", description: "A GET path
 
 const ref = (kind: "headers" | "schemas", name: string) => ({ $ref: `#/components/${kind}/${name}` });
 
-/** The 200 of the route. */
-export function describeSeriesOk(etag: boolean): Json {
+/** The 200 of the route: a content entry for each format's media type. */
+export function describeSeriesOk(formats: readonly SeriesFormatSpec[], etag: boolean): Json {
   const headers: Json = {
     "Content-Digest": ref("headers", "Content-Digest"),
     "Access-Control-Allow-Origin": ref("headers", "Access-Control-Allow-Origin"),
@@ -54,17 +56,6 @@ export function describeSeriesOk(etag: boolean): Json {
       schema: { type: "string", pattern: `^${DESCRIBED_BY}(, ${DESCRIBED_BY})*$` },
     },
   };
-  const content = {
-    "text/csv": { schema: { type: "string", description: "Tidy CSV: `longitude,latitude,date,<variable>...`, LF line ends, missing an empty field.", pattern: "^longitude,latitude,date(,[a-z_]+)+\\n" } },
-    "application/json": { schema: ref("schemas", "series-result") },
-    "text/plain": { schema: { type: "string", description: "An APSIM weather file (format=met).", pattern: "^\\[weather\\.met\\.weather\\]\\n" } },
-    "application/x-netcdf": {
-      schema: {
-        type: "string",
-        format: "binary",
-        description: "format=netcdf: one CF-1.8 NetCDF file (classic, or 64-bit offset over 2 GiB), streamed with its Content-Length: coordinates `time` (days since 1970-01-01), `lat` (north to south), `lon`, one float32 variable per asked variable (dims time, lat, lon; `_FillValue` NaN; units, standard names), global attributes naming each version, its content sha256, license and attribution (docs/netcdf.md).",
-      },
-    },
-  };
+  const content = Object.fromEntries(formats.map((f) => [f.type.split(";")[0], { schema: f.openapi }]));
   return { description: "The values asked for, in the format asked.", headers, content };
 }

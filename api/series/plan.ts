@@ -7,7 +7,8 @@
 
 import { dateToDayNumber, dayNumberToDate } from "../../format/dates.js";
 import { type Window, windowBbox } from "../../format/grid.js";
-import { MAX_SERIES_VALUES, type Place, type SeriesConfig, seriesPath } from "./params.js";
+import { type Place, type SeriesConfig, seriesPath } from "./call.js";
+import { MAX_SERIES_VALUES, type SeriesFormatSpec } from "./formats/format.js";
 import type { SeriesSelection } from "./select.js";
 
 export interface SeriesPlan {
@@ -19,13 +20,13 @@ export interface SeriesPlan {
 const addDays = (date: string, days: number) => dayNumberToDate(dateToDayNumber(date) + days);
 
 /** The calls that answer a selection too large for one, in order (every part pinned: one answer never mixes versions). */
-export function planSeriesCalls(config: SeriesConfig, selection: SeriesSelection, bound: number = MAX_SERIES_VALUES): SeriesPlan {
+export function planSeriesCalls(config: SeriesConfig, format: SeriesFormatSpec, selection: SeriesSelection, bound: number = MAX_SERIES_VALUES): SeriesPlan {
   const variables = selection.choices.map((c) => c.variable.name);
   const pins = selection.choices.map((c) => c.view.record.id);
   const perPlace = selection.days * variables.length;
   const call = (places: Place[], start: string, end: string) =>
-    seriesPath({ lats: places.map((p) => p.lat), lons: places.map((p) => p.lon), start, end, variables, format: config.format, pins });
-  if (config.box) return planBoxCalls(config, config.box.window, selection, bound, variables, pins);
+    seriesPath({ lats: places.map((p) => p.lat), lons: places.map((p) => p.lon), start, end, variables, format: format.name, pins });
+  if (config.box) return planBoxCalls(format, config.box.window, selection, bound, variables, pins);
   const plan: string[] = [];
   if (perPlace <= bound) {
     const group = Math.floor(bound / perPlace);
@@ -36,19 +37,23 @@ export function planSeriesCalls(config: SeriesConfig, selection: SeriesSelection
       for (let d = 0; d < selection.days; d += daysPerCall) plan.push(call([place], addDays(selection.start, d), addDays(selection.start, Math.min(selection.days, d + daysPerCall) - 1)));
     }
   }
-  const csv = config.format === "csv" ? " (CSV: keep the first header line only)" : "";
-  const met = config.format === "met" ? " Each part is its own APSIM file, its tav and amp over the whole calendar years it holds (else the place's record's); ask format=csv for one table." : "";
-  return { plan, summary: `The plan holds ${plan.length} calls, each within the bound, whose answers in order hold exactly these values${csv}.${met}` };
+  return { plan, summary: summarizePlan(format, plan) };
+}
+
+/** "The plan holds N calls, ...", with how the format's parts join. */
+function summarizePlan(format: SeriesFormatSpec, plan: string[]): string {
+  const { joined, eachPart } = format.plan;
+  return `The plan holds ${plan.length} calls, each within the bound, whose answers in order hold exactly these values${joined ? ` (${joined})` : ""}.${eachPart ?? ""}`;
 }
 
 /** The parts of a box's call: boxes of whole rows, runs of a row, or a cell's ranges of dates; in the answer's order. */
-function planBoxCalls(config: SeriesConfig, window: Window, selection: SeriesSelection, bound: number, variables: string[], pins: string[]): SeriesPlan {
+function planBoxCalls(format: SeriesFormatSpec, window: Window, selection: SeriesSelection, bound: number, variables: string[], pins: string[]): SeriesPlan {
   const [c0, r0, width, height] = window;
-  const call = (part: Window, start: string, end: string) => seriesPath({ bbox: windowBbox(part), start, end, variables, format: config.format, pins });
+  const call = (part: Window, start: string, end: string) => seriesPath({ bbox: windowBbox(part), start, end, variables, format: format.name, pins });
   const plan: string[] = [];
   const perCell = selection.days * variables.length;
   const perDay = width * height * variables.length;
-  if (config.format === "netcdf" && perDay <= bound) {
+  if (format.plan.splitsBoxByDates && perDay <= bound) {
     // whole boxes over ranges of dates: one file a range, joined by time (cdo mergetime, xarray.open_mfdataset)
     const daysPerCall = Math.floor(bound / perDay);
     for (let d = 0; d < selection.days; d += daysPerCall) plan.push(call(window, addDays(selection.start, d), addDays(selection.start, Math.min(selection.days, d + daysPerCall) - 1)));
@@ -66,11 +71,5 @@ function planBoxCalls(config: SeriesConfig, window: Window, selection: SeriesSel
       }
     }
   }
-  const joined =
-    config.format === "netcdf"
-      ? " (NetCDF: each part is a file; join them with cdo mergetime, or xarray.open_mfdataset)"
-      : config.format === "csv"
-        ? " (CSV: keep the first header line only)"
-        : "";
-  return { plan, summary: `The plan holds ${plan.length} calls, each within the bound, whose answers in order hold exactly these values${joined}.` };
+  return { plan, summary: summarizePlan(format, plan) };
 }

@@ -2,7 +2,7 @@
 // at a place); every byte verified as it is read.
 
 import type { Window } from "../../format/grid.js";
-import type { Place } from "./params.js";
+import type { Place, SeriesConfig } from "./call.js";
 import type { SeriesChoice, SeriesSelection } from "./select.js";
 
 /** One variable at one place over start..end from its version's series spans: NaN for missing. */
@@ -41,11 +41,8 @@ async function readBox(choice: SeriesChoice, window: Window, days: number): Prom
 }
 
 /** values[v][p]: variable v (in the order asked) at place p (in the order asked, a box's cells row-major), one value a day from start. */
-export function readSeriesValues(selection: SeriesSelection, places: Place[], window?: Window): Promise<Float32Array[][]> {
-  if (window) return Promise.all(selection.choices.map((choice) => readBox(choice, window, selection.days)));
-  return Promise.all(
-    selection.choices.map((choice) =>
-      Promise.all(places.map((place) => readFromSpans(choice, place, selection.days))),
-    ),
-  );
+export function readSeriesValues(selection: SeriesSelection, config: SeriesConfig): Promise<Float32Array[][]> {
+  const { box, places } = config;
+  if (box) return Promise.all(selection.choices.map((choice) => readBox(choice, box.window, selection.days)));
+  return Promise.all(selection.choices.map((choice) => Promise.all(places.map((place) => readFromSpans(choice, place, selection.days)))));
 }

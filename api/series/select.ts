@@ -14,7 +14,7 @@ import type { Context } from "../context.js";
 import { HttpError } from "../errors.js";
 import { isSupportedGrid, isVisible } from "../records.js";
 import { type SpanSlice, findHoldingSlices } from "../tiers.js";
-import type { Place, SeriesConfig } from "./params.js";
+import { type Place, type SeriesConfig, countPlaces } from "./call.js";
 
 /** The version that answers one variable, and where its values lie. */
 export interface SeriesChoice {
@@ -43,7 +43,7 @@ interface Option {
 
 const cellOf = (p: Place): Window => [p.col, p.row, 1, 1];
 /** The windows a call reads: its box, or each place's cell. */
-const windowsOf = (config: SeriesConfig): Window[] => (config.box ? [config.box.window] : config.places.map(cellOf));
+const windowsOf = ({ box, places }: SeriesConfig): Window[] => (box ? [box.window] : places.map(cellOf));
 
 function unavailable(message: string): HttpError {
   return new HttpError({ kind: "coverage_unavailable", message });
@@ -120,8 +120,11 @@ async function tryOption(ctx: Context, variable: Variable, option: Option, start
 
 /** "the place at latitude -21, longitude 140", "all 3 places" or "the box's 16 cells", for messages. */
 function describePlaces(config: SeriesConfig): string {
-  const places = config.places;
-  if (config.box) return `every cell of the box ${config.box.bbox.join(",")} (${places.length} cell${places.length === 1 ? "" : "s"})`;
+  const { box, places } = config;
+  if (box) {
+    const cells = countPlaces(config);
+    return `every cell of the box ${box.bbox.join(",")} (${cells} cell${cells === 1 ? "" : "s"})`;
+  }
   return places.length === 1 ? `the place at latitude ${places[0].lat}, longitude ${places[0].lon}` : `all ${places.length} places`;
 }
 

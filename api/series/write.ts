@@ -7,7 +7,7 @@ import { colToLon, rowToLat } from "../../format/grid.js";
 import { STORE_SLACK, VALUE_TEXT_MAX, putBytes, valueWords } from "../../format/number-text.js";
 import { ByteSink, PENDING_SHA256, asciiBytes, writeHashedData } from "../bytes.js";
 import { buildSeriesManifest } from "./manifest.js";
-import type { SeriesConfig } from "./params.js";
+import { type SeriesConfig, listPlaces } from "./call.js";
 import { type PeriodDates, periodDates } from "./period-dates.js";
 import type { SeriesSelection } from "./select.js";
 
@@ -44,7 +44,7 @@ export function writeSeriesCsv(config: SeriesConfig, selection: SeriesSelection,
   const out = new ByteSink();
   out.text(seriesCsvHeader(selection));
   const dates = periodDates(selection.start, selection.days);
-  config.places.forEach((place, p) => {
+  listPlaces(config).forEach((place, p) => {
     const prefix = asciiBytes(`${colToLon(place.col)},${rowToLat(place.row)},`);
     const columns = values.map((v) => v[p]);
     const rowMost = prefix.length + 4 + 10 + columns.length * (1 + VALUE_TEXT_MAX) + 1;
@@ -83,7 +83,7 @@ function writeSeriesData(out: ByteSink, config: SeriesConfig, selection: SeriesS
     return at;
   });
   out.text(',"places":[');
-  config.places.forEach((place, p) => {
+  listPlaces(config).forEach((place, p) => {
     out.text(`${p > 0 ? "," : ""}{"longitude":${colToLon(place.col)},"latitude":${rowToLat(place.row)},"values":{`);
     selection.choices.forEach((choice, v) => {
       out.text(`${v > 0 ? "," : ""}${JSON.stringify(choice.variable.name)}:`);

@@ -10,6 +10,7 @@ import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { ROUTES } from "../../api/interface.js";
 import { buildOpenApi } from "../../api/openapi.js";
+import type { RouteTable } from "../../api/routes.js";
 
 type Json = Record<string, any>;
 
@@ -28,11 +29,13 @@ export interface OpenApiValidator {
   check(exchange: Exchange): string[];
 }
 
-let building: Promise<OpenApiValidator> | null = null;
+const building = new WeakMap<RouteTable, Promise<OpenApiValidator>>();
 
-/** The validator of this process, built once from the document GET /api/v1/openapi.json serves. */
-export function openApiValidator(): Promise<OpenApiValidator> {
-  return (building ??= buildValidator());
+/** The validator of a route table (default the interface's), built once from the document GET /api/v1/openapi.json serves. */
+export function openApiValidator(routes: RouteTable = ROUTES): Promise<OpenApiValidator> {
+  let validator = building.get(routes);
+  if (!validator) building.set(routes, (validator = buildValidator(routes)));
+  return validator;
 }
 
 const essence = (type: string | undefined) => (type ?? "").split(";")[0].trim().toLowerCase();
@@ -44,9 +47,9 @@ function decode(bytes: Buffer, coding: string | undefined): Buffer {
   return bytes;
 }
 
-async function buildValidator(): Promise<OpenApiValidator> {
+async function buildValidator(routes: RouteTable): Promise<OpenApiValidator> {
   // swagger-parser dereferences in place: give it a copy
-  const document = (await SwaggerParser.dereference(structuredClone(buildOpenApi(ROUTES)) as any)) as Json;
+  const document = (await SwaggerParser.dereference(structuredClone(buildOpenApi(routes)) as any)) as Json;
   const ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true });
   addFormats.default(ajv);
   const compiled = new Map<object, ValidateFunction>();
