@@ -56,10 +56,11 @@ export interface App {
   /** computed answers at work and waiting, 503s so far, and requests begun and not yet answered */
   stats(): AdmissionStats & { inFlight: number };
   /**
-   * The graceful stop: no new connections, every begun request answered (at most `timeoutMs`, default the
-   * drain setting), idle keep-alive connections closed; then what is left is cut off and counted.
+   * The graceful stop (server/connections.ts drain): the drain window's answers with `Connection: close`, then no new
+   * connections, every begun request answered, idle keep-alive connections closed, within the drain timeout; then what
+   * is left is cut off and counted.
    */
-  drain(timeoutMs?: number): Promise<DrainResult>;
+  drain(): Promise<DrainResult>;
   /** closes the listening socket and open connections at once, and stops watching the catalog */
   close(): Promise<void>;
 }
@@ -280,8 +281,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     server,
     service,
     stats: () => ({ ...admission.stats(), inFlight: connections.inFlight }),
-    async drain(timeoutMs = limits.drainMs) {
-      const result = await connections.drain(timeoutMs);
+    async drain() {
+      const result = await connections.drain(limits.drainWindowMs, limits.drainMs);
       release();
       return result;
     },

@@ -3,7 +3,7 @@
 import { resolve } from "node:path";
 import { createApp, type App } from "./app.js";
 import { CatalogError } from "../format/archive.js";
-import { type ServeConfig, isDistUrl, readServeConfig } from "./settings.js";
+import { type ServeConfig, type ServeLimits, isDistUrl, readServeConfig } from "./settings.js";
 import { exampleQuery } from "./landing.js";
 import { loadPrecompiledValidators } from "./precompiled.js";
 
@@ -64,14 +64,15 @@ async function main(): Promise<void> {
     if (example) console.log(`Try:\n  ${example}`);
     else console.log(`Try:\n  curl -sS ${baseUrl}/api/v1/datasets`);
   });
-  stopOnSignals(app, config.limits.drainMs);
+  stopOnSignals(app, config.limits);
 }
 
 /**
- * SIGTERM or SIGINT: the graceful stop (no new connections, begun requests finished within the drain timeout),
- * then exit 0, or 1 when the timeout cut requests off. A second signal exits at once.
+ * SIGTERM or SIGINT: the graceful stop (the drain window's answers with `Connection: close`, then no new connections,
+ * begun requests finished within the drain timeout), then exit 0, or 1 when the timeout cut requests off. A second
+ * signal exits at once.
  */
-function stopOnSignals(app: App, drainMs: number): void {
+function stopOnSignals(app: App, { drainWindowMs, drainMs }: ServeLimits): void {
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) {
@@ -79,8 +80,9 @@ function stopOnSignals(app: App, drainMs: number): void {
       process.exit(1);
     }
     stopping = true;
-    console.error(`${signal}: stopping; no new connections, ${app.stats().inFlight} begun requests finishing (at most ${drainMs} ms)`);
-    void app.drain(drainMs).then(({ ms, cut }) => {
+    const window = Math.min(drainWindowMs, drainMs);
+    console.error(`${signal}: stopping; answering ${window} ms more with Connection: close, then no new connections; ${app.stats().inFlight} begun requests finishing (at most ${drainMs} ms in all)`);
+    void app.drain().then(({ ms, cut }) => {
       if (cut > 0) console.error(`stopped after ${Math.round(ms)} ms: the drain timeout cut off ${cut} begun requests`);
       else console.error(`stopped: every begun request answered, in ${Math.round(ms)} ms`);
       process.exit(cut > 0 ? 1 : 0);

@@ -39,8 +39,13 @@ export interface ServeLimits {
   shedPauseMs: number;
   /** request header naming the client (behind a trusted proxy: X-Forwarded-For); null: the peer's address */
   clientHeader: string | null;
-  /** SIGTERM/SIGINT: the longest wait for begun requests */
+  /** SIGTERM/SIGINT: the longest the stop takes, its drain window included */
   drainMs: number;
+  /**
+   * SIGTERM/SIGINT: how long the server goes on accepting and answering (every answer with `Connection: close`) before
+   * it closes its listener, so that clients and load balancers move on and no connection the kernel accepted is reset
+   */
+  drainWindowMs: number;
   /** a request's line and headers must arrive within this */
   headersMs: number;
   /** a body must arrive within this, once its headers have */
@@ -77,6 +82,9 @@ export const DEFAULT_LIMITS: ServeLimits = {
   shedPauseMs: 500,
   clientHeader: null,
   drainMs: 10_000,
+  // long enough for keep-alive clients to learn Connection: close and for connections queued in a busy turn to be
+  // taken; short, because a restart waits for it (a load balancer's deregistration delay wants it longer)
+  drainWindowMs: 1000,
   headersMs: 10_000,
   bodyMs: 10_000,
   idleMs: 5_000,
@@ -113,6 +121,7 @@ export function readLimits(env: NodeJS.ProcessEnv): ServeLimits {
     shedPauseMs: readInt(env, "SHED_PAUSE_MS", d.shedPauseMs, 0, 60_000),
     clientHeader: readClientHeader(env.CLIENT_HEADER),
     drainMs: readInt(env, "DRAIN_TIMEOUT_MS", d.drainMs, 0, 3_600_000),
+    drainWindowMs: readInt(env, "DRAIN_WINDOW_MS", d.drainWindowMs, 0, 3_600_000),
     headersMs: readInt(env, "HEADERS_TIMEOUT_MS", d.headersMs, 100, 3_600_000),
     bodyMs: readInt(env, "BODY_TIMEOUT_MS", d.bodyMs, 100, 3_600_000),
     idleMs: readInt(env, "IDLE_TIMEOUT_MS", d.idleMs, 100, 3_600_000),

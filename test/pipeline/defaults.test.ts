@@ -33,6 +33,7 @@ const CODE: Record<string, string[]> = {
   RETRY_AFTER_S: [String(DEFAULT_LIMITS.retryAfterS)],
   SHED_PAUSE_MS: [String(DEFAULT_LIMITS.shedPauseMs)],
   DRAIN_TIMEOUT_MS: [String(DEFAULT_LIMITS.drainMs)],
+  DRAIN_WINDOW_MS: [String(DEFAULT_LIMITS.drainWindowMs)],
   HEADERS_TIMEOUT_MS: [String(DEFAULT_LIMITS.headersMs)],
   BODY_TIMEOUT_MS: [String(DEFAULT_LIMITS.bodyMs)],
   IDLE_TIMEOUT_MS: [String(DEFAULT_LIMITS.idleMs)],

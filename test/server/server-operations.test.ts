@@ -13,6 +13,7 @@ import { LocalStorage, nodePlatform } from "../../format/local.js";
 import { objectPath } from "../../format/objects.js";
 import { openVersion } from "../../format/versions.js";
 import { Admission, LOOP_TURN_MS } from "../../server/admission.js";
+import { DEFAULT_LIMITS } from "../../server/settings.js";
 import { DATES_A, type Fixture, type Served, assertError, buildFixture, copyDist, post, request, requestFor, withServer } from "../support/server-fixture.js";
 
 let fixture: Fixture;
@@ -87,8 +88,8 @@ async function startProcess(dist: string, env: Record<string, string> = {}): Pro
 const stop = suite("graceful stop");
 stop.before(useFixture);
 
-stop("stop - SIGTERM: a begun request is answered 200, idle keep-alive connections close, new ones are refused, exit 0", async () => {
-  const server = await startProcess(fixture.dist);
+stop("stop - SIGTERM: through the drain window new connections are answered with Connection: close; then idle keep-alive connections close, the begun request is answered, new connections are refused, exit 0", async () => {
+  const server = await startProcess(fixture.dist, { DRAIN_WINDOW_MS: "400" });
   try {
     const idle = await connect(server.port);
     idle.socket.write("GET /api/health HTTP/1.1\r\nHost: test\r\n\r\n");
@@ -99,22 +100,36 @@ stop("stop - SIGTERM: a begun request is answered 200, idle keep-alive connectio
     await sleep(300);
     const signalled = Date.now();
     server.child.kill("SIGTERM");
-    assert.ok((await idle.closed) >= 0, "the idle keep-alive connection is closed");
-    await sleep(100);
-    const refused = await connect(server.port).then(
-      (raw) => (raw.socket.destroy(), false),
-      (err) => (err as NodeJS.ErrnoException).code === "ECONNREFUSED",
-    );
-    assert.ok(refused, "no new connection is accepted");
+    await until("the stop logged", () => /SIGTERM: stopping/.test(server.stderr()));
+    const early = await connect(server.port);
+    early.socket.write("GET /api/health HTTP/1.1\r\nHost: test\r\n\r\n");
+    await early.closed;
+    assert.match(early.text(), /^HTTP\/1\.1 200 OK\r\n/, "a connection made in the window is answered");
+    assert.match(early.text(), /\r\nConnection: close\r\n/i);
+    await idle.closed;
+    assert.ok(Date.now() - signalled >= 400, `the idle keep-alive connection closed ${Date.now() - signalled} ms after the signal, at the window's end`);
     begun.socket.write(QUERY_BODY.slice(40));
     await begun.closed;
     assert.match(begun.text(), /^HTTP\/1\.1 200 OK\r\n/);
     assert.match(begun.text(), /\r\nConnection: close\r\n/i);
     assert.ok(begun.text().includes('"rowCount":9'), begun.text().slice(0, 400));
+    // the listener closes once quiet: a connection made before then waits, and is answered
+    for (;;) {
+      const late = await connect(server.port).catch((err: NodeJS.ErrnoException) => err);
+      if (late instanceof Error) {
+        assert.is(late.code, "ECONNREFUSED");
+        break;
+      }
+      late.socket.write("GET /api/health HTTP/1.1\r\nHost: test\r\n\r\n");
+      await late.closed;
+      assert.match(late.text(), /^HTTP\/1\.1 200 OK\r\n/, "a connection made before the listener closed is answered");
+      assert.match(late.text(), /\r\nConnection: close\r\n/i);
+      await sleep(100);
+    }
     const { code, atMs } = await server.exit;
     assert.is(code, 0, server.stderr());
     assert.ok(atMs - signalled < 5000, `${atMs - signalled} ms`);
-    assert.match(server.stderr(), /SIGTERM: stopping; no new connections, 1 begun requests finishing/);
+    assert.match(server.stderr(), /SIGTERM: stopping; answering 400 ms more with Connection: close, then no new connections; 1 begun requests finishing/);
     assert.match(server.stderr(), /stopped: every begun request answered/);
   } finally {
     server.child.kill("SIGKILL");
@@ -154,6 +169,105 @@ stop("stop - a second signal exits at once", async () => {
     assert.is(code, 1);
     assert.ok(atMs - second < 1000, `${atMs - second} ms after the second signal`);
     assert.match(server.stderr(), /SIGTERM again: exiting now, 1 begun requests cut off/);
+  } finally {
+    server.child.kill("SIGKILL");
+  }
+});
+
+/** What became of one fresh connection of a client loop. */
+interface Attempt {
+  /** when the client began connecting (Date.now()) */
+  openedAt: number;
+  /** a whole answer; the kernel refused the connection; reset or closed before a whole answer */
+  outcome: "answered" | "refused" | "reset" | "cut";
+  status?: number;
+  /** the answer said `Connection: close` and the server closed the connection after it */
+  closes?: boolean;
+  detail: string;
+}
+
+/**
+ * One request on a fresh connection, read to the end of its answer (Content-Length), then to the server's close
+ * when the answer says `Connection: close`; a keep-alive answer's connection is closed by the client.
+ */
+function attempt(port: number, payload: string): Promise<Attempt> {
+  return new Promise((resolve) => {
+    const openedAt = Date.now();
+    const socket = net.connect(port, "127.0.0.1");
+    let received = Buffer.alloc(0);
+    let connected = false;
+    let whole: { status: number; closes: boolean } | null = null;
+    let settled = false;
+    const settle = (a: Omit<Attempt, "openedAt">) => {
+      if (settled) return;
+      settled = true;
+      socket.destroy();
+      resolve({ openedAt, ...a });
+    };
+    socket.once("connect", () => {
+      connected = true;
+      socket.write(payload);
+    });
+    socket.on("data", (chunk) => {
+      received = Buffer.concat([received, chunk]);
+      const end = received.indexOf("\r\n\r\n");
+      if (end < 0 || whole) return;
+      const head = received.subarray(0, end).toString("latin1");
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? NaN);
+      if (received.length - end - 4 < length) return;
+      whole = { status: Number(head.slice(9, 12)), closes: /\r\nconnection: *close/i.test(head) };
+      if (!whole.closes) settle({ outcome: "answered", ...whole, detail: head.split("\r\n")[0] });
+    });
+    socket.on("error", (err: NodeJS.ErrnoException) => {
+      if (!connected && err.code === "ECONNREFUSED") settle({ outcome: "refused", detail: err.code });
+      else if (!whole) settle({ outcome: "reset", detail: `${err.code}: ${received.length} bytes came` });
+    });
+    // the server's close: after a whole answer that said so, the clean end; before one, an answer lost
+    socket.on("close", () => settle(whole ? { outcome: "answered", ...whole, detail: "closed by the server" } : { outcome: "cut", detail: `closed after ${received.length} bytes` }));
+  });
+}
+
+stop("stop - clients connecting in a loop through SIGTERM: each connection gets a whole answer (Connection: close once stopping) or, after the drain window, is refused; none is reset", async () => {
+  const windowMs = DEFAULT_LIMITS.drainWindowMs;
+  const server = await startProcess(fixture.dist);
+  const attempts: Attempt[] = [];
+  let exited = false;
+  const exit = server.exit.then((e) => ((exited = true), e));
+  // fresh connections: four loops ask for health, two for computed answers (reads and work on the event loop, each new)
+  const health = "GET /api/health HTTP/1.1\r\nHost: test\r\n\r\n";
+  let n = 0;
+  const query = () => {
+    const i = n++;
+    const body = JSON.stringify(requestFor({ col: 200 + (i % 40), row: 200 + (i % 37), width: 20, height: 20 }, DATES_A[i % 30], DATES_A[(i % 30) + 3]));
+    return postHead(Buffer.byteLength(body)) + body;
+  };
+  const loop = async (computed: boolean) => {
+    while (!exited) attempts.push(await attempt(server.port, computed ? query() : health));
+  };
+  try {
+    const loops = [false, true, false, false, true, false].map(loop);
+    await until("answers before the stop", () => attempts.filter((a) => a.outcome === "answered").length >= 12, 30_000);
+    const signalled = Date.now();
+    server.child.kill("SIGTERM");
+    await until("the stop logged", () => /SIGTERM: stopping/.test(server.stderr()));
+    // the server writes that line before it answers anything else: every connection opened from now on is one of the stop's
+    const logged = Date.now();
+    const { code } = await exit;
+    await Promise.all(loops);
+    const count = (outcome: Attempt["outcome"]) => attempts.filter((a) => a.outcome === outcome).length;
+    const summary = `${attempts.length} connections: ${count("answered")} answered, ${count("refused")} refused, ${count("reset")} reset, ${count("cut")} cut`;
+    const lost = attempts.filter((a) => a.outcome === "reset" || a.outcome === "cut");
+    assert.equal(lost.map((a) => `${a.outcome}, opened ${a.openedAt - signalled} ms after the signal: ${a.detail}`), [], summary);
+    const answered = attempts.filter((a) => a.outcome === "answered");
+    assert.equal(answered.filter((a) => a.status !== 200 && !(a.status === 503 && a.closes)).map((a) => a.detail), [], "every answer 200, or 503 with Connection: close");
+    const stopping = answered.filter((a) => a.openedAt >= logged);
+    assert.ok(stopping.length >= 3, `connections opened in the drain window are answered: ${summary}, ${stopping.length} of them after the stop`);
+    assert.ok(stopping.every((a) => a.closes), "every answer once stopping says Connection: close, and the server closes the connection");
+    const refused = attempts.filter((a) => a.outcome === "refused");
+    assert.ok(refused.length > 0, `the listener closed: ${summary}`);
+    assert.ok(refused[0].openedAt - signalled >= windowMs - 5, `the first refusal ${refused[0].openedAt - signalled} ms after the signal, inside the ${windowMs} ms window`);
+    assert.is(code, 0, server.stderr());
+    assert.match(server.stderr(), /stopped: every begun request answered/);
   } finally {
     server.child.kill("SIGKILL");
   }
