@@ -20,7 +20,7 @@ import { MAX_TEMP, type Variable, findVariable } from "../format/variables.js";
 import { type RasterView, openVersion } from "../format/versions.js";
 import { readSiloTiff, writeSiloTiff } from "../pipeline/ingest/geotiff.js";
 import { prune } from "../pipeline/commands/prune.js";
-import { readPublished } from "../pipeline/dist/catalog.js";
+import { readPublished } from "../pipeline/store/catalog.js";
 import { formatBytes } from "../pipeline/progress.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { type Nginx, startNginx } from "../test/support/nginx.js";

@@ -6,7 +6,7 @@ import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Dataset } from "../format/records.js";
 import { type Variable, variableOfRecord } from "../format/variables.js";
-import { readPublished } from "../pipeline/dist/catalog.js";
+import { readPublished } from "../pipeline/store/catalog.js";
 import { reachFrom } from "../pipeline/commands/prune.js";
 import { sizeOfTree } from "./tools.js";
 

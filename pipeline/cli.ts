@@ -9,7 +9,7 @@ import { PublishError } from "./errors.js";
 import { fetchSilo, parseVariables } from "./ingest/fetch.js";
 import { describeUpdate, update } from "./commands/update.js";
 import { createProgress, formatBytes, formatSeconds } from "./progress.js";
-import type { LockOptions } from "./dist/lock.js";
+import type { LockOptions } from "./files/lock-file.js";
 import { DEFAULTS, MAKE_DEFAULTS } from "./defaults.js";
 import { prune } from "./commands/prune.js";
 import { publishNextDemoDay } from "./commands/demo-day.js";

@@ -5,7 +5,7 @@
 
 import { execFileSync } from "node:child_process";
 import { readFileSync, readdirSync, existsSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import ts from "typescript";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -26,19 +26,28 @@ const MAY_IMPORT: Record<string, string[]> = {
 };
 /**
  * The rooms of pipeline/ and which rooms each may import: its own files at the top (the entry, errors, progress,
- * the worker pool, the downloader) serve every room; dist/ is the floor every writer of a dist stands on (the object
- * store and files, the journal, the lock, the pending list, the catalog's last steps); ingest/ reads source formats
- * (discover, GeoTIFF, NetCDF, SILO values, demo, fetch); publish/ turns what ingest reads into a version on the
- * floor; commands/ are the maintainer's commands beyond the publish (verify, prune, sync, update, upgrade, demo-day),
- * over publish, ingest and the floor. No room imports commands/: the entry alone does.
+ * the worker pool, the downloader) serve every room; files/ is the floor of every folder the pipeline writes (a file
+ * written whole, a folder's lock); store/ stands on it and is every writer of a dist's (the object store, the
+ * journal, the dist lock, the pending list, the catalog's last steps); ingest/ reads source formats and fetches them
+ * into a sources folder (discover, GeoTIFF, NetCDF, SILO values, demo, fetch) on files/ alone; publish/ turns what
+ * ingest reads into a version in the store; commands/ are the maintainer's commands beyond the publish (verify, prune,
+ * sync, update, upgrade, demo-day), over publish, ingest and both floors. No room imports commands/: the entry alone does.
  */
 const PIPELINE_ROOMS: Record<string, string[]> = {
   "pipeline": [],
-  "pipeline/dist": ["pipeline"],
-  "pipeline/ingest": ["pipeline", "pipeline/dist"],
-  "pipeline/publish": ["pipeline", "pipeline/dist", "pipeline/ingest"],
-  "pipeline/commands": ["pipeline", "pipeline/dist", "pipeline/ingest", "pipeline/publish"],
+  "pipeline/files": ["pipeline"],
+  "pipeline/store": ["pipeline", "pipeline/files"],
+  "pipeline/ingest": ["pipeline", "pipeline/files"],
+  "pipeline/publish": ["pipeline", "pipeline/files", "pipeline/store", "pipeline/ingest"],
+  "pipeline/commands": ["pipeline", "pipeline/files", "pipeline/store", "pipeline/ingest", "pipeline/publish"],
 };
+/** pipeline/'s floors, each named for its job: tools skip a folder called dist, and "dist" is what a publish writes. */
+const PIPELINE_FLOORS = ["pipeline/files", "pipeline/store"];
+/**
+ * The one folder of the code still called dist: the dist format's JSON Schemas (schemas/dist/, kept in git since
+ * ce86a2d anchored .gitignore's /dist/). Any other is refused.
+ */
+const DIST_FOLDERS_KEPT = ["schemas/dist"];
 /** The pipeline's entry: the one file of the top that may import every room. */
 const PIPELINE_ENTRY = "pipeline/cli.ts";
 /**
@@ -140,6 +149,18 @@ house("house - pipeline/ rooms import only the rooms below them; the entry alone
     }
   }
   assert.equal(wrong, []);
+});
+
+/** Every folder below `folder`, itself included. */
+function listFolders(folder: string): string[] {
+  const inner = readdirSync(join(ROOT, folder), { withFileTypes: true }).filter((e) => e.isDirectory());
+  return [folder, ...inner.flatMap((e) => listFolders(join(folder, e.name)))];
+}
+
+house("house - no folder of the code, its tests or benchmarks is called dist; pipeline/'s floors are files/ and store/", () => {
+  const named = [...FOLDERS, "test", "bench"].flatMap(listFolders).filter((f) => basename(f) === "dist" && !DIST_FOLDERS_KEPT.includes(f));
+  assert.equal(named, []);
+  assert.equal(PIPELINE_FLOORS.filter((f) => !existsSync(join(ROOT, f)) || !(f in PIPELINE_ROOMS)), [], "pipeline/'s floors");
 });
 
 house("house - api/ families import the core, never each other; the core imports no family; only the route table imports every room", () => {

@@ -4,8 +4,8 @@
 import { dateToDayNumber, dayNumberToDate } from "../../format/dates.js";
 import { writeDemo } from "../ingest/demo.js";
 import { PublishError } from "../errors.js";
-import { readPublished } from "../dist/catalog.js";
-import type { LockOptions } from "../dist/lock.js";
+import { readPublished } from "../store/catalog.js";
+import type { LockOptions } from "../files/lock-file.js";
 import type { Progress } from "../progress.js";
 import { type PublishSummary, publish } from "../publish/publish.js";
 

@@ -19,11 +19,13 @@ import type { Dataset } from "../../format/records.js";
 import type { Snapshot } from "../../format/snapshot.js";
 import type { MonthPage, YearPage } from "../../format/version-index.js";
 import { openVersion } from "../../format/versions.js";
-import { addToCatalog, readPublished, updateCandidates, writeCatalog } from "../dist/catalog.js";
+import { addToCatalog, readPublished, updateCandidates, writeCatalog } from "../store/catalog.js";
 import { PublishError } from "../errors.js";
-import { ObjectStore, hashFile } from "../dist/files.js";
-import { type Pending, readPending, writePending } from "../dist/pending.js";
-import { type LockOptions, lockDist } from "../dist/lock.js";
+import { ObjectStore } from "../store/objects.js";
+import { hashFile } from "../files/write.js";
+import { type Pending, readPending, writePending } from "../store/pending.js";
+import type { LockOptions } from "../files/lock-file.js";
+import { lockDist } from "../store/lock.js";
 import { DEFAULTS } from "../defaults.js";
 
 const HOUR_MS = 3_600_000;

@@ -14,13 +14,14 @@ import { nodePlatform } from "../../format/local.js";
 import { CATALOG_FILE, type FileEntry, type Ref, objectPath, parseObjectPath } from "../../format/objects.js";
 import { IntegrityError, StorageError } from "../../format/storage.js";
 import { toIssues, validatorFor } from "../../schemas/validate.js";
-import { readPublished } from "../dist/catalog.js";
+import { readPublished } from "../store/catalog.js";
 import { type DownloadConfig, DownloadError, download, runConcurrently } from "../download.js";
 import { PublishError, describeError } from "../errors.js";
-import { writeFileAtomic } from "../dist/files.js";
-import { type LockOptions, lockDist } from "../dist/lock.js";
+import { writeFileAtomic } from "../files/write.js";
+import type { LockOptions } from "../files/lock-file.js";
+import { lockDist } from "../store/lock.js";
 import { type Progress, formatBytes, formatTransfer } from "../progress.js";
-import { PENDING_FILE } from "../dist/pending.js";
+import { PENDING_FILE } from "../store/pending.js";
 import { type PruneReport, pruneLocked } from "./prune.js";
 import { DEFAULTS } from "../defaults.js";
 

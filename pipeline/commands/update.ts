@@ -15,7 +15,7 @@ import {
 } from "../ingest/fetch.js";
 import { LOCK_FILE, readLock } from "../ingest/silo-lock.js";
 import { type Commit, commitStaged, discardStaged, finishStaged, removeStaging, stagedPath } from "../ingest/staging.js";
-import type { LockOptions } from "../dist/lock.js";
+import type { LockOptions } from "../files/lock-file.js";
 import { createProgress, formatBytes, formatSeconds, type Progress } from "../progress.js";
 import { publish, type PublishOptions, type PublishSummary } from "../publish/publish.js";
 

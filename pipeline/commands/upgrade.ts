@@ -28,10 +28,12 @@ import type { DayEntry, IndexNode, MonthPage, ObservationIndex, RasterIndex, Yea
 import { RasterView } from "../../format/versions.js";
 import { assertValid } from "../../schemas/validate.js";
 import { PublishError } from "../errors.js";
-import { addToCatalog, updateCandidates, writeCatalog } from "../dist/catalog.js";
-import { ObjectStore, hashFile } from "../dist/files.js";
-import { PublishJournal } from "../dist/journal.js";
-import { type LockOptions, lockDist } from "../dist/lock.js";
+import { addToCatalog, updateCandidates, writeCatalog } from "../store/catalog.js";
+import { ObjectStore } from "../store/objects.js";
+import { hashFile } from "../files/write.js";
+import { PublishJournal } from "../store/journal.js";
+import type { LockOptions } from "../files/lock-file.js";
+import { lockDist } from "../store/lock.js";
 import { type PruneReport, pruneLocked, reachFrom } from "./prune.js";
 import type { Progress } from "../progress.js";
 import { storeExplorer } from "../publish/explorer.js";

@@ -15,9 +15,9 @@ import { CATALOG_FILE, type Ref, objectPath } from "../../format/objects.js";
 import { type Dataset, versionId } from "../../format/records.js";
 import { type MonthPage, type YearPage, rasterContentText } from "../../format/version-index.js";
 import { describeError } from "../errors.js";
-import { hashFile } from "../dist/files.js";
-import { PENDING_FILE, readUnreachable } from "../dist/pending.js";
-import { LOCK_FILE } from "../dist/lock-file.js";
+import { hashFile } from "../files/write.js";
+import { PENDING_FILE, readUnreachable } from "../store/pending.js";
+import { DIST_LOCK } from "../store/lock.js";
 import { SOURCE_CACHE_DIR } from "../publish/source-cache.js";
 import { isSameSummary, summarizeDays, summarizeNodes } from "../../format/summaries.js";
 import { verifySeries } from "./verify-series.js";
@@ -69,7 +69,7 @@ export async function verifyDist(dist: string, onProgress: (text: string) => voi
     await verifyCandidateRecords(new Snapshot(archive, { ...pointer, candidates: [] }, sha256), pointer, report);
     const pending = await readUnreachable(dist);
     // the writers' own files are in no manifest: the lock, the pending list, the publish's memories of its sources
-    const unlisted = (await listFiles(dist)).filter((p) => !listed.has(p) && p !== LOCK_FILE && p !== PENDING_FILE && !p.startsWith(`${SOURCE_CACHE_DIR}/`)).sort();
+    const unlisted = (await listFiles(dist)).filter((p) => !listed.has(p) && p !== DIST_LOCK.name && p !== PENDING_FILE && !p.startsWith(`${SOURCE_CACHE_DIR}/`)).sort();
     report.unlisted = unlisted.filter((p) => !pending.has(p));
     report.pruned = unlisted.filter((p) => pending.has(p));
     return report;

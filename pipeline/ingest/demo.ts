@@ -19,7 +19,7 @@ import { GRID, colToLon, rowToLat } from "../../format/grid.js";
 import { type Variable, VARIABLES } from "../../format/variables.js";
 import { dateToMemberPath } from "../../sources/silo.js";
 import { PublishError } from "../errors.js";
-import { writeFileAtomic } from "../dist/files.js";
+import { writeFileAtomic } from "../files/write.js";
 import { writeSiloTiff } from "./geotiff.js";
 
 export const DEMO_FIRST = "2003-01-01";

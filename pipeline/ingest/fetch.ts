@@ -12,10 +12,8 @@ import { type Variable, VARIABLES, findVariable } from "../../format/variables.j
 import { dateToMemberPath, SILO, yearToMemberPath } from "../../sources/silo.js";
 import { type FileSignature, download, runConcurrently } from "../download.js";
 import { PublishError, describeError } from "../errors.js";
-import { hashFile } from "../dist/files.js";
-import type { LockOptions } from "../dist/lock.js";
-import { takeLockFile } from "../dist/lock-file.js";
-import { checkLockReach } from "../dist/lock-reach.js";
+import { hashFile } from "../files/write.js";
+import { type FolderLock, type LockOptions, lockFolder } from "../files/lock-file.js";
 import { formatBytes } from "../progress.js";
 import { LOCK_FILE, type LockEntry, readLock, writeLock } from "./silo-lock.js";
 import { finishStaged } from "./staging.js";
@@ -61,7 +59,7 @@ export const DEFAULT_SILO_ANNUAL_BASE_URL = SILO.annualBaseUrl;
 /** The first year SILO's gridded archive holds. */
 const FIRST_YEAR = 1889;
 /** The sources folder's lock (flock, as the dist's): one make fetch or make update of a folder at a time. */
-export const SOURCES_LOCK_FILE = ".sources.lock";
+export const SOURCES_LOCK: FolderLock = { name: ".sources.lock", noun: "sources folder", elsewhere: "fetch into a local folder and copy it there" };
 
 const STAGE = "fetch";
 const LOCK_SAVE_MS = 2000;
@@ -262,20 +260,9 @@ function toConditions(held: LockEntry): { etag?: string; lastModified?: string }
   return undefined;
 }
 
-/**
- * Takes the sources folder's lock for a fetch or an update (the dist's kind of lock, lock-file.ts, on a file of its own),
- * waiting as `options` allows; returns its release. Its messages speak of the sources folder, not a dist.
- */
-export async function lockSources(folder: string, writer: "fetch" | "update", options: LockOptions = {}): Promise<() => Promise<void>> {
-  const file = path.join(folder, SOURCES_LOCK_FILE);
-  const reword = (text: string) => text.replaceAll("the dist lock", "the sources lock").replaceAll("this dist", "this sources folder");
-  try {
-    await checkLockReach(folder, file, options.localLock ?? false);
-    return await takeLockFile(file, writer, { waitSec: options.waitSec ?? 0, onWait: (line) => options.log?.(reword(line)) });
-  } catch (err) {
-    if (err instanceof PublishError) throw new PublishError(err.file, err.stage, reword(err.reason));
-    throw err;
-  }
+/** Takes the sources folder's lock for a fetch or an update (the dist's kind of lock, on a file of its own), waiting as `options` allows. */
+export function lockSources(folder: string, writer: "fetch" | "update", options: LockOptions = {}): Promise<() => Promise<void>> {
+  return lockFolder(folder, SOURCES_LOCK, writer, options);
 }
 
 /** The tuning of a fetch, checked: 4 at once, 4 retries from 500 ms, unless given. */

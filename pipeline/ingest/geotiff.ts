@@ -8,7 +8,7 @@ import type { GeoTIFFImage, ImageFileDirectory } from "geotiff";
 import { CELL_SIZE_DEG, colToEdgeLon, GRID, isInsideGrid, round9, rowToEdgeLat } from "../../format/grid.js";
 import type { Window } from "../../format/grid.js";
 import { PublishError, describeError } from "../errors.js";
-import { writeFileAtomic } from "../dist/files.js";
+import { writeFileAtomic } from "../files/write.js";
 import { LEGACY_OCEAN, type Packing, type RawCells, toSiloValues } from "./silo-values.js";
 import { encodeGeoTiff } from "./tiff-writer.js";
 

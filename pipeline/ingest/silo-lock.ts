@@ -4,7 +4,7 @@
 
 import { readFile } from "node:fs/promises";
 import { PublishError, describeError } from "../errors.js";
-import { writeFileAtomic } from "../dist/files.js";
+import { writeFileAtomic } from "../files/write.js";
 
 export const LOCK_FILE = "silo.lock.json";
 

@@ -8,7 +8,7 @@ import { mkdir, readdir, readFile, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Variable } from "../../format/variables.js";
 import { PublishError, describeError } from "../errors.js";
-import { writeFileAtomic } from "../dist/files.js";
+import { writeFileAtomic } from "../files/write.js";
 import { LOCK_FILE, type LockEntry, readLock, writeLock } from "./silo-lock.js";
 
 /** The folder of a sources folder that holds the nights' downloads; publish's discovery never looks inside it. */

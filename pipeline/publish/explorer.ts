@@ -4,7 +4,7 @@
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import type { Ref } from "../../format/objects.js";
-import type { ObjectStore } from "../dist/files.js";
+import type { ObjectStore } from "../store/objects.js";
 
 /** build/explorer.html, from this module in pipeline/publish/ or from the pipeline bundled beside it into build/. */
 export const BUILT_EXPLORER = fileURLToPath(new URL(/\/build\/[^/]+$/.test(import.meta.url) ? "./explorer.html" : "../../build/explorer.html", import.meta.url));

@@ -6,7 +6,7 @@ import { DIST_FORMAT } from "../../format/objects.js";
 import { summarizeDays, summarizeNodes } from "../../format/summaries.js";
 import type { DayEntry, IndexNode, MonthPage, YearPage } from "../../format/version-index.js";
 import { assertValid } from "../../schemas/validate.js";
-import type { ObjectStore } from "../dist/files.js";
+import type { ObjectStore } from "../store/objects.js";
 
 export interface IndexTree {
   years: IndexNode[];

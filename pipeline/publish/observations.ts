@@ -12,7 +12,7 @@ import { type ObservationIndex, PAGE_SIZE } from "../../format/version-index.js"
 import { assertValid } from "../../schemas/validate.js";
 import { NOAA_WEATHER } from "../../sources/noaa-weather.js";
 import { PublishError } from "../errors.js";
-import type { ObjectStore } from "../dist/files.js";
+import type { ObjectStore } from "../store/objects.js";
 
 export const OBSERVATION_TRANSFORM_VERSION = "noaa-weather-observations-v1";
 

@@ -28,7 +28,7 @@ import { type VersionNotes, describeChanges } from "./changes.js";
 import type { DayResult, DayTask, InspectResult, InspectTask, ReleaseResult, ReleaseTask, SourceTask } from "./day-worker.js";
 import { type IsUnchanged, type PlanItem, type PlannedDay, planDays } from "./day-plan.js";
 import { PublishError } from "../errors.js";
-import type { ObjectStore } from "../dist/files.js";
+import type { ObjectStore } from "../store/objects.js";
 import { checkGaps } from "./gaps.js";
 import { type IndexTree, IndexTreeWriter, type WrittenTree } from "./index-tree.js";
 import { NETCDF_LIBRARY } from "../ingest/netcdf.js";

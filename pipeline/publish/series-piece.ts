@@ -8,7 +8,7 @@ import type { Ref } from "../../format/objects.js";
 import type { DayEntry } from "../../format/version-index.js";
 import { assertValid } from "../../schemas/validate.js";
 import { type GroupLattice, type PackInfo, type SeriesSpan, buildMerkle, encodeGroupEntries, encodeSeriesHeader, groupRecordBytes, merkleDepth, seriesHeaderBytes } from "../../format/series.js";
-import type { ObjectStore } from "../dist/files.js";
+import type { ObjectStore } from "../store/objects.js";
 
 /** A group record this piece holds: its 16 entries; those of chunks stored here give offsets from the piece's first chunk. */
 export interface PieceGroup {

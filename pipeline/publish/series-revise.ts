@@ -18,7 +18,7 @@ import { dateToDayNumber } from "../../format/dates.js";
 import type { Window } from "../../format/grid.js";
 import { type ChunkPatch, GROUP_POSITIONS, GroupLattice, type SeriesSpan, type SpanLayout, decodeChunkPatch, groupEntry } from "../../format/series.js";
 import type { DayEntry } from "../../format/version-index.js";
-import type { ObjectStore } from "../dist/files.js";
+import type { ObjectStore } from "../store/objects.js";
 import { type PieceGroup, toSpan, writeSeriesPiece } from "./series-piece.js";
 import { EMPTY_ENTRY, type EncodedChunk, encodeChunkValues, encodePatch } from "./series-strip.js";
 

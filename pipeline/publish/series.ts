@@ -16,7 +16,7 @@ import { GroupLattice, INLINE_SOURCES_DAYS, type SeriesSpan, chooseChunkSide } f
 import type { SourceEntry } from "../../format/records.js";
 import type { DayEntry, IndexNode, MonthPage, YearPage } from "../../format/version-index.js";
 import type { RasterView } from "../../format/versions.js";
-import type { ObjectStore } from "../dist/files.js";
+import type { ObjectStore } from "../store/objects.js";
 import type { IndexTree } from "./index-tree.js";
 import { WorkerPool } from "../pool.js";
 import type { StripTask } from "./series-worker.js";

@@ -16,7 +16,7 @@ import type { SourceEntry } from "../../format/records.js";
 import type { IndexNode } from "../../format/version-index.js";
 import type { SiloFile } from "../ingest/discover.js";
 import { describeError } from "../errors.js";
-import type { ObjectStore } from "../dist/files.js";
+import type { ObjectStore } from "../store/objects.js";
 
 /** The dist's folder of the publish's memories, one file per sources folder. */
 export const SOURCE_CACHE_DIR = ".publish-cache";

@@ -14,7 +14,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { VARIABLES } from "../../format/variables.js";
 import { dateToDayNumber, dayNumberToDate } from "../../format/dates.js";
-import { lockDist } from "../../pipeline/dist/lock.js";
+import { lockDist } from "../../pipeline/store/lock.js";
 import { docBlock, localize, REPO } from "./doc-blocks.js";
 import { freePort, makeCheckout, READER_ENV, runBash, startUntilAnswered } from "./doc-run.js";
 import { readCronTable, readUnit, unitCommand, unitEnvironment } from "./doc-units.js";

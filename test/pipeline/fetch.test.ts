@@ -13,7 +13,7 @@ import path from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { PublishError } from "../../pipeline/errors.js";
-import { DEFAULT_SILO_ANNUAL_BASE_URL, DEFAULT_SILO_BASE_URL, fetchSilo, parseVariables, parseYears, SOURCES_LOCK_FILE, type FetchOptions, type FetchReport } from "../../pipeline/ingest/fetch.js";
+import { DEFAULT_SILO_ANNUAL_BASE_URL, DEFAULT_SILO_BASE_URL, fetchSilo, parseVariables, parseYears, SOURCES_LOCK, type FetchOptions, type FetchReport } from "../../pipeline/ingest/fetch.js";
 import { LOCK_FILE, type LockEntry } from "../../pipeline/ingest/silo-lock.js";
 import { startNginx } from "../support/nginx.js";
 
@@ -238,7 +238,7 @@ function expectEntry(silo: SiloServer, date: string, version = 1): LockEntry {
 }
 
 /** What a folder holds after a fetch: its files, the lock file and the folder's lock, in listing order. */
-const inFolder = (paths: string[]) => [...paths, LOCK_FILE, SOURCES_LOCK_FILE].sort();
+const inFolder = (paths: string[]) => [...paths, LOCK_FILE, SOURCES_LOCK.name].sort();
 
 async function readLock(folder: string): Promise<unknown> {
   return JSON.parse(await readFile(path.join(folder, LOCK_FILE), "utf8"));
@@ -446,7 +446,7 @@ failures("fetch - gives up on a persistent 503 after retries + 1 attempts", asyn
         `  max_temp 2003-01-01 ${silo.baseUrl}/max_temp/2003/20030101.max_temp.tif: 503 Service Unavailable after 3 attempts`,
     );
     assert.equal(readCounts(silo, ["2003-01-01"]), [3]);
-    assert.equal(await listFiles(folder), [SOURCES_LOCK_FILE]);
+    assert.equal(await listFiles(folder), [SOURCES_LOCK.name]);
   });
 });
 

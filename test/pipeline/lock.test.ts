@@ -13,9 +13,8 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { Window } from "../../format/grid.js";
 import { PublishError } from "../../pipeline/errors.js";
-import { lockDist } from "../../pipeline/dist/lock.js";
-import { LOCK_FILE } from "../../pipeline/dist/lock-file.js";
-import { checkLockReach, findMount, judgeMount, parseMountInfo } from "../../pipeline/dist/lock-reach.js";
+import { DIST_LOCK, lockDist } from "../../pipeline/store/lock.js";
+import { findLockReach, findMount, judgeMount, parseMountInfo } from "../../pipeline/files/lock-reach.js";
 import { prune } from "../../pipeline/commands/prune.js";
 import { verifyDist } from "../../pipeline/commands/verify.js";
 import { publish } from "../../pipeline/publish/publish.js";
@@ -123,7 +122,7 @@ async function publishCli(sourcesDir: string, dist: string, lockWait: number): P
 async function assertSettled(dist: string): Promise<void> {
   const report = await verifyDist(dist);
   assert.equal([report.problems, report.unlisted, report.versions.filter((v) => v.problems.length > 0)], [[], [], []]);
-  assert.is(await readFile(join(dist, LOCK_FILE), "utf8"), "");
+  assert.is(await readFile(join(dist, DIST_LOCK.name), "utf8"), "");
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -171,7 +170,7 @@ killed("lock - a zombie holder (killed, never reaped, still listed) blocks nothi
   const parent = start("sh", ["-c", `${process.execPath} --import tsx test/support/lock-writer.ts hold '${dist}' & exec sleep 120`]);
   try {
     const { pid } = await parent.waitFor("locked");
-    assert.is((JSON.parse(await readFile(join(dist, LOCK_FILE), "utf8")) as { pid: number }).pid, pid);
+    assert.is((JSON.parse(await readFile(join(dist, DIST_LOCK.name), "utf8")) as { pid: number }).pid, pid);
     process.kill(pid, "SIGKILL");
     const stateOf = () => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1][0];
     for (let i = 0; i < 200 && stateOf() !== "Z"; i++) await new Promise((r) => setTimeout(r, 10));
@@ -205,7 +204,7 @@ stale("lock - a lock file naming a live process of this host that holds no lock 
     const pid = unrelated.proc.pid!;
     process.kill(pid, 0); // alive
     const left = { writer: "publish", host: hostname(), pid, pidNamespace: null, command: "node build/cli.js publish --dist dist", since: "2026-01-01T00:00:00.000Z" };
-    await writeFile(join(dist, LOCK_FILE), `${JSON.stringify(left)}\n`);
+    await writeFile(join(dist, DIST_LOCK.name), `${JSON.stringify(left)}\n`);
     const run = await publishCli(next, dist, 0);
     assert.is(run.code, 0, run.err);
     assert.not.match(run.err, /waiting for the dist lock|is writing this dist/);
@@ -415,7 +414,7 @@ shared("lock - how far a mount's locks reach, from /proc/self/mountinfo: NFS and
 
 shared("lock - a dist on this machine's own disk is judged a disk, and its lock is taken", async () => {
   const dist = await freshDist("own-disk");
-  assert.equal(await checkLockReach(dist, join(dist, LOCK_FILE), false), { reach: "disk" });
+  assert.equal((await findLockReach(dist))?.judged, { reach: "disk" });
   await (await lockDist(dist, "publish"))();
 });
 

@@ -12,7 +12,7 @@ import * as assert from "uvu/assert";
 import type { Window } from "../../format/grid.js";
 import { sha256Hex } from "../../format/hash.js";
 import { PublishError } from "../../pipeline/errors.js";
-import { JOURNAL_FILE, recoverJournal } from "../../pipeline/dist/journal.js";
+import { JOURNAL_FILE, recoverJournal } from "../../pipeline/store/journal.js";
 import { publish, recoverDist } from "../../pipeline/publish/publish.js";
 import { verifyDist } from "../../pipeline/commands/verify.js";
 import { makeWorkDir } from "../support/helpers.js";

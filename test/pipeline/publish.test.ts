@@ -12,10 +12,11 @@ import { Archive } from "../../format/archive.js";
 import { openVersion } from "../../format/versions.js";
 import { LocalStorage, nodePlatform } from "../../format/local.js";
 import { makeDemoDay, makeLandMask } from "../../pipeline/ingest/demo.js";
-import { ObjectStore, hashFile } from "../../pipeline/dist/files.js";
+import { ObjectStore } from "../../pipeline/store/objects.js";
+import { hashFile } from "../../pipeline/files/write.js";
 import { writeSiloTiff } from "../../pipeline/ingest/geotiff.js";
 import { type PublishOptions, type PublishSummary, publish } from "../../pipeline/publish/publish.js";
-import { lockDist } from "../../pipeline/dist/lock.js";
+import { lockDist } from "../../pipeline/store/lock.js";
 import { verifyDist } from "../../pipeline/commands/verify.js";
 import { dateToDayNumber, dayNumberToDate } from "../../format/dates.js";
 import { GRID, type Window } from "../../format/grid.js";
@@ -29,7 +30,7 @@ import { expectPublishError, freshDirs, makeWorkDir, readObject } from "../suppo
 import { type Answer, type Served, assertError, post, readRecords, request, requestFor, withServer } from "../support/server-fixture.js";
 import { SOURCE_CACHE_DIR, sourceCachePath } from "../../pipeline/publish/source-cache.js";
 import { publishObservations } from "../../pipeline/publish/observations.js";
-import { readPublished } from "../../pipeline/dist/catalog.js";
+import { readPublished } from "../../pipeline/store/catalog.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const FIXTURES = fileURLToPath(new URL("../fixtures/", import.meta.url));

@@ -6,7 +6,7 @@
 //   node --import tsx test/support/lock-writer.ts publish <sources> <dist> <wait seconds>
 
 import { appendFileSync } from "node:fs";
-import { lockDist } from "../../pipeline/dist/lock.js";
+import { lockDist } from "../../pipeline/store/lock.js";
 import { publish } from "../../pipeline/publish/publish.js";
 
 /** Milliseconds since the epoch, to the microsecond: events of several processes on one machine are ordered by it. */

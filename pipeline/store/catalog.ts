@@ -11,7 +11,7 @@ import { CATALOG_FILE, DIST_FORMAT, type FileEntry, type Ref } from "../../forma
 import { type Dataset, isCandidate } from "../../format/records.js";
 import { assertValid } from "../../schemas/validate.js";
 import { PublishError } from "../errors.js";
-import type { ObjectStore } from "./files.js";
+import type { ObjectStore } from "./objects.js";
 
 /** The dist as last published (null for an empty folder); a damaged catalog.json stops the publish. */
 export async function readPublished(dist: string): Promise<Snapshot | null> {

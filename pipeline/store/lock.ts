@@ -1,6 +1,6 @@
 // One writer at a time per dist: a publish, a prune and a sync all write objects and catalog.json, so two would race.
-// The lock is flock(2) on dist/.publish.lock (lock-file.ts), refused where it would not reach other hosts'
-// writers (lock-reach.ts). Whoever takes the lock first makes right what a killed publish left (its journal), so
+// The lock is flock(2) on dist/.publish.lock (files/lock-file.ts), refused where it would not reach other hosts'
+// writers (files/lock-reach.ts). Whoever takes the lock first makes right what a killed publish left (its journal), so
 // every writer starts from a dist exactly as some publish completed it.
 
 import { readFile } from "node:fs/promises";
@@ -8,17 +8,10 @@ import { join } from "node:path";
 import { CATALOG_FILE } from "../../format/objects.js";
 import { sha256Hex } from "../../format/hash.js";
 import { isNoSpace, noSpaceError, recoverJournal } from "./journal.js";
-import { LOCK_FILE, takeLockFile } from "./lock-file.js";
-import { checkLockReach } from "./lock-reach.js";
+import { type FolderLock, type LockOptions, lockFolder } from "../files/lock-file.js";
 
-export interface LockOptions {
-  /** seconds to wait for another writer before refusing; 0 (when not given) refuses at once: the commands give LOCK_WAIT (pipeline/defaults.ts) */
-  waitSec?: number;
-  /** take a lock that holds on this host only: this host is the only writer of a folder whose locks stay local */
-  localLock?: boolean;
-  /** told that this writer waits for another, and when it took the lock */
-  log?: (line: string) => void;
-}
+/** The lock of every writer of a dist (publish, prune, sync, upgrade). */
+export const DIST_LOCK: FolderLock = { name: ".publish.lock", noun: "dist", elsewhere: "publish into a local folder and copy it there" };
 
 /**
  * Takes the dist's lock (waiting up to `options.waitSec` for another writer), then recovers a killed publish's
@@ -30,13 +23,11 @@ export async function lockDist(
   onRecovered: (line: string) => void = () => {},
   options: LockOptions = {},
 ): Promise<() => Promise<void>> {
-  const file = join(dist, LOCK_FILE);
-  await checkLockReach(dist, file, options.localLock ?? false);
   let release: () => Promise<void>;
   try {
-    release = await takeLockFile(file, what, { waitSec: options.waitSec ?? 0, onWait: options.log ?? (() => {}) });
+    release = await lockFolder(dist, DIST_LOCK, what, options);
   } catch (err) {
-    if (isNoSpace(err)) throw await noSpaceError(dist, file, "lock", { written: 0, failing: 4096, remaining: 0 });
+    if (isNoSpace(err)) throw await noSpaceError(dist, join(dist, DIST_LOCK.name), "lock", { written: 0, failing: 4096, remaining: 0 });
     throw err;
   }
   try {

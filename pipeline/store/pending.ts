@@ -1,10 +1,10 @@
-// The dist's pending list (.prune-pending.json, docs/format.md §10): files a prune found unreachable, with when it
-// first found each. make prune writes it; a publish that writes one of them again lists it in its own manifest, and
-// make verify counts them apart, so every writer and verify read it here.
+// The dist's pending list (.prune-pending.json, docs/publishing.md "What make prune does"): files a prune found
+// unreachable, with when it first found each. make prune writes it; a publish that writes one of them again lists it
+// in its own manifest, and make verify counts them apart, so every writer and verify read it here.
 
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFileAtomic } from "./files.js";
+import { writeFileAtomic } from "../files/write.js";
 
 export const PENDING_FILE = ".prune-pending.json";
 

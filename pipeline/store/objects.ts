@@ -1,45 +1,13 @@
-// Files the pipeline writes: one atomic-write helper, file hashing, and the content-addressed object store.
+// The dist's content-addressed object store: every object a writer of a dist adds, named by its sha256.
 
-import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
+import { mkdir, readFile, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { brotliCompressSync, constants } from "node:zlib";
 import { sha256Hex } from "../../format/hash.js";
 import { CATALOG_FILE, type FileEntry, type ObjectKind, type Ref, objectPath } from "../../format/objects.js";
 import { PublishError } from "../errors.js";
+import { writeFileAtomic } from "../files/write.js";
 import { type PublishJournal, isNoSpace, noSpaceError } from "./journal.js";
-
-export async function hashFile(file: string): Promise<string> {
-  const hash = createHash("sha256");
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest("hex");
-}
-
-/** A unique temporary name beside the target, so the rename is atomic and a crash leaves only *.tmp debris. */
-function tempNameFor(target: string): string {
-  return `${target}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`;
-}
-
-/**
- * Writes `data` to `target` so that readers see the old file or the new one, never part of one: a temporary
- * name beside it, flushed to disk when `durable` (before it replaces something readers rely on), then renamed.
- */
-export async function writeFileAtomic(target: string, data: string | Uint8Array, durable = false): Promise<void> {
-  await mkdir(dirname(target), { recursive: true });
-  const temp = tempNameFor(target);
-  const handle = await open(temp, "w");
-  try {
-    await handle.writeFile(data);
-    if (durable) await handle.sync();
-  } catch (err) {
-    await handle.close();
-    await rm(temp, { force: true });
-    throw err;
-  }
-  await handle.close();
-  await rename(temp, target);
-}
 
 const PRECOMPRESS_MIN_BYTES = 1024;
 

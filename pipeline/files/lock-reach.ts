@@ -1,10 +1,9 @@
-// Whether the dist lock of a folder reaches every host that can write there (docs/operating.md "What the lock
-// guarantees"): a local disk's and a locking network filesystem's do; NFS mounted without locking, SMB mounted
-// nobrl, FUSE, 9p and virtiofs keep flock(2) on this host, so two hosts' writers would both take it.
+// Whether a folder's lock reaches every host that can write there (docs/operating.md "What the lock guarantees"): a
+// local disk's and a locking network filesystem's do; NFS mounted without locking, SMB mounted nobrl, FUSE, 9p and
+// virtiofs keep flock(2) on this host, so two hosts' writers would both take it.
 
 import { readFile, realpath } from "node:fs/promises";
 import { release } from "node:os";
-import { PublishError } from "../errors.js";
 
 /** A line of /proc/self/mountinfo: where a filesystem is mounted, its type and every option (mount and superblock). */
 export interface Mount {
@@ -76,23 +75,13 @@ export function judgeMount(mount: Mount, kernel: string): LockReach {
 }
 
 /**
- * Refuses a dist whose lock would hold on this host only, unless `localLock` says this host is its only writer.
- * Linux only (elsewhere there is no mountinfo to read, and the lock is taken as it comes).
+ * How far a lock in `folder` reaches, and the mount it lies on; null where that cannot be told (Linux only: elsewhere
+ * there is no mountinfo to read).
  */
-export async function checkLockReach(dist: string, file: string, localLock: boolean): Promise<LockReach | null> {
+export async function findLockReach(folder: string): Promise<{ mountPoint: string; judged: LockReach } | null> {
   const text = await readFile("/proc/self/mountinfo", "utf8").catch(() => null);
   if (text === null) return null;
-  const path = await realpath(dist).catch(() => null); // a missing dist: the lock file's open says so
+  const path = await realpath(folder).catch(() => null); // a missing folder: the lock file's open says so
   const mount = path === null ? null : findMount(parseMountInfo(text), path);
-  if (!mount) return null;
-  const judged = judgeMount(mount, release());
-  if (judged.reach === "host-only" && !localLock) {
-    throw new PublishError(
-      file,
-      "lock",
-      `the dist lock cannot keep writers on other hosts out of ${mount.mountPoint}: ${judged.why}. Publish into a local folder and copy it there, ` +
-        "or, when this host (with its containers) is the only writer of this folder, run again with LOCAL_LOCK=1",
-    );
-  }
-  return judged;
+  return mount && { mountPoint: mount.mountPoint, judged: judgeMount(mount, release()) };
 }
