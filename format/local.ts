@@ -45,22 +45,30 @@ export interface LocalStorageOptions {
   maxOpenFiles?: number;
   /** after this long without a read every descriptor is closed (default 10 s) */
   idleCloseMs?: number;
-  /** where reads happen (default "threadpool"): see StorageReads */
+  /** where reads happen (default DEFAULT_READS): see StorageReads */
   reads?: StorageReads;
 }
 
 /**
  * Where a storage's reads happen.
  * - "threadpool": on libuv's threadpool, through descriptors kept open: an archive larger than memory, whose reads
- *   wait for the disk, never holds up the event loop (health, cached answers).
- * - "sync": on the calling thread, through descriptors kept open: the server's default, whose reads come from the
- *   page cache (a 20 kB range in microseconds, where a trip through the threadpool and its promise cost a Zarr maps
- *   chunk a quarter of its time; docs/performance.md, "Decision: the server reads on its own thread").
+ *   wait for the disk, never holds up the event loop (the server's health and cached answers, a command's threads).
+ * - "sync": on the calling thread, through descriptors kept open: the default (DEFAULT_READS), for reads that come
+ *   from the page cache.
  * - "sync-each-open": on the calling thread, each range opening and closing its file: a worker thread of the
  *   publish, which answers nobody while it waits and reads a year of day pieces in turn (far more files than
  *   descriptors it keeps), and whose end must leave no descriptor open.
  */
 export type StorageReads = "threadpool" | "sync" | "sync-each-open";
+
+/**
+ * Where a storage reads unless its caller says, the server's READS default included (server/settings.ts): on the
+ * calling thread, as nginx reads files by default. A range from the page cache takes microseconds, where a trip through
+ * the threadpool and its promise cost a Zarr maps chunk a quarter of its time (docs/performance.md, "Decision: the
+ * server reads on its own thread"). The pipeline's commands, whose reads of a whole dist may wait for the disk while
+ * their threads wait for work, say "threadpool".
+ */
+export const DEFAULT_READS = "sync" satisfies StorageReads;
 
 /**
  * An open descriptor (a FileHandle opened on the threadpool, or a number opened here) and the reads using it: once
@@ -98,7 +106,7 @@ export class LocalStorage implements Storage {
   ) {
     this.maxOpenFiles = Math.max(1, options.maxOpenFiles ?? 256);
     this.idleCloseMs = options.idleCloseMs ?? IDLE_CLOSE_MS;
-    this.reads = options.reads ?? "threadpool";
+    this.reads = options.reads ?? DEFAULT_READS;
   }
 
   describe(path: string): string {

@@ -1,8 +1,10 @@
 // The server's settings: every one an environment variable with a default for a small machine (2 cores), read and
-// checked once at start. Each default is stated here alone: make serve passes a variable only when it is set, make
-// help prints them, and docs/operating.md "Limits and settings" lists them (test/pipeline/defaults.test.ts holds it to these).
+// checked once at start. Each default is stated here alone (READS's is every storage's, in format/local.ts): make serve
+// passes a variable only when it is set, make help prints them, and docs/operating.md "Limits and settings" lists them
+// (test/pipeline/defaults.test.ts holds it to these).
 
 import { availableParallelism } from "node:os";
+import { DEFAULT_READS } from "../format/local.js";
 
 export interface ServeConfig {
   /** a folder, or the http(s) URL of a dist on a static host */
@@ -15,7 +17,7 @@ export interface ServeConfig {
   environment: string;
   /** memory for caches, MiB: three quarters for verified pieces and blocks, a quarter for computed answers */
   cacheMb: number;
-  /** where a folder's files are read: on the event loop's thread (its page cache) or libuv's threadpool (format/local.ts) */
+  /** where a folder's files are read: on the event loop's thread (its page cache) or libuv's threadpool (format/local.ts StorageReads) */
   reads: "sync" | "threadpool";
   limits: ServeLimits;
 }
@@ -66,7 +68,8 @@ export const SERVE_DEFAULTS = {
   /** what /api/health reports */
   environment: "demo",
   cacheMb: 32,
-  reads: "sync",
+  /** the one default of every storage's reads, stated beside them (format/local.ts) */
+  reads: DEFAULT_READS,
   /** how often catalog.json is looked at: a folder's costs a stat, a URL's a request to the host */
   catalogPollMs: { folder: 500, url: 5000 },
 } as const;

@@ -107,7 +107,7 @@ function parsePointer(bytes: Uint8Array, where: string): OldPointer {
 
 /** Every version's objects written anew, then the catalog tree, a new manifest chain and catalog.json. */
 async function rewrite(dist: string, pointer: OldPointer, store: ObjectStore, progress: Progress): Promise<number> {
-  const archive = new Archive(new LocalStorage(dist, { maxOpenFiles: 32 }), nodePlatform, { cacheBytes: 64 << 20 });
+  const archive = new Archive(new LocalStorage(dist, { maxOpenFiles: 32, reads: "threadpool" }), nodePlatform, { cacheBytes: 64 << 20 });
   try {
     const root = await archive.readJson<CatalogRoot>(pointer.catalog);
     const records: Dataset[] = [];

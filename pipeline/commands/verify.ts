@@ -52,7 +52,7 @@ async function listFiles(root: string, dir = root): Promise<string[]> {
 }
 
 export async function verifyDist(dist: string, onProgress: (text: string) => void = () => {}): Promise<VerifyReport> {
-  const archive = new Archive(new LocalStorage(dist), nodePlatform, { cacheBytes: 16 << 20 });
+  const archive = new Archive(new LocalStorage(dist, { reads: "threadpool" }), nodePlatform, { cacheBytes: 16 << 20 });
   const report: VerifyReport = { files: 0, bytes: 0, manifests: 0, versions: [], problems: [], unlisted: [], pruned: [] };
   const listed = new Set<string>([CATALOG_FILE]);
   try {

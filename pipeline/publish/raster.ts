@@ -91,7 +91,7 @@ export async function publishRaster(input: RasterInput, store: ObjectStore, prog
   await releaseDayPool(pool); // before the series: its reads want the descriptors the threads hold
   const { tree } = written;
   // few descriptors: a publish may run under an open-file limit of 256, its decoding threads holding some
-  const archive = new Archive(new LocalStorage(store.root, { maxOpenFiles: 32 }), nodePlatform, { cacheBytes: 64 << 20 });
+  const archive = new Archive(new LocalStorage(store.root, { maxOpenFiles: 32, reads: "threadpool" }), nodePlatform, { cacheBytes: 64 << 20 });
   let series: SeriesSummary;
   let notes: VersionNotes;
   try {

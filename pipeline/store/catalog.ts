@@ -15,7 +15,7 @@ import type { ObjectStore } from "./objects.js";
 
 /** The dist as last published (null for an empty folder); a damaged catalog.json stops the publish. */
 export async function readPublished(dist: string): Promise<Snapshot | null> {
-  const archive = new Archive(new LocalStorage(dist), nodePlatform);
+  const archive = new Archive(new LocalStorage(dist, { reads: "threadpool" }), nodePlatform);
   try {
     const { pointer, sha256 } = await archive.readPointer();
     return new Snapshot(archive, pointer, sha256);
