@@ -28,6 +28,8 @@ export const BINARY_TYPE = "application/octet-stream";
 export interface AnswerStream {
   byteLength: number;
   open(): AsyncIterable<Uint8Array>;
+  /** the most memory it holds while it is written (its largest part and that part's bytes): a transport bounds the sum */
+  heldBytes?: number;
 }
 
 export interface Answer {

@@ -37,9 +37,9 @@ export interface ErrorBody {
   error: string;
   message: string;
   issues?: Issue[];
-  /** 413 from a POST route: smaller requests whose answers, in order, hold exactly the rows asked for */
+  /** 413: smaller requests (or calls) whose answers, in order, hold exactly the rows (values) asked for */
   plan?: unknown[];
-  /** with a plan of the first dates only: the original request from the first date not planned */
+  /** with a plan of the first dates (a box's first rows) only: the original request (call) for the rest */
   planRest?: unknown;
 }
 

@@ -114,7 +114,7 @@ function headersOf(names: HeaderName[], extra: Json = {}): Json {
 }
 
 /** The error body (docs/contract.md §4.2) with the `error` values this answer carries (a 500's is no kind: it names no cause). */
-const errorSchema = (kinds: string[], plan = false, planItem?: Json) => ({
+const errorSchema = (kinds: string[], plan = false, planItem?: Json, planRest?: Json) => ({
   allOf: [
     refSchema("error"),
     {
@@ -132,7 +132,9 @@ const errorSchema = (kinds: string[], plan = false, planItem?: Json) => ({
                 items: planItem ?? schemaRef("data-request.schema.json"),
               },
               ...(planItem
-                ? {}
+                ? planRest
+                  ? { planRest }
+                  : {}
                 : {
                     planRest: {
                       description:
@@ -191,7 +193,7 @@ function describeResponses(route: RouteSpec): Json {
     const plan = status === 413 && kinds.includes("request_too_large");
     const description = kinds.map((k) => KIND_MEANINGS[k]).join("; ") + (plan ? "; `plan` splits a too large request into requests that fit." : ".");
     const headers = headersOf(status === 503 ? [...BODY_HEADERS, "Retry-After"] : BODY_HEADERS); // Retry-After: a busy server
-    responses[String(status)] = { description, headers, content: errorContent(errorSchema(kinds, plan, route.document?.planItem)) };
+    responses[String(status)] = { description, headers, content: errorContent(errorSchema(kinds, plan, route.document?.planItem, route.document?.planRest)) };
   }
   const internal = errorContent(errorSchema([INTERNAL_ERROR_BODY.error])) as Record<string, Json>;
   // the one body every 500 has (docs/contract.md §4.2): its example, kept once in components

@@ -63,7 +63,7 @@ export interface RouteSpec<T = unknown> {
    * The OpenAPI description of a 200 the contract's schemas do not cover (its media types and headers), and the schema
    * of its 413's plan items (default: data requests)
    */
-  document?: { ok: () => Record<string, unknown>; planItem?: Record<string, unknown> };
+  document?: { ok: () => Record<string, unknown>; planItem?: Record<string, unknown>; planRest?: Record<string, unknown> };
   /** path parameters besides `id` */
   pathParams?: ParameterSpec[];
   /** the 200's media types and schemas besides (or, without `answers`, instead of) the JSON of `answers` */

@@ -7,7 +7,7 @@ import { LruCache } from "../format/cache.js";
 import { Snapshot } from "../format/snapshot.js";
 import { IntegrityError, type Platform, type Storage, StorageError } from "../format/storage.js";
 import { VersionReadError } from "../format/versions.js";
-import { type Answer, keepBody, makeAnswer, makeStreamAnswer } from "./answer.js";
+import { type Answer, type AnswerStream, keepBody, makeAnswer, makeStreamAnswer } from "./answer.js";
 import { ByteSink } from "./bytes.js";
 import type { ApiRequest, Context } from "./context.js";
 import { LIMITS } from "./contract.js";
@@ -171,8 +171,8 @@ export class Service {
       const snapshot = await this.snapshot();
       const key = await this.answerKey(route, request, body, snapshot);
       const hit = this.answers.get(key);
-      // an answer computed before its version failed verification is not served after (docs/contract.md §4.6)
-      if (hit && !this.failures.has(hit.headers["Service-Dataset-Version"] ?? params.id ?? "")) return hit;
+      // an answer computed before one of its versions failed verification is not served after (docs/contract.md §4.6)
+      if (hit && !(hit.headers["Service-Dataset-Version"] ?? params.id ?? "").split(",").some((id) => this.failures.has(id))) return hit;
       const ctx = this.contextFor(route, request, params, body, snapshot);
       // checked before the answer waits for a turn: a bad request is answered at once, never queued nor shed
       const checked = route.check?.(ctx);
@@ -213,7 +213,7 @@ export class Service {
         if (this.failures.has(id)) throw unavailable(`Dataset version ${id}`);
       },
       answer: (bytes, options) => makeAnswer(platform, bytes, options),
-      streamAnswer: (stream, options) => makeStreamAnswer(platform, stream, options),
+      streamAnswer: (stream, options) => makeStreamAnswer(platform, this.guardStream(stream), options),
     };
   }
 
@@ -238,13 +238,37 @@ export class Service {
     return makeAnswer(this.platform, JSON.stringify(INTERNAL_ERROR_BODY), { status: 500, cache: "no-store" });
   }
 
+  /** A version whose bytes failed verification: 503 from now on, said once (docs/contract.md §4.6). */
+  private markFailed(err: VersionReadError): void {
+    if (!this.failures.has(err.versionId)) this.warn(`dataset ${err.versionId} is unavailable: ${err.cause.message}`);
+    this.failures.set(err.versionId, err.cause.message);
+  }
+
+  /**
+   * A streamed body that marks its version failed when a piece fails verification while it is sent: the headers are
+   * gone, so that client's connection is cut short, and the next call is 503 as after any other read.
+   */
+  private guardStream(stream: AnswerStream): AnswerStream {
+    const markFailed = (err: unknown) => err instanceof VersionReadError && !this.throwUnverified && this.markFailed(err);
+    return {
+      ...stream,
+      open: async function* () {
+        try {
+          yield* stream.open();
+        } catch (err) {
+          markFailed(err);
+          throw err;
+        }
+      },
+    };
+  }
+
   /** The contract error a failure is answered with; unverified bytes become 503, never data (docs/contract.md §4.6). */
   private toHttpError(err: unknown): HttpError | null {
     if (err instanceof HttpError) return err;
     if (err instanceof VersionReadError) {
       if (this.throwUnverified) throw err.cause;
-      if (!this.failures.has(err.versionId)) this.warn(`dataset ${err.versionId} is unavailable: ${err.cause.message}`);
-      this.failures.set(err.versionId, err.cause.message);
+      this.markFailed(err);
       return unavailable(`Dataset version ${err.versionId}`);
     }
     if (err instanceof IntegrityError || err instanceof StorageError || err instanceof CatalogError) {

@@ -10,7 +10,7 @@ import { formatPath, toIssues, validatorFor } from "../schemas/validate.js";
 import { type BlockPart, BlockOrder } from "./blocks.js";
 import { LruCache } from "./cache.js";
 import type { CatalogPointer } from "./catalog.js";
-import { BlockCodec, type StoredBlock, decodeTenthsCell, rawBlockBytes, readBlockCodes, readBlockRow, readBlockRowBigEndian, toStoredBlock } from "./cells.js";
+import { BlockCodec, type StoredBlock, decodeTenthsCell, rawBlockBytes, readBlockCodes, readBlockRow, readBlockRowBigEndian, readBlockRows, toStoredBlock } from "./cells.js";
 import { dateToDayNumber } from "./dates.js";
 import { type DayHeader, decodeDayHeader } from "./day-piece.js";
 import { type StoredEntry, lineageOf } from "./entries.js";
@@ -454,15 +454,16 @@ export class Archive {
 
   /**
    * Cells of `area` (inside the span's window) on the span's days [from, to) (0 = its first date): one row-major
-   * array per day, NaN for missing; reads one group directory and one chunk per chunk the area touches.
+   * array per day, NaN for missing; reads one group directory and one chunk per chunk the area touches. The days are
+   * views of one buffer, `into` when given (days x cells: a writer's slab, filled in place).
    */
-  async readSeries(span: SeriesSpan, area: Window, from: number, to: number): Promise<Float32Array[]> {
+  async readSeries(span: SeriesSpan, area: Window, from: number, to: number, into?: Float32Array): Promise<Float32Array[]> {
     if (!containsWindow(span.window, area)) throw new Error(`area ${area.join(",")} is outside the series span ${span.first}..${span.last}`);
     const days = dateToDayNumber(span.last) - dateToDayNumber(span.first) + 1;
     const lattice = new GroupLattice(span.window, span.chunkSide);
     // one buffer for every day's cells: a point over a year is one allocation, not 365
     const cells = area[2] * area[3];
-    const all = new Float32Array(cells * (to - from));
+    const all = into ?? new Float32Array(cells * (to - from));
     const out = Array.from({ length: to - from }, (_, d) => all.subarray(d * cells, (d + 1) * cells));
     const chunks = lattice.select(area);
     const read = await Promise.all(chunks.map(({ group, position }) => this.readChunk(span, lattice, group, position, days)));
@@ -472,12 +473,15 @@ export class Archive {
       const chunk = lattice.chunkWindow(group, position);
       const [c0, r0, c1, r1] = [Math.max(chunk[0], area[0]), Math.max(chunk[1], area[1]), Math.min(chunk[0] + chunk[2], area[0] + area[2]), Math.min(chunk[1] + chunk[3], area[1] + area[3])];
       for (let r = r0; r < r1; r++) {
-        for (let c = c0; c < c1; c++) {
-          const cell = (r - chunk[1]) * chunk[2] + (c - chunk[0]);
-          if (entry.order === ChunkOrder.Cells) readBlockRow(block, cell, from, to, values, 0);
-          else for (let d = from; d < to; d++) readBlockRow(block, d, cell, cell + 1, values, d - from);
-          const at = (r - area[1]) * area[2] + (c - area[0]);
-          for (let d = 0; d < to - from; d++) out[d][at] = values[d];
+        const first = (r - chunk[1]) * chunk[2] + (c0 - chunk[0]);
+        const at = (r - area[1]) * area[2] + (c0 - area[0]);
+        // days-major: a run of the row's cells a day, in one call for every day
+        if (entry.order === ChunkOrder.Days) readBlockRows(block, from, to, first, first + (c1 - c0), all, at, cells);
+        else {
+          for (let c = 0; c < c1 - c0; c++) {
+            readBlockRow(block, first + c, from, to, values, 0);
+            for (let d = 0; d < to - from; d++) all[d * cells + at + c] = values[d];
+          }
         }
       }
     });

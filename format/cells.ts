@@ -283,6 +283,24 @@ export function readBlockRow(block: StoredBlock, row: number, c0: number, c1: nu
 }
 
 /**
+ * Writes cells [c0, c1) of block rows [r0, r1) to `out`, row r from `at + (r - r0) * stride`; missing cells are NaN.
+ * A days-major chunk's cells of one grid row over many days in one call: a box over years is millions of values.
+ */
+export function readBlockRows(block: StoredBlock, r0: number, r1: number, c0: number, c1: number, out: Float32Array, at: number, stride: number): void {
+  const width = block.width;
+  if (block.tenths) {
+    const codes = block.tenths;
+    const table = tenths();
+    for (let r = r0; r < r1; r++) {
+      let o = at + (r - r0) * stride;
+      for (let i = r * width + c0, end = r * width + c1; i < end; i++) out[o++] = table[codes[i] + 32768];
+    }
+  } else if (block.floats) {
+    for (let r = r0; r < r1; r++) out.set(block.floats.subarray(r * width + c0, r * width + c1), at + (r - r0) * stride);
+  } else for (let r = r0; r < r1; r++) out.fill(NaN, at + (r - r0) * stride, at + (r - r0) * stride + (c1 - c0));
+}
+
+/**
  * Writes the tenths codes of cells [c0, c1) of block row `row` to `out` from `at` (missing -32768), the form a
  * writer re-encodes without a round trip through float32; false for a float32 block, whose values have no code.
  */

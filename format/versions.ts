@@ -110,9 +110,9 @@ export class RasterView {
     return readOf(this.record.id, () => this.archive.readSeriesPoint(span, col, row, from, to, out, at));
   }
 
-  /** Cells of `area` on the days [from, to) of one of this version's series spans, one array per day. */
-  readSeries(span: SeriesSpan, area: Window, from: number, to: number): Promise<Float32Array[]> {
-    return readOf(this.record.id, () => this.archive.readSeries(span, area, from, to));
+  /** Cells of `area` on the days [from, to) of one of this version's series spans, one array per day (views of `into` when given). */
+  readSeries(span: SeriesSpan, area: Window, from: number, to: number, into?: Float32Array): Promise<Float32Array[]> {
+    return readOf(this.record.id, () => this.archive.readSeries(span, area, from, to, into));
   }
 
   /**

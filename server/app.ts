@@ -65,7 +65,7 @@ export interface App {
   close(): Promise<void>;
 }
 
-/** What a streamed answer holds while it is sent: a slab or two of its parts (api/series/netcdf.ts writes 1 MiB slabs). */
+/** What a streamed answer that does not say (AnswerStream.heldBytes) holds while it is sent: a part or two of 1 MiB. */
 const STREAM_HELD_BYTES = 2 << 20;
 
 const readFirst = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
@@ -175,7 +175,7 @@ function answerWith(service: Service, site: Site, admission: Admission, limits: 
     const answer = req.httpVersion === "1.1" && req.headers.host === undefined ? await refuseHostless() : await service.handle(request);
     discardBody(req, body, limits.bodyMs);
     // its bytes stay held until the client has them (or leaves): their sum bounds the work started meanwhile
-    res.once("close", admission.hold(answer.stream ? Math.min(answer.stream.byteLength, STREAM_HELD_BYTES) : answer.body.byteLength));
+    res.once("close", admission.hold(answer.stream ? Math.min(answer.stream.byteLength, answer.stream.heldBytes ?? STREAM_HELD_BYTES) : answer.body.byteLength));
     // 'finish': every byte handed to the socket (a client that leaves before never gives the body back)
     if (answer.recycle) res.once("finish", answer.recycle);
     await sendAnswer(req, res, answer, body).catch((err) => {

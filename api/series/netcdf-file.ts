@@ -5,7 +5,8 @@
 import { dateToDayNumber } from "../../format/dates.js";
 import { type Window, colToLon, rowToLat } from "../../format/grid.js";
 import type { AnswerStream } from "../answer.js";
-import { type NetcdfDescription, type NetcdfVariable, daysPerSlab, layoutNetcdf, streamNetcdf } from "./netcdf.js";
+import type { SpanSlice } from "../tiers.js";
+import { type NetcdfDescription, type NetcdfVariable, layoutNetcdf, streamNetcdf } from "./netcdf.js";
 import type { SeriesConfig, SeriesRequest } from "./call.js";
 import type { SeriesChoice, SeriesSelection } from "./select.js";
 
@@ -56,6 +57,35 @@ export function describeSeriesNetcdf(config: SeriesConfig, selection: SeriesSele
   };
 }
 
+/** Spans smaller than this are read together in one slab (a place over a century: a slab, not 100). */
+const SLAB_JOIN_BYTES = 1 << 20;
+/**
+ * A span larger than this is read in parts, each reading the span's chunks again: a box of up to 11,000 cells over a
+ * year (16 MiB) reads each chunk once a pass; a bound-size answer of a wider box, at most three times.
+ */
+const SLAB_MAX_BYTES = 16 << 20;
+
+/**
+ * A variable's slabs (streamNetcdf's edges) on its series spans' edges, so each chunk is decoded once a pass over
+ * the file (two passes in all: its digest, then its sending): small spans joined, large ones cut.
+ */
+export function planSlabs(slices: readonly SpanSlice[], cells: number): number[] {
+  const dayBytes = cells * 4;
+  const edges = [0];
+  let at = 0;
+  for (const { from, to } of slices) {
+    const days = to - from;
+    const open = edges[edges.length - 1];
+    if (at > open && (at + days - open) * dayBytes > SLAB_JOIN_BYTES) edges.push(at);
+    const parts = Math.ceil((days * dayBytes) / SLAB_MAX_BYTES);
+    for (let k = 1; k < parts; k++) edges.push(at + Math.round((k * days) / parts));
+    at += days;
+    if (parts > 1) edges.push(at);
+  }
+  if (edges[edges.length - 1] !== at) edges.push(at);
+  return edges;
+}
+
 /** Days [t0, t1) of one choice over `window`, day-major (the file's order): from each series span they fall in. */
 async function readDays(choice: SeriesChoice, window: Window, t0: number, t1: number): Promise<Float32Array> {
   const cells = window[2] * window[3];
@@ -63,10 +93,7 @@ async function readDays(choice: SeriesChoice, window: Window, t0: number, t1: nu
   let at = 0; // the period's day at which this slice starts
   for (const { span, from, to } of choice.slices) {
     const [a, b] = [Math.max(t0, at), Math.min(t1, at + to - from)];
-    if (a < b) {
-      const days = await choice.view.readSeries(span, window, from + a - at, from + b - at);
-      days.forEach((day, d) => out.set(day, (a - t0 + d) * cells));
-    }
+    if (a < b) await choice.view.readSeries(span, window, from + a - at, from + b - at, out.subarray((a - t0) * cells));
     at += to - from;
   }
   return out;
@@ -77,8 +104,13 @@ export function streamSeriesNetcdf(config: SeriesConfig, selection: SeriesSelect
   const layout = layoutNetcdf(describeSeriesNetcdf(config, selection, request));
   const window = netcdfWindow(config);
   const byName = new Map(selection.choices.map((c) => [c.variable.name, c]));
+  const cells = window[2] * window[3];
+  const slabs = new Map(selection.choices.map((c) => [c.variable.name, planSlabs(c.slices, cells)]));
+  // a slab's values and their big-endian bytes
+  const largest = Math.max(...[...slabs.values()].flatMap((edges) => edges.slice(1).map((e, k) => e - edges[k])));
   return {
     byteLength: layout.byteLength,
-    open: () => streamNetcdf(layout, (name, t0, t1) => readDays(byName.get(name)!, window, t0, t1), daysPerSlab(layout)),
+    heldBytes: 2 * largest * cells * 4,
+    open: () => streamNetcdf(layout, (name, t0, t1) => readDays(byName.get(name)!, window, t0, t1), (name) => slabs.get(name)!),
   };
 }

@@ -470,19 +470,35 @@ export function daysPerSlab(layout: NetcdfLayout, slabBytes = 2 ** 20): number {
 }
 
 /**
- * The whole file as an async generator of byte chunks (`Readable.from(...)` on Node, a ReadableStream in a
- * browser): the prelude, then each variable read `days` days at a time. Memory holds one slab, however long the
- * answer; the last step checks the total against `layout.byteLength`.
+ * How a variable's days are cut into slabs: a number of days each, or each variable's own edges (0, ..., days;
+ * ascending), where a reader's stored pieces break so that it reads each piece once.
  */
-export async function* streamNetcdf(layout: NetcdfLayout, read: ReadDays, days = daysPerSlab(layout)): AsyncGenerator<Uint8Array> {
-  if (!Number.isInteger(days) || days < 1) throw new NetcdfWriteError(`a slab is a whole number of days, at least 1, not ${days}`);
+export type SlabPlan = number | ((name: string) => readonly number[]);
+
+/** The edges of a variable's slabs: [0, days, 2 days, ..., layout.days], or the plan's own, checked. */
+function slabEdges(layout: NetcdfLayout, name: string, slabs: SlabPlan): readonly number[] {
+  if (typeof slabs === "number") {
+    if (!Number.isInteger(slabs) || slabs < 1) throw new NetcdfWriteError(`a slab is a whole number of days, at least 1, not ${slabs}`);
+    return [...Array.from({ length: Math.ceil(layout.days / slabs) }, (_, k) => k * slabs), layout.days];
+  }
+  const edges = slabs(name);
+  if (edges[0] !== 0 || edges[edges.length - 1] !== layout.days || edges.some((e, k) => k > 0 && !(Number.isInteger(e) && e > edges[k - 1]))) {
+    throw new NetcdfWriteError(`the slabs of ${name} do not cut 0..${layout.days} into ascending whole days: ${edges.join(",")}`);
+  }
+  return edges;
+}
+
+/**
+ * The whole file as an async generator of byte chunks (`Readable.from(...)` on Node, a ReadableStream in a
+ * browser): the prelude, then each variable a slab at a time. Memory holds one slab, however long the answer; the
+ * last step checks the total against `layout.byteLength`.
+ */
+export async function* streamNetcdf(layout: NetcdfLayout, read: ReadDays, slabs: SlabPlan = daysPerSlab(layout)): AsyncGenerator<Uint8Array> {
+  const edges = layout.variables.map(({ name }) => slabEdges(layout, name, slabs));
   const writer = new NetcdfWriter(layout);
   yield writer.start();
-  for (const { name } of layout.variables) {
-    for (let t0 = 0; t0 < layout.days; t0 += days) {
-      const t1 = Math.min(layout.days, t0 + days);
-      yield writer.writeSlab(name, t0, t1, await read(name, t0, t1));
-    }
+  for (const [v, { name }] of layout.variables.entries()) {
+    for (let k = 1; k < edges[v].length; k++) yield writer.writeSlab(name, edges[v][k - 1], edges[v][k], await read(name, edges[v][k - 1], edges[v][k]));
   }
   writer.finish();
 }

@@ -30,6 +30,14 @@ export const SERIES_DESCRIPTION = [
 /** A plan item of the series route's 413: a GET path of this route. */
 export const SERIES_PLAN_ITEM: Json = { type: "string", description: "A GET path and query of /api/v1/series, pinned to the versions that would answer.", pattern: "^/api/v1/series\\?(lat|bbox)=" };
 
+/** The series route's `planRest`: the call for the rest of a box whose plan would not fit its 413. */
+export const SERIES_PLAN_REST: Json = {
+  type: "string",
+  description:
+    "Present when `plan` would not fit this answer's 1,000,000 bytes (a box of many cells): `plan` then holds the parts of the box's first rows (whole rows; a NetCDF box's first ranges of dates), and `planRest` is the call for the rest of the box, pinned. Asking it answers 413 with the next parts (and perhaps the next `planRest`): following `plan`, then `planRest` until it is absent, gives exactly the values asked for, in order.",
+  pattern: "^/api/v1/series\\?bbox=",
+};
+
 const ref = (kind: "headers" | "schemas", name: string) => ({ $ref: `#/components/${kind}/${name}` });
 
 /** The 200 of the route: a content entry for each format's media type. */

@@ -4,28 +4,30 @@
 
 import type { Answer } from "../answer.js";
 import type { Context } from "../context.js";
+import { LIMITS } from "../contract.js";
 import { READ_CORS } from "../cors.js";
 import { HttpError } from "../errors.js";
 import { type RouteSpec, defineRoute } from "../routes.js";
 import { type SeriesConfig, countPlaces, hashSeriesRequest } from "./call.js";
 import type { SeriesFormatSpec } from "./formats/format.js";
 import { SERIES_FORMATS } from "./formats/table.js";
-import { SERIES_DESCRIPTION, SERIES_PLAN_ITEM, describeSeriesOk } from "./openapi.js";
+import { SERIES_DESCRIPTION, SERIES_PLAN_ITEM, SERIES_PLAN_REST, describeSeriesOk } from "./openapi.js";
 import { seriesParameters } from "./params.js";
 import { planSeriesCalls } from "./plan.js";
 import { type SeriesSelection, chooseVersions } from "./select.js";
 
 /** A 413 when the call asks for more values than one answer of its format holds, with the calls that do. */
-function checkBound(config: SeriesConfig, format: SeriesFormatSpec, selection: SeriesSelection, bound: number): void {
+function checkBound(ctx: Context, config: SeriesConfig, format: SeriesFormatSpec, selection: SeriesSelection): void {
+  const bound = ctx.bound(format.bound.option);
   const [places, days, variables] = [countPlaces(config), selection.days, selection.choices.length];
   const count = places * days * variables;
   if (count <= bound) return;
-  const { plan, summary } = planSeriesCalls(config, format, selection, bound);
+  const { plan, planRest, summary } = planSeriesCalls(config, format, selection, bound, ctx.bound("planBytes"));
   const noun = config.box ? "cell" : "place";
   throw new HttpError({
     kind: "request_too_large",
     message: `The call asks for ${count} values (${places} ${noun}${places === 1 ? "" : "s"} x ${days} days x ${variables} variable${variables === 1 ? "" : "s"}), over the bound of ${bound} values ${format.bound.holder}. ${summary}`,
-    extra: { plan },
+    extra: { plan, ...(planRest ? { planRest } : {}) },
   });
 }
 
@@ -44,7 +46,7 @@ function provenanceHeaders(selection: SeriesSelection, requestSha256: string): R
 /** A call's answer in its format, one of the table the route was built with. */
 async function answerSeries(ctx: Context, config: SeriesConfig, format: SeriesFormatSpec): Promise<Answer> {
   const selection = await chooseVersions(ctx, config);
-  checkBound(config, format, selection, ctx.bound(format.bound.option));
+  checkBound(ctx, config, format, selection);
   const request = await hashSeriesRequest(ctx.platform, config);
   // pinned versions over a stated, wholly published period never change; otherwise a new publish may answer the same call
   const cache = config.pins && config.start && config.end && !selection.asked ? "immutable" : "short";
@@ -71,8 +73,9 @@ export function seriesRoutes(formats: readonly SeriesFormatSpec[]): RouteSpec[] 
       answers: [],
       errors: ["invalid_parameters", "request_too_large", "coverage_unavailable", "missing_values"],
       etag: "short",
-      document: { ok: () => describeSeriesOk(formats, true), planItem: SERIES_PLAN_ITEM },
-      bounds: Object.fromEntries(formats.map((f) => [f.bound.option, f.bound.values])),
+      document: { ok: () => describeSeriesOk(formats, true), planItem: SERIES_PLAN_ITEM, planRest: SERIES_PLAN_REST },
+      // each format's bound on values, and the 413's on its bytes (the query's planBytes)
+      bounds: { ...Object.fromEntries(formats.map((f) => [f.bound.option, f.bound.values])), planBytes: LIMITS.maxResponseBytes },
       handle: (ctx, config) => answerSeries(ctx, config, byName.get(config.format)!),
     }),
   ];

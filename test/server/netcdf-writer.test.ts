@@ -24,6 +24,7 @@ import {
   layoutNetcdf,
   streamNetcdf,
 } from "../../api/series/netcdf.js";
+import { planSlabs } from "../../api/series/netcdf-file.js";
 import { dateToDayNumber, dayNumberToDate } from "../../format/dates.js";
 import { colToLon, rowToLat } from "../../format/grid.js";
 import { VARIABLES, type Variable } from "../../format/variables.js";
@@ -347,7 +348,29 @@ layout("netcdf-writer - the bytes do not depend on the slab size, and always tot
     assert.is(chunks.reduce((n, c) => n + c.length, 0), sixteen.layout.byteLength);
     hashes.add(createHash("sha256").update(Buffer.concat(chunks)).digest("hex"));
   }
+  // slabs on a reader's own edges (a series span's): the same bytes
+  const perDay = SIXTEEN.rows * SIXTEEN.cols;
+  const asked: string[] = [];
+  const read = (_: string, t0: number, t1: number) => (asked.push(`${t0}..${t1}`), sixteen.values[0].slice(t0 * perDay, t1 * perDay));
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of streamNetcdf(sixteen.layout, read, () => [0, 1, 366, 400])) chunks.push(chunk);
+  assert.equal(asked, ["0..1", "1..366", "366..400"]);
+  hashes.add(createHash("sha256").update(Buffer.concat(chunks)).digest("hex"));
   assert.equal([...hashes], [createHash("sha256").update(readFileSync(sixteen.path)).digest("hex")]);
+});
+
+layout("netcdf-writer - the series answer's slabs lie on its spans' edges: small spans joined to 1 MiB, spans over 16 MiB cut", () => {
+  const years = (n: number) => Array.from({ length: n }, () => ({ from: 0, to: 365 }) as never);
+  // a 32 x 32 box: a year is 1.4 MiB, a slab each
+  assert.equal(planSlabs(years(3), 1024), [0, 365, 730, 1095]);
+  // a place over a century: one slab (1 MiB is 262,144 days of one cell)
+  assert.equal(planSlabs(years(100), 1), [0, 36_500]);
+  // 16 x 16 cells: a year is 365 KiB, two join (730 KiB), a third would pass 1 MiB
+  assert.equal(planSlabs(years(5), 256), [0, 730, 1460, 1825]);
+  // the whole grid over 17 days (37 MiB): three parts of one span
+  assert.equal(planSlabs([{ from: 100, to: 117 } as never], 572_721), [0, 6, 11, 17]);
+  // a span cut in parts is closed: the next small one does not join its last part
+  assert.equal(planSlabs([{ from: 0, to: 17 }, { from: 0, to: 1 }] as never, 572_721), [0, 6, 11, 17, 18]);
 });
 
 layout("netcdf-writer - a slab is read only when the consumer asks for it; Readable.from streams the same bytes to a file", async () => {
@@ -473,6 +496,15 @@ refusals("netcdf-writer - a slab before start(), a second start(), a stream whos
     assert.match((err as Error).message, "has 1 values, not 2 x 1 x 1 = 2");
   }
   assert.is(chunks.length, 1, "the prelude went out, no slab after it");
+  for (const edges of [[0, 2], [1, 2], [0, 0, 1]]) {
+    try {
+      await streamNetcdf(one.layout, () => new Float32Array(1), () => edges).next();
+      assert.unreachable(`slabs ${edges}`);
+    } catch (err) {
+      assert.instance(err, NetcdfWriteError);
+      assert.is((err as Error).message, `the slabs of air_temperature_max do not cut 0..${one.layout.days} into ascending whole days: ${edges.join(",")}`);
+    }
+  }
   for (const days of [0, 1.5, -1]) {
     const stream = streamNetcdf(one.layout, () => new Float32Array(1), days);
     try {

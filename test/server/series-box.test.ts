@@ -178,6 +178,41 @@ box("series box - over the bound: 413 with a plan of pinned boxes, each answerin
   }
 });
 
+box("series box - a plan over the 413's byte bound: the first whole rows, then planRest for the rest of the box; followed to its end, the call's answer", async () => {
+  const path = `/api/v1/series?bbox=${edgesOf(250, 260, 3, 3)}&start=2004-02-01&end=2004-03-04`;
+  const whole = await withServer(fixture.dist, async (s) => (await request(s, path)).text);
+  await withServer(
+    fixture.dist,
+    async (s) => {
+      // runs of two cells (70 values): two parts a row, about 190 bytes each; 3,000 bytes hold the 2,048 of the frame,
+      // one row and the call for the rest, not two rows
+      const first = assertError(await request(s, path), 413, "request_too_large");
+      assert.is(first.plan.length, 2, first.plan.join("\n"));
+      assert.is(first.planRest, `/api/v1/series?bbox=${edgesOf(250, 261, 3, 2)}&start=2004-02-01&end=2004-03-04&variables=air_temperature_max&format=csv&dataset_version=${fixture.a.id}`);
+      assert.match(
+        first.message,
+        "over the bound of 70 values a call. The plan holds 2 calls for the box's first part, its first 1 row of 3, each within the bound, whose answers in order hold exactly its values (CSV: keep the first header line only); planRest asks for the rest, and its 413 carries the next parts.",
+      );
+      let text = "";
+      let next: string | undefined = path;
+      let calls = 0;
+      while (next) {
+        const refused = assertError(await request(s, next), 413, "request_too_large");
+        for (const part of refused.plan as string[]) {
+          const answer = await request(s, part);
+          assert.is(answer.status, 200, `${part}: ${answer.text}`);
+          text += text === "" ? answer.text : answer.text.slice(answer.text.indexOf("\n") + 1);
+        }
+        next = refused.planRest;
+        calls++;
+      }
+      assert.is(calls, 3);
+      assert.is(text, whole);
+    },
+    { bounds: { seriesMaxValues: 70, planBytes: 3_000 } },
+  );
+});
+
 box.run();
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -13,12 +13,12 @@ import { type RasterView, openVersion } from "../../format/versions.js";
 import { LocalStorage, nodePlatform } from "../../format/local.js";
 import { type ApiRequest, Service } from "../../api/service.js";
 import { ROUTES } from "../../api/interface.js";
-import type { Storage } from "../../format/storage.js";
+import { type Storage, fromUtf8 } from "../../format/storage.js";
 import { writeSiloTiff } from "../../pipeline/ingest/geotiff.js";
 import { ObjectStore } from "../../pipeline/store/objects.js";
 import { writeFileAtomic } from "../../pipeline/files/write.js";
 import { publish } from "../../pipeline/publish/publish.js";
-import type { Window } from "../../format/grid.js";
+import { type Window, colToEdgeLon, rowToEdgeLat } from "../../format/grid.js";
 import { type DayHeader } from "../../format/day-piece.js";
 import { type Ref, objectPath } from "../../format/objects.js";
 import { type Dataset } from "../../format/records.js";
@@ -450,6 +450,36 @@ damage("damage - a corrupted series chunk is never served: the period that reads
     },
     { warn: (m) => warnings.push(m) },
   );
+});
+
+damage("damage - a series chunk that fails verification while a NetCDF answer is sent: the stream breaks, the version is marked, the next call 503", async () => {
+  const dist = await copyDist(fixture);
+  const found = await findSeriesChunk(dist, fixture.a, "2004-02-09", CELLS_A.col, CELLS_A.row);
+  const warnings: string[] = [];
+  // nothing kept in memory: the send reads the chunk again, as a long answer does
+  const app = await createApp({ dist, log: false, cacheBytes: 0, answerCacheBytes: 0, warn: (m) => warnings.push(m) });
+  try {
+    const box = `${colToEdgeLon(CELLS_A.col)},${rowToEdgeLat(CELLS_A.row + 3)},${colToEdgeLon(CELLS_A.col + 3)},${rowToEdgeLat(CELLS_A.row)}`;
+    const ask = () => app.service.handle({ method: "GET", path: "/api/v1/series", query: new URLSearchParams(`bbox=${box}&start=2004-02-01&end=2004-03-04&format=netcdf`), baseUrl: "http://localhost" });
+    // the answer's head is made (its digest pass read the chunk whole); then the chunk is damaged before its bytes go
+    const answer = await ask();
+    assert.is(answer.status, 200);
+    await flipByte(found.file, found.chunk.offset + Math.floor(found.chunk.length / 2));
+    let sent = 0;
+    try {
+      for await (const part of answer.stream!.open()) sent += part.byteLength;
+      assert.unreachable("a damaged chunk ends the stream");
+    } catch (err) {
+      assert.match((err as Error).message, `does not match its sha256 ${found.chunk.sha256}`);
+    }
+    assert.ok(sent < answer.stream!.byteLength, `${sent} of ${answer.stream!.byteLength} bytes`);
+    assert.equal(warnings, [unavailable(A, `${found.file}: chunk ${found.group}/${found.position} does not match its sha256 ${found.chunk.sha256}`)]);
+    const next = await ask();
+    assert.is(next.status, 503);
+    assert.match(fromUtf8(next.body), `Dataset version ${A}`);
+  } finally {
+    await app.close();
+  }
 });
 
 damage("damage - a series group directory that fails its Merkle proof is never used: 503", async () => {
