@@ -5,7 +5,7 @@ import { DIST_FORMAT } from "../format/objects.js";
 import { readFile } from "node:fs/promises";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { writeDemo } from "./ingest/demo.js";
-import { PublishError } from "./errors.js";
+import { ArgumentError, PipelineError, PruneError } from "./errors.js";
 import { fetchSilo, parseVariables } from "./ingest/fetch.js";
 import { describeUpdate, update } from "./commands/update.js";
 import { createProgress, formatBytes, formatSeconds } from "./progress.js";
@@ -95,7 +95,7 @@ async function runVerify(dist: string): Promise<number> {
 /** A whole number of at least `min` from a flag, else a usage error naming the flag. */
 function readCount(flag: string, text: string, min: number): number {
   const n = Number(text);
-  if (!/^\d+(\.\d+)?$/.test(text) || n < min) throw new PublishError(`--${flag}`, "arguments", `${JSON.stringify(text)} is not a number of at least ${min}`);
+  if (!/^\d+(\.\d+)?$/.test(text) || n < min) throw new ArgumentError(`--${flag}`, "arguments", `${JSON.stringify(text)} is not a number of at least ${min}`);
   return n;
 }
 
@@ -107,7 +107,7 @@ function readLockFlags(flags: Record<string, string | boolean | undefined>): Loc
 async function runPrune(dist: string, flags: Record<string, string | boolean | undefined>): Promise<number> {
   const keepFile = flags["keep-file"] as string | undefined;
   const keepIds = keepFile
-    ? new Set((await readFile(keepFile, "utf8").catch(() => { throw new PublishError(keepFile, "prune", "cannot read the keep file (one version id a line)"); })).split(/\s+/).filter(Boolean))
+    ? new Set((await readFile(keepFile, "utf8").catch(() => { throw new PruneError(keepFile, "prune", "cannot read the keep file (one version id a line)"); })).split(/\s+/).filter(Boolean))
     : new Set<string>();
   const rule = { keepDays: readCount("keep-days", flags["keep-days"] as string, 0), keepIds, dropVersions: flags["drop-versions"] !== "0" };
   const graceMs = readCount("grace-hours", flags["grace-hours"] as string, 0) * 3_600_000;
@@ -122,7 +122,7 @@ async function runPrune(dist: string, flags: Record<string, string | boolean | u
 
 async function runSync(dist: string, flags: Record<string, string | boolean | undefined>): Promise<number> {
   const from = flags.from as string | undefined;
-  if (!from) throw new PublishError("make sync", "arguments", "FROM=<url of the folder holding the dist's catalog.json> is required");
+  if (!from) throw new ArgumentError("make sync", "arguments", "FROM=<url of the folder holding the dist's catalog.json> is required");
   const progress = createProgress();
   const r = await sync({
     from,
@@ -148,7 +148,7 @@ async function runSync(dist: string, flags: Record<string, string | boolean | un
 async function runFetch(flags: Record<string, string | boolean | undefined>): Promise<number> {
   const { years, from, to, sources } = flags as Record<string, string | undefined>;
   if (!years && (!from || !to)) {
-    throw new PublishError("make fetch", "arguments", "FROM=YYYY-MM-DD and TO=YYYY-MM-DD (daily files), or YEARS=YYYY-YYYY (annual files), are required");
+    throw new ArgumentError("make fetch", "arguments", "FROM=YYYY-MM-DD and TO=YYYY-MM-DD (daily files), or YEARS=YYYY-YYYY (annual files), are required");
   }
   const folder = sources || DEFAULTS.siloSources;
   const range = years ? { years } : { from, to };
@@ -162,7 +162,7 @@ async function runFetch(flags: Record<string, string | boolean | undefined>): Pr
 /** make update: the night's summary on stdout; each variable not published, or a failed publish, on stderr and in the exit code. */
 async function runUpdate(flags: Record<string, string | boolean | undefined>): Promise<number> {
   const to = flags.to as string | undefined;
-  if (!to) throw new PublishError("make update", "arguments", "TO=YYYY-MM-DD is required: the last date of the night (from cron: TO=$(date -d yesterday +%F))");
+  if (!to) throw new ArgumentError("make update", "arguments", "TO=YYYY-MM-DD is required: the last date of the night (from cron: TO=$(date -d yesterday +%F))");
   const days = flags["revision-days"] as string | undefined;
   const summary = await update({
     to,
@@ -268,14 +268,14 @@ async function main(argv: string[]): Promise<number> {
 function parsePrefer(value: string | undefined): PublishOptions["prefer"] {
   if (value === undefined || value === "") return undefined;
   if (value === "daily" || value === "annual") return value;
-  throw new PublishError("PREFER", "arguments", `"${value}" is neither daily nor annual: the form that wins a date held in both forms with different cells`);
+  throw new ArgumentError("PREFER", "arguments", `"${value}" is neither daily nor annual: the form that wins a date held in both forms with different cells`);
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
-    // A PublishError names the file, the stage and what to do; anything else is a bug, reported the same way.
-    if (err instanceof PublishError) console.error(`error: ${err.message}`);
+    // A PipelineError of any kind names the file, the stage and what to do; anything else is a bug, reported the same way.
+    if (err instanceof PipelineError) console.error(`error: ${err.message}`);
     else if (process.env.DEBUG) console.error(err);
     else console.error(`error: unexpected failure: ${(err as Error)?.message ?? String(err)} (run with DEBUG=1 for the stack)`);
     process.exit(1);

@@ -3,7 +3,7 @@
 
 import { dateToDayNumber, dayNumberToDate } from "../../format/dates.js";
 import { writeDemo } from "../ingest/demo.js";
-import { PublishError } from "../errors.js";
+import { DemoError } from "../errors.js";
 import { readPublished } from "../store/catalog.js";
 import type { LockOptions } from "../files/lock-file.js";
 import type { Progress } from "../progress.js";
@@ -14,7 +14,7 @@ async function findNextDemoDay(dist: string): Promise<string> {
   const published = await readPublished(dist);
   try {
     const ends = (published?.pointer.candidates ?? []).flatMap((c) => (c.record.metadata.synthetic === true ? [c.coverage.last] : []));
-    if (ends.length === 0) throw new PublishError(dist, "demo", "holds no generated demo version to add a day to; run make demo (or make publish) first");
+    if (ends.length === 0) throw new DemoError(dist, "demo", "holds no generated demo version to add a day to; run make demo (or make publish) first");
     return dayNumberToDate(dateToDayNumber(ends.sort().pop()!) + 1);
   } finally {
     await published?.archive.storage.close?.();

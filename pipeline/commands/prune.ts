@@ -20,7 +20,7 @@ import type { Snapshot } from "../../format/snapshot.js";
 import type { MonthPage, YearPage } from "../../format/version-index.js";
 import { openVersion } from "../../format/versions.js";
 import { addToCatalog, readPublished, updateCandidates, writeCatalog } from "../store/catalog.js";
-import { PublishError } from "../errors.js";
+import { PruneError } from "../errors.js";
 import { ObjectStore } from "../store/objects.js";
 import { hashFile } from "../files/write.js";
 import { type Pending, readPending, writePending } from "../store/pending.js";
@@ -153,7 +153,7 @@ export async function prune(options: PruneOptions): Promise<PruneReport> {
 export async function pruneLocked(options: PruneOptions): Promise<PruneReport> {
   const now = options.now ?? new Date();
   const snapshot = await readPublished(options.dist);
-  if (!snapshot) throw new PublishError(join(options.dist, CATALOG_FILE), "prune", "is missing: there is nothing to prune");
+  if (!snapshot) throw new PruneError(join(options.dist, CATALOG_FILE), "prune", "is missing: there is nothing to prune");
   const records = await listRecords(snapshot);
   const keep = selectKept(records, options.rule, now);
   const kept = records.filter((r) => keep.has(r.id));

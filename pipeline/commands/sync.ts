@@ -16,7 +16,7 @@ import { IntegrityError, StorageError } from "../../format/storage.js";
 import { toIssues, validatorFor } from "../../schemas/validate.js";
 import { readPublished } from "../store/catalog.js";
 import { type DownloadConfig, DownloadError, download, runConcurrently } from "../download.js";
-import { PublishError, describeError } from "../errors.js";
+import { SyncError, describeError } from "../errors.js";
 import { writeFileAtomic } from "../files/write.js";
 import type { LockOptions } from "../files/lock-file.js";
 import { lockDist } from "../store/lock.js";
@@ -88,7 +88,7 @@ function toSyncConfig(options: SyncOptions): SyncConfig {
     url = null;
   }
   if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
-    throw new PublishError(String(options.from), STAGE, "is not an http(s) URL; give FROM=<url of the folder holding catalog.json>");
+    throw new SyncError(String(options.from), STAGE, "is not an http(s) URL; give FROM=<url of the folder holding catalog.json>");
   }
   return {
     from: options.from,
@@ -122,7 +122,7 @@ async function readRemotePointer(remote: Archive): Promise<Awaited<ReturnType<Ar
     return await remote.readPointer();
   } catch (err) {
     if (!(err instanceof CatalogError)) throw err;
-    throw new PublishError(remote.storage.describe(CATALOG_FILE), STAGE, `cannot be synced from (${err.message}); check FROM names the folder that holds the dist's catalog.json`);
+    throw new SyncError(remote.storage.describe(CATALOG_FILE), STAGE, `cannot be synced from (${err.message}); check FROM names the folder that holds the dist's catalog.json`);
   }
 }
 
@@ -140,8 +140,8 @@ async function readLocalHead(config: SyncConfig): Promise<{ sha256: string; mani
 /** A remote read that failed: its URL, what was wrong, and that nothing of this sync was placed. */
 function remoteFailure(err: unknown, dist: string): unknown {
   const unchanged = `nothing was placed and ${join(dist, CATALOG_FILE)} is unchanged`;
-  if (err instanceof IntegrityError) return new PublishError(err.path, STAGE, `${err.reason}: the host serves a damaged or tampered copy; ${unchanged}; sync from the origin or another mirror`);
-  if (err instanceof StorageError) return new PublishError(err.path, STAGE, `${err.message}; ${unchanged}; sync again later`);
+  if (err instanceof IntegrityError) return new SyncError(err.path, STAGE, `${err.reason}: the host serves a damaged or tampered copy; ${unchanged}; sync from the origin or another mirror`);
+  if (err instanceof StorageError) return new SyncError(err.path, STAGE, `${err.message}; ${unchanged}; sync again later`);
   return err;
 }
 
@@ -149,7 +149,7 @@ function remoteFailure(err: unknown, dist: string): unknown {
 function checkListed(entry: FileEntry, manifestUrl: string): void {
   const object = parseObjectPath(entry.path);
   if (object && (object.kind === "json.br" || object.sha256 === entry.sha256)) return;
-  throw new PublishError(manifestUrl, STAGE, `lists ${JSON.stringify(entry.path)}, which is no file of a dist (docs/format.md §1): nothing of it is written`);
+  throw new SyncError(manifestUrl, STAGE, `lists ${JSON.stringify(entry.path)}, which is no file of a dist (docs/format.md §1): nothing of it is written`);
 }
 
 interface Chain {
@@ -176,9 +176,9 @@ async function readChain(remote: Archive, newest: Ref, localHead: Ref | null, pr
     try {
       manifest = JSON.parse(Buffer.from(bytes).toString("utf8")) as Manifest;
     } catch (err) {
-      throw new PublishError(url, STAGE, `is not JSON (${describeError(err)})`);
+      throw new SyncError(url, STAGE, `is not JSON (${describeError(err)})`);
     }
-    if (!check(manifest)) throw new PublishError(url, STAGE, `is not a publish manifest (${toIssues(check.errors, manifest).slice(0, 2).map((i) => i.message).join("; ")})`);
+    if (!check(manifest)) throw new SyncError(url, STAGE, `is not a publish manifest (${toIssues(check.errors, manifest).slice(0, 2).map((i) => i.message).join("; ")})`);
     for (const entry of manifest.files) {
       checkListed(entry, url);
       if (!chain.files.has(entry.path)) chain.files.set(entry.path, entry);
@@ -249,7 +249,7 @@ async function downloadAll(config: SyncConfig, baseUrl: string, missing: FileEnt
       requests += attempts; // not `requests += await ...`: that reads requests before the wait, losing concurrent counts
     } catch (err) {
       const tampered = err instanceof DownloadError && err.failure === "unexpected" ? ": the host serves a damaged or tampered copy; it was not placed" : "";
-      throw new PublishError(url, STAGE, `${describeError(err)}${tampered}; ${join(config.dist, CATALOG_FILE)} is unchanged; sync again later, or from the origin or another mirror`);
+      throw new SyncError(url, STAGE, `${describeError(err)}${tampered}; ${join(config.dist, CATALOG_FILE)} is unchanged; sync again later, or from the origin or another mirror`);
     }
     progress.add(0, 1);
   });

@@ -5,13 +5,13 @@
 // docs/publishing.md "The nightly routine").
 
 import { mkdir, readdir } from "node:fs/promises";
-import { basename, join } from "node:path";
-import { dateToDayNumber, dayNumberToDate, listDates } from "../../format/dates.js";
+import { join } from "node:path";
+import { dateToDayNumber, dayNumberToDate, isCalendarDate, listDates } from "../../format/dates.js";
 import { type Variable, VARIABLES } from "../../format/variables.js";
 import { SILO } from "../../sources/silo.js";
-import { PublishError, describeError } from "../errors.js";
+import { PublishError, UpdateError, describeError } from "../errors.js";
 import {
-  annualBaseUrl, dailyBaseUrl, describeFailures, type FetchFailure, type FetchItem, type FetchTuning, type Fetched, fetchFiles, lockSources, parseDate, toDayItem, toFetchTuning, toYearItem,
+  annualBaseUrl, dailyBaseUrl, describeFailures, type FetchFailure, type FetchItem, type FetchTuning, type Fetched, fetchFiles, lockSources, toDayItem, toFetchTuning, toYearItem,
 } from "../ingest/fetch.js";
 import { LOCK_FILE, readLock } from "../ingest/silo-lock.js";
 import { type Commit, commitStaged, discardStaged, finishStaged, removeStaging, stagedPath } from "../ingest/staging.js";
@@ -114,16 +114,17 @@ export async function update(options: UpdateOptions): Promise<UpdateSummary> {
 }
 
 function toUpdateConfig(options: UpdateOptions): UpdateConfig {
-  const to = parseDate("TO", options.to, STAGE);
+  const to = options.to;
+  if (typeof to !== "string" || !isCalendarDate(to)) throw new UpdateError("TO", STAGE, `${JSON.stringify(to)} is not a calendar date; give YYYY-MM-DD`);
   for (const [name, value] of [["SOURCES", options.sources], ["DIST", options.dist]]) {
-    if (typeof value !== "string" || value === "") throw new PublishError(name!, STAGE, "missing; give the folder (make update SOURCES=... DIST=...)");
+    if (typeof value !== "string" || value === "") throw new UpdateError(name!, STAGE, "missing; give the folder (make update SOURCES=... DIST=...)");
   }
   const days = options.revisionDays;
   if (days !== undefined && !(Number.isInteger(days) && days >= 0)) {
-    throw new PublishError("REVISION_DAYS", STAGE, `${days} is not a whole number of days >= 0; leave it out for SILO's own revision windows`);
+    throw new UpdateError("REVISION_DAYS", STAGE, `${days} is not a whole number of days >= 0; leave it out for SILO's own revision windows`);
   }
   if (options.variables !== undefined && options.variables.length === 0) {
-    throw new PublishError("VARIABLES", STAGE, `none given; give some of ${VARIABLES.map((v) => v.silo).join(", ")}, or leave it out for all of them`);
+    throw new UpdateError("VARIABLES", STAGE, `none given; give some of ${VARIABLES.map((v) => v.silo).join(", ")}, or leave it out for all of them`);
   }
   const progress = options.progress ?? createProgress();
   const annual = () => annualBaseUrl(options.annualBaseUrl);
@@ -264,7 +265,7 @@ async function publishCompleted(config: UpdateConfig, nights: VariableNight[]): 
       const options = { ...config.options.publish, sources: config.sources, dist: config.dist, variables, extend, prefer, lock, progress: config.progress };
       return { published: await publish(options), publishError: null };
     } catch (err) {
-      const refused = err instanceof PublishError ? findVariableOfFile(err.file, variables) : null;
+      const refused = err instanceof PublishError && err.variable !== null && variables.includes(err.variable) ? err.variable : null;
       if (!refused) return { published: null, publishError: describeError(err) };
       nights.find((n) => n.variable === refused)!.failed = `the publish refused its files: ${describeError(err)}`;
       config.progress.line(`${refused.silo}: the publish refused one of its files; publishing the other variables without it`);
@@ -272,13 +273,6 @@ async function publishCompleted(config: UpdateConfig, nights: VariableNight[]): 
     }
   }
   return { published: null, publishError: null };
-}
-
-/** The variable a SILO file name (a member path of a publish's error) names, among those being published. */
-function findVariableOfFile(file: string, variables: Variable[]): Variable | null {
-  const name = basename(file.split("#")[0]);
-  const silo = SILO.dailyFileName.exec(name)?.[4] ?? SILO.annualFileName.exec(name)?.[2];
-  return variables.find((v) => v.silo === silo) ?? null;
 }
 
 /** The summary a night prints (stdout), and its errors (stderr; any makes the exit non-zero). */

@@ -27,7 +27,7 @@ import type { Dataset } from "../../format/records.js";
 import type { DayEntry, IndexNode, MonthPage, ObservationIndex, RasterIndex, YearPage } from "../../format/version-index.js";
 import { RasterView } from "../../format/versions.js";
 import { assertValid } from "../../schemas/validate.js";
-import { PublishError } from "../errors.js";
+import { UpgradeError } from "../errors.js";
 import { addToCatalog, updateCandidates, writeCatalog } from "../store/catalog.js";
 import { ObjectStore } from "../store/objects.js";
 import { hashFile } from "../files/write.js";
@@ -63,7 +63,7 @@ export async function upgrade(dist: string, progress: Progress, options: { lock?
   const unlock = await lockDist(dist, "upgrade", (line) => progress.line(line), options.lock);
   try {
     const pointerBytes = await readFile(join(dist, CATALOG_FILE)).catch(() => {
-      throw new PublishError(join(dist, CATALOG_FILE), STAGE, "is missing: there is no dist to upgrade here");
+      throw new UpgradeError(join(dist, CATALOG_FILE), STAGE, "is missing: there is no dist to upgrade here");
     });
     const pointer = parsePointer(pointerBytes, join(dist, CATALOG_FILE));
     const waiting = { files: 0, bytes: 0, firstDueAt: null };
@@ -97,10 +97,10 @@ function parsePointer(bytes: Uint8Array, where: string): OldPointer {
   try {
     pointer = JSON.parse(new TextDecoder().decode(bytes)) as OldPointer;
   } catch {
-    throw new PublishError(where, STAGE, "is not JSON; run make verify on it");
+    throw new UpgradeError(where, STAGE, "is not JSON; run make verify on it");
   }
   if (pointer?.format !== OLD_FORMAT && pointer?.format !== DIST_FORMAT) {
-    throw new PublishError(where, STAGE, `is a ${String(pointer?.format)} dist; make upgrade turns ${OLD_FORMAT} into ${DIST_FORMAT}: upgrade an older dist to ${OLD_FORMAT} first with make upgrade of commit 6304b50, or republish it`);
+    throw new UpgradeError(where, STAGE, `is a ${String(pointer?.format)} dist; make upgrade turns ${OLD_FORMAT} into ${DIST_FORMAT}: upgrade an older dist to ${OLD_FORMAT} first with make upgrade of commit 6304b50, or republish it`);
   }
   return pointer;
 }
@@ -231,7 +231,7 @@ class Converter {
     const cells = await readOldDay(this.archive, day);
     const hashed = hashCells(cells);
     const where = objectPath(day.piece.sha256, "day");
-    if (hashed.cells !== day.cells || hashed.missing !== day.missing) throw new PublishError(where, STAGE, `its cells of ${day.date} do not hash to the day entry's ${day.cells}; run make verify on the old dist`);
+    if (hashed.cells !== day.cells || hashed.missing !== day.missing) throw new UpgradeError(where, STAGE, `its cells of ${day.date} do not hash to the day entry's ${day.cells}; run make verify on the old dist`);
     const { bytes, header } = assembleDay(encodeDayBlocks(day.window, cells, hashed), null);
     return { piece: await this.store.put(bytes, "day"), header: { sha256: sha256Hex(header), size: header.byteLength } };
   }
@@ -246,7 +246,7 @@ async function readOldDay(archive: Archive, day: DayEntry): Promise<Float32Array
   try {
     header = decodeDayHeader(headerBytes, day.window, lineage.length, { magic: OLD_DAY_MAGIC, codecs: OLD_CODECS });
   } catch (err) {
-    throw new PublishError(where, STAGE, (err as Error).message);
+    throw new UpgradeError(where, STAGE, (err as Error).message);
   }
   const [wc, wr, ww, wh] = day.window;
   const cells = new Float32Array(ww * wh).fill(NaN);
@@ -266,7 +266,7 @@ async function readOldDay(archive: Archive, day: DayEntry): Promise<Float32Array
 function decodeOldBlock(codec: number, raw: Uint8Array, width: number, height: number, where: string): Float32Array {
   const cells = width * height;
   if (codec === BlockCodec.Float32 && raw.byteLength === cells * 4) return new Float32Array(new Uint8Array(raw).buffer);
-  if (codec !== OLD_TENTHS || raw.byteLength !== cells * 2) throw new PublishError(where, STAGE, `holds a block of codec ${codec} and ${raw.byteLength} bytes for ${cells} cells`);
+  if (codec !== OLD_TENTHS || raw.byteLength !== cells * 2) throw new UpgradeError(where, STAGE, `holds a block of codec ${codec} and ${raw.byteLength} bytes for ${cells} cells`);
   const diffs = new Int16Array(new Uint8Array(raw).buffer);
   const out = new Float32Array(cells);
   for (let y = 0; y < height; y++) {

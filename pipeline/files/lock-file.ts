@@ -8,7 +8,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import * as fsExt from "fs-ext";
-import { PublishError } from "../errors.js";
+import { LockError } from "../errors.js";
 import { findLockReach } from "./lock-reach.js";
 
 /** A kind of folder's lock: its file, kept between writers (empty while none holds it), and the words of its messages. */
@@ -81,7 +81,7 @@ function tryLock(file: string, fd: number, lock: FolderLock): Promise<boolean> {
     fsExt.flock(fd, "exnb", (err) => {
       if (!err) resolve(true);
       else if (err.code === "EAGAIN" || err.code === "EWOULDBLOCK") resolve(false);
-      else reject(new PublishError(file, "lock", `this folder offers no file lock (flock: ${err.code ?? err.message}), and writers would race; ${lock.elsewhere}`));
+      else reject(new LockError(file, "lock", `this folder offers no file lock (flock: ${err.code ?? err.message}), and writers would race; ${lock.elsewhere}`));
     }),
   );
 }
@@ -97,7 +97,7 @@ async function waitForLock(file: string, fd: number, writer: string, lock: Folde
   while (!(await tryLock(file, fd, lock))) {
     const left = waitSec * 1000 - (Date.now() - started);
     if (left <= 0) {
-      throw new PublishError(
+      throw new LockError(
         file,
         "lock",
         `${describeHolder(await readHolder(file))} is writing this ${noun}; waited ${waitSec} s for it (LOCK_WAIT). ` +
@@ -119,7 +119,7 @@ async function refuseHostOnly(folder: string, file: string, lock: FolderLock, lo
   const found = await findLockReach(folder);
   if (!found || found.judged.reach !== "host-only" || localLock) return;
   const elsewhere = lock.elsewhere.charAt(0).toUpperCase() + lock.elsewhere.slice(1);
-  throw new PublishError(
+  throw new LockError(
     file,
     "lock",
     `the ${lock.noun} lock cannot keep writers on other hosts out of ${found.mountPoint}: ${found.judged.why}. ${elsewhere}, ` +

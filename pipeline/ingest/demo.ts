@@ -18,7 +18,7 @@ import { sha256Hex } from "../../format/hash.js";
 import { GRID, colToLon, rowToLat } from "../../format/grid.js";
 import { type Variable, VARIABLES } from "../../format/variables.js";
 import { dateToMemberPath } from "../../sources/silo.js";
-import { PublishError } from "../errors.js";
+import { DemoError } from "../errors.js";
 import { writeFileAtomic } from "../files/write.js";
 import { writeSiloTiff } from "./geotiff.js";
 
@@ -74,7 +74,7 @@ export function makeLandMask(): Uint8Array {
     else if (g.type === "MultiPolygon") for (const poly of g.coordinates) rings.push(...poly);
   }
   if (rings.length === 0) {
-    throw new PublishError(file, "demo", `no feature with id "${AUSTRALIA_ID}"; is world-atlas still 2.0.2?`);
+    throw new DemoError(file, "demo", `no feature with id "${AUSTRALIA_ID}"; is world-atlas still 2.0.2?`);
   }
   return rasterizeRings(rings);
 }
@@ -120,7 +120,7 @@ export function makeDemoDay(date: string, mask: Uint8Array): Float32Array {
 /** Maximum temperature of every land cell, before gaps: the other variables follow from it and the day's storms. */
 function computeTmax(date: string, mask: Uint8Array): Float32Array {
   if (mask.length !== CELLS) {
-    throw new PublishError("land mask", "demo", `mask has ${mask.length} cells, the SILO grid has ${CELLS}`);
+    throw new DemoError("land mask", "demo", `mask has ${mask.length} cells, the SILO grid has ${CELLS}`);
   }
   const day = dateToDayIndex(date);
   const climate = loadClimate(mask);
@@ -323,7 +323,7 @@ export async function writeDemo(folder: string, log: (line: string) => void = ()
 async function writeDemoFile(file: string, values: Float32Array, variable: Variable): Promise<string> {
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
-    if (v < variable.plausible[0] || v > variable.plausible[1]) throw new PublishError(file, "demo", `value ${v} is outside ${variable.silo}'s plausible range`);
+    if (v < variable.plausible[0] || v > variable.plausible[1]) throw new DemoError(file, "demo", `value ${v} is outside ${variable.silo}'s plausible range`);
   }
   await writeSiloTiff(file, [0, 0, GRID.width, GRID.height], values);
   return sha256Hex(await readFile(file));
@@ -342,7 +342,7 @@ export function listDemoDates(): string[] {
 
 /** Whole days since DEMO_FIRST; the weather's clock. */
 function dateToDayIndex(date: string): number {
-  if (!isCalendarDate(date)) throw new PublishError(`demo ${date}`, "demo", "not a calendar date YYYY-MM-DD");
+  if (!isCalendarDate(date)) throw new DemoError(`demo ${date}`, "demo", "not a calendar date YYYY-MM-DD");
   return dateToDayNumber(date) - dateToDayNumber(DEMO_FIRST);
 }
 

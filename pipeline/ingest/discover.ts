@@ -63,6 +63,7 @@ function checkStart(memberPath: string, variable: Variable, first: string): void
     memberPath,
     "discover",
     `${variable.silo} starts on ${variable.firstDate} (SILO's first date of it), and this file holds ${first}; it is not a SILO file of ${variable.silo}: move it out of the folder`,
+    variable,
   );
 }
 
@@ -79,8 +80,8 @@ function toSiloFile(base: string, memberPath: string): SiloFile | null {
   const m = SILO.dailyFileName.exec(name);
   if (!m) return null;
   const date = `${m[1]}-${m[2]}-${m[3]}`;
-  if (!isCalendarDate(date)) throw new PublishError(memberPath, "discover", `${date} is not a calendar date`);
   const variable = toVariable(memberPath, m[4]);
+  if (!isCalendarDate(date)) throw new PublishError(memberPath, "discover", `${date} is not a calendar date`, variable);
   checkStart(memberPath, variable, date);
   return { kind: "daily", variable, date, path, memberPath };
 }
@@ -97,7 +98,7 @@ export async function findSiloFiles(folder: string): Promise<Map<Variable, SiloF
     if (!file) continue;
     const key = `${file.variable.silo} ${file.kind === "daily" ? file.date : `annual ${file.year}`}`;
     const twin = byKey.get(key);
-    if (twin) throw new PublishError(file.memberPath, "discover", `same ${file.kind === "daily" ? "date" : "year"} as ${twin.memberPath}; keep one file per ${file.kind === "daily" ? "day" : "year"}`);
+    if (twin) throw new PublishError(file.memberPath, "discover", `same ${file.kind === "daily" ? "date" : "year"} as ${twin.memberPath}; keep one file per ${file.kind === "daily" ? "day" : "year"}`, file.variable);
     byKey.set(key, file);
   }
   if (byKey.size === 0) {

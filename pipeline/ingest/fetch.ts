@@ -11,7 +11,7 @@ import { isCalendarDate, listDates } from "../../format/dates.js";
 import { type Variable, VARIABLES, findVariable } from "../../format/variables.js";
 import { dateToMemberPath, SILO, yearToMemberPath } from "../../sources/silo.js";
 import { type FileSignature, download, runConcurrently } from "../download.js";
-import { PublishError, describeError } from "../errors.js";
+import { FetchError, describeError } from "../errors.js";
 import { hashFile } from "../files/write.js";
 import { type FolderLock, type LockOptions, lockFolder } from "../files/lock-file.js";
 import { formatBytes } from "../progress.js";
@@ -172,13 +172,13 @@ async function fetchInPlace(config: FetchConfig): Promise<FetchReport> {
     outcome = await fetchFiles(config.items, { ...config, entries: lock.entries, landing, onFetched: record });
     if (recorded) await lock.save(true);
   } catch (err) {
-    throw new PublishError(lockPath, STAGE, `cannot write the lock file (${describeError(err)}); check the folder is writable, then re-run`);
+    throw new FetchError(lockPath, STAGE, `cannot write the lock file (${describeError(err)}); check the folder is writable, then re-run`);
   }
   const { fetched, failures } = outcome;
   if (failures.length > 0) {
     const lines = describeFailures(failures).map((line) => `  ${line}`);
     const what = config.items[0]?.annual ? "years" : "days";
-    throw new PublishError(
+    throw new FetchError(
       config.folder,
       STAGE,
       `${failures.length} of ${config.items.length} ${what} failed to download; completed files and their lock entries are kept, re-run to resume:\n${lines.join("\n")}`,
@@ -269,26 +269,26 @@ export function lockSources(folder: string, writer: "fetch" | "update", options:
 export function toFetchTuning(options: Partial<FetchTuning>): FetchTuning {
   const concurrency = options.concurrency ?? 4;
   if (!Number.isInteger(concurrency) || concurrency < 1) {
-    throw new PublishError("concurrency", STAGE, `${concurrency} is not a whole number >= 1`);
+    throw new FetchError("concurrency", STAGE, `${concurrency} is not a whole number >= 1`);
   }
   const retries = options.retries ?? 4;
   if (!Number.isInteger(retries) || retries < 0) {
-    throw new PublishError("retries", STAGE, `${retries} is not a whole number >= 0`);
+    throw new FetchError("retries", STAGE, `${retries} is not a whole number >= 0`);
   }
   const backoffMs = options.backoffMs ?? 500;
   if (!Number.isFinite(backoffMs) || backoffMs < 0) {
-    throw new PublishError("backoffMs", STAGE, `${backoffMs} is not a number of milliseconds >= 0`);
+    throw new FetchError("backoffMs", STAGE, `${backoffMs} is not a number of milliseconds >= 0`);
   }
   const stallMs = options.stallMs;
   if (stallMs !== undefined && !(Number.isFinite(stallMs) && stallMs > 0)) {
-    throw new PublishError("stallMs", STAGE, `${stallMs} is not a number of milliseconds > 0`);
+    throw new FetchError("stallMs", STAGE, `${stallMs} is not a number of milliseconds > 0`);
   }
   return { concurrency, retries, backoffMs, stallMs };
 }
 
 function toFetchConfig(options: FetchOptions): FetchConfig {
   if (typeof options.folder !== "string" || options.folder === "") {
-    throw new PublishError("folder", STAGE, "missing; give the folder the SILO files are mirrored into");
+    throw new FetchError("folder", STAGE, "missing; give the folder the SILO files are mirrored into");
   }
   const tuning = toFetchTuning(options);
   const log = options.log ?? (() => undefined);
@@ -305,7 +305,7 @@ function listDayItems(options: FetchOptions): FetchItem[] {
   const from = parseDate("from", options.from);
   const to = parseDate("to", options.to);
   if (from > to) {
-    throw new PublishError("from", STAGE, `${options.from} is after to ${options.to}; give from <= to`);
+    throw new FetchError("from", STAGE, `${options.from} is after to ${options.to}; give from <= to`);
   }
   const baseUrl = dailyBaseUrl(options.baseUrl);
   const dates = listDates(from, to);
@@ -314,7 +314,7 @@ function listDayItems(options: FetchOptions): FetchItem[] {
 
 function listYearItems(options: FetchOptions): FetchItem[] {
   if (options.from !== undefined || options.to !== undefined) {
-    throw new PublishError("years", STAGE, "give either FROM and TO (daily files) or YEARS (annual files), not both");
+    throw new FetchError("years", STAGE, "give either FROM and TO (daily files) or YEARS (annual files), not both");
   }
   const baseUrl = annualBaseUrl(options.annualBaseUrl);
   const years = parseYears(options.years!);
@@ -345,7 +345,7 @@ export function annualBaseUrl(given?: string): string {
 
 function listVariables(options: FetchOptions): readonly Variable[] {
   if (options.variables !== undefined && options.variables.length === 0) {
-    throw new PublishError("variables", STAGE, `none given; give some of ${VARIABLES.map((v) => v.silo).join(", ")}, comma-separated (VARIABLES=max_temp,daily_rain)`);
+    throw new FetchError("variables", STAGE, `none given; give some of ${VARIABLES.map((v) => v.silo).join(", ")}, comma-separated (VARIABLES=max_temp,daily_rain)`);
   }
   return options.variables ?? VARIABLES;
 }
@@ -355,7 +355,7 @@ export function parseVariables(spec: string): Variable[] {
   const out: Variable[] = [];
   for (const name of spec.split(",").map((n) => n.trim()).filter(Boolean)) {
     const variable = findVariable(name);
-    if (!variable) throw new PublishError("VARIABLES", STAGE, `"${name}" is not a SILO variable this archive publishes; known: ${VARIABLES.map((v) => v.silo).join(", ")}`);
+    if (!variable) throw new FetchError("VARIABLES", STAGE, `"${name}" is not a SILO variable this archive publishes; known: ${VARIABLES.map((v) => v.silo).join(", ")}`);
     if (!out.includes(variable)) out.push(variable);
   }
   return listVariables({ folder: "", variables: out }) as Variable[];
@@ -364,7 +364,7 @@ export function parseVariables(spec: string): Variable[] {
 function checkBaseUrl(given: string | undefined, variable: string, option: string, fallback: string): string {
   const baseUrl = given ?? (process.env[variable] || fallback);
   if (!isHttpUrl(baseUrl)) {
-    throw new PublishError(given === undefined ? variable : option, STAGE, `${JSON.stringify(baseUrl)} is not an http(s) URL`);
+    throw new FetchError(given === undefined ? variable : option, STAGE, `${JSON.stringify(baseUrl)} is not an http(s) URL`);
   }
   return baseUrl.replace(/\/+$/, "");
 }
@@ -377,7 +377,7 @@ export function parseYears(spec: string): number[] {
     const m = /^\s*(\d{4})(?:\s*-\s*(\d{4}))?\s*$/.exec(part);
     const [first, end] = m ? [Number(m[1]), Number(m[2] ?? m[1])] : [NaN, NaN];
     if (!m || first > end || first < FIRST_YEAR || end > last) {
-      throw new PublishError("years", STAGE, `${JSON.stringify(part.trim())} is not a year or range of years in ${FIRST_YEAR}..${last}; give YEARS=1889-${last}, YEARS=2003 or YEARS=2003,2005-2007`);
+      throw new FetchError("years", STAGE, `${JSON.stringify(part.trim())} is not a year or range of years in ${FIRST_YEAR}..${last}; give YEARS=1889-${last}, YEARS=2003 or YEARS=2003,2005-2007`);
     }
     for (let y = first; y <= end; y++) years.add(y);
   }
@@ -385,9 +385,9 @@ export function parseYears(spec: string): number[] {
 }
 
 // A calendar date checked by arithmetic, so 2003-02-29 fails instead of rolling into March.
-export function parseDate(name: string, value: unknown, stage = STAGE): string {
+function parseDate(name: string, value: unknown): string {
   if (typeof value === "string" && isCalendarDate(value)) return value;
-  throw new PublishError(name, stage, `${JSON.stringify(value)} is not a calendar date; give YYYY-MM-DD`);
+  throw new FetchError(name, STAGE, `${JSON.stringify(value)} is not a calendar date; give YYYY-MM-DD`);
 }
 
 function isHttpUrl(value: string): boolean {

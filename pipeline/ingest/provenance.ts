@@ -46,9 +46,9 @@ function recordedFiles(record: unknown, file: string): Map<string, RecordedFile>
 
 function checkRecorded(recorded: Map<string, RecordedFile>, file: SiloFile, sha256: string, recordName: string): RecordedFile {
   const entry = recorded.get(file.memberPath);
-  if (!entry) throw new PublishError(file.memberPath, "provenance", `not listed in ${recordName}; publish a folder holding only files it describes`);
+  if (!entry) throw new PublishError(file.memberPath, "provenance", `not listed in ${recordName}; publish a folder holding only files it describes`, file.variable);
   if (entry.sha256 !== sha256) {
-    throw new PublishError(file.memberPath, "provenance", `sha256 ${sha256} differs from ${recordName} (${entry.sha256}); the file changed after it was written`);
+    throw new PublishError(file.memberPath, "provenance", `sha256 ${sha256} differs from ${recordName} (${entry.sha256}); the file changed after it was written`, file.variable);
   }
   return entry;
 }

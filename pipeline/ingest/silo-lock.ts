@@ -3,7 +3,7 @@
 // The publish checks every fetched file against it (ingest/provenance.ts).
 
 import { readFile } from "node:fs/promises";
-import { PublishError, describeError } from "../errors.js";
+import { FetchError, describeError } from "../errors.js";
 import { writeFileAtomic } from "../files/write.js";
 
 export const LOCK_FILE = "silo.lock.json";
@@ -29,7 +29,7 @@ export async function readLock(lockPath: string): Promise<Map<string, LockEntry>
     text = await readFile(lockPath, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return new Map();
-    throw new PublishError(lockPath, "fetch", `cannot read the lock file: ${describeError(err)}`);
+    throw new FetchError(lockPath, "fetch", `cannot read the lock file: ${describeError(err)}`);
   }
   const entries = new Map<string, LockEntry>();
   let parsed: unknown;
@@ -40,7 +40,7 @@ export async function readLock(lockPath: string): Promise<Map<string, LockEntry>
   }
   const files = (parsed as Partial<LockFile> | undefined)?.files;
   if (!Array.isArray(files) || !files.every(isLockEntry)) {
-    throw new PublishError(lockPath, "fetch", "is not a SILO lock file ({files: [{path, url, bytes, sha256}]}); delete it to download everything again");
+    throw new FetchError(lockPath, "fetch", "is not a SILO lock file ({files: [{path, url, bytes, sha256}]}); delete it to download everything again");
   }
   for (const entry of files) entries.set(entry.path, entry);
   return entries;

@@ -7,7 +7,7 @@
 import { mkdir, readdir, readFile, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Variable } from "../../format/variables.js";
-import { PublishError, describeError } from "../errors.js";
+import { UpdateError, describeError } from "../errors.js";
 import { writeFileAtomic } from "../files/write.js";
 import { LOCK_FILE, type LockEntry, readLock, writeLock } from "./silo-lock.js";
 
@@ -65,7 +65,7 @@ async function finishCommit(folder: string, dir: string, commit: Commit, onMove?
       await rename(join(dir, ...memberPath.split("/")), target);
     } catch (err) {
       // moved already by the run this one finishes
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw new PublishError(target, "update", `cannot move the night's download into place: ${describeError(err)}; free the folder and run make update again`);
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw new UpdateError(target, "update", `cannot move the night's download into place: ${describeError(err)}; free the folder and run make update again`);
     }
     onMove?.(memberPath);
   }
@@ -81,7 +81,7 @@ async function readCommit(dir: string): Promise<Commit | null> {
   } catch {
     // written atomically: a commit that does not parse was never ours to finish
   }
-  throw new PublishError(join(dir, COMMIT_FILE), "update", `is not an update's commit; delete ${dir} and run make update again`);
+  throw new UpdateError(join(dir, COMMIT_FILE), "update", `is not an update's commit; delete ${dir} and run make update again`);
 }
 
 /**

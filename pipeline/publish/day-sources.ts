@@ -55,7 +55,7 @@ export async function collectDays(files: SiloFile[], cache: SourceCache, inspect
   annual.forEach((file, i) => {
     known[i].dates!.forEach((date, index) => {
       if (date.slice(0, 4) !== file.year) {
-        throw new PublishError(file.path, "discover", `time index ${index} is ${date}, outside ${file.year}, the year the file's name gives; rename the file or fetch it again`);
+        throw new PublishError(file.path, "discover", `time index ${index} is ${date}, outside ${file.year}, the year the file's name gives; rename the file or fetch it again`, file.variable);
       }
       add(date, { file, index, sha256: known[i].sha256 });
     });

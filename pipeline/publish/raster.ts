@@ -129,7 +129,7 @@ async function releaseDayPool(pool: DayPool): Promise<void> {
 /** An annual file's sha256 and dates, read and checked on a decoding thread. */
 export async function inspectAnnualFile(pool: DayPool, file: YearFile): Promise<KnownFile> {
   const result = (await pool.run({ kind: "inspect", path: file.path, variable: file.variable.silo })) as InspectResult;
-  if (!result.ok) throw new PublishError(result.file, result.stage, result.reason);
+  if (!result.ok) throw new PublishError(result.file, result.stage, result.reason, file.variable);
   return { sha256: result.sha256, dates: result.dates };
 }
 
@@ -221,7 +221,8 @@ async function writeDays(items: AsyncIterable<DecodingItem>, store: ObjectStore,
     else if (!task) await tree.addDay(item.base!); // an extended version's unchanged day
     else {
       const result = await task;
-      if (!result.ok) throw new PublishError(result.file, result.stage, result.reason);
+      // a decoding thread's refusal, named with the variable whose file it was (make update publishes the others)
+      if (!result.ok) throw new PublishError(result.file, result.stage, result.reason, labels.variable);
       const day = await toDayEntry(item, result, store, labels, baseArchive);
       if (result.decoded) decoded++;
       else reused++;

@@ -10,7 +10,7 @@ import { type Coverage, shadows } from "../../format/coverage.js";
 import { CATALOG_FILE, DIST_FORMAT, type FileEntry, type Ref } from "../../format/objects.js";
 import { type Dataset, isCandidate } from "../../format/records.js";
 import { assertValid } from "../../schemas/validate.js";
-import { PublishError } from "../errors.js";
+import { StoreError } from "../errors.js";
 import type { ObjectStore } from "./objects.js";
 
 /** The dist as last published (null for an empty folder); a damaged catalog.json stops the publish. */
@@ -21,7 +21,7 @@ export async function readPublished(dist: string): Promise<Snapshot | null> {
     return new Snapshot(archive, pointer, sha256);
   } catch (err) {
     if (err instanceof CatalogError && err.missing) return null;
-    throw new PublishError(join(dist, CATALOG_FILE), "catalog", `${(err as Error).message}; run \`make verify DIST=${dist}\``);
+    throw new StoreError(join(dist, CATALOG_FILE), "catalog", `${(err as Error).message}; run \`make verify DIST=${dist}\``);
   }
 }
 
@@ -47,7 +47,7 @@ export async function addToCatalog(store: ObjectStore, previous: Snapshot | null
       list = leaves[at] ? [...(await previous!.archive.readJson<CatalogLeaf>(leaves[at].ref)).datasets] : [];
       touched.set(at, list);
     }
-    if (list.some((d) => d.id === record.id)) throw new PublishError(record.id, "catalog", "is already in the catalog");
+    if (list.some((d) => d.id === record.id)) throw new StoreError(record.id, "catalog", "is already in the catalog");
     list.push(record);
     list.sort((a, b) => (a.id < b.id ? -1 : 1));
   }

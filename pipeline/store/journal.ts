@@ -5,7 +5,7 @@
 import { appendFile, readFile, readdir, rm, rmdir, stat, statfs, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { CATALOG_FILE } from "../../format/objects.js";
-import { PublishError } from "../errors.js";
+import { StoreError } from "../errors.js";
 import { formatBytes } from "../progress.js";
 
 export const JOURNAL_FILE = ".publish.journal";
@@ -143,12 +143,12 @@ export interface SpaceNeed {
 const LATER_STAGES_BYTES = 1 << 20;
 
 /** The error of a full disk: the file, the stage, and how much space the publish needs and where. */
-export async function noSpaceError(dist: string, file: string, stage: string, need: SpaceNeed): Promise<PublishError> {
+export async function noSpaceError(dist: string, file: string, stage: string, need: SpaceNeed): Promise<StoreError> {
   const fs = await statfs(dist).catch(() => null);
   const free = fs ? fs.bavail * fs.bsize : 0;
   const needed = need.written + need.failing + need.remaining + LATER_STAGES_BYTES;
   const more = Math.max(need.failing, needed - free - need.written);
-  return new PublishError(
+  return new StoreError(
     file,
     stage,
     `no space left on device: this publish needs about ${formatBytes(needed)} in ${dist} (${formatBytes(free)} free; the ${formatBytes(need.written)} it had written ` +

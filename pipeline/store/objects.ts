@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { brotliCompressSync, constants } from "node:zlib";
 import { sha256Hex } from "../../format/hash.js";
 import { CATALOG_FILE, type FileEntry, type ObjectKind, type Ref, objectPath } from "../../format/objects.js";
-import { PublishError } from "../errors.js";
+import { StoreError } from "../errors.js";
 import { writeFileAtomic } from "../files/write.js";
 import { type PublishJournal, isNoSpace, noSpaceError } from "./journal.js";
 
@@ -25,7 +25,7 @@ interface StagePlan {
  * An object found newer than the last published catalog.json was left by a publish that failed or was
  * killed, and one a prune found unreachable (it waits for deletion) is about to be used again: both are listed
  * too, so every object a version uses is in some manifest. With a journal, every file and folder is recorded
- * before it is written, and a full disk becomes a PublishError naming the stage.
+ * before it is written, and a full disk becomes a StoreError naming the stage.
  */
 const BROTLI_QUALITY = 5;
 
@@ -71,7 +71,7 @@ export class ObjectStore {
     const path = objectPath(ref.sha256, kind);
     const found = await this.check(path);
     if (found && (found.size !== ref.size || found.sha256 !== ref.sha256)) {
-      throw new PublishError(path, "write", "this object's bytes do not match its name: the dist is damaged; run `make verify` and restore it from a mirror");
+      throw new StoreError(path, "write", "this object's bytes do not match its name: the dist is damaged; run `make verify` and restore it from a mirror");
     }
     const stage = kind === "day" ? "day pieces" : this.stage;
     if (!found) await this.write(path, bytes, stage);
@@ -114,7 +114,7 @@ export class ObjectStore {
     }
   }
 
-  /** Runs a step of writing `path`: the stage announced first, a full disk turned into its PublishError. */
+  /** Runs a step of writing `path`: the stage announced first, a full disk turned into its StoreError. */
   private async guard(path: string, bytes: number, stage: string, step: () => Promise<void>): Promise<void> {
     if (stage !== this.lastStage) this.onStage?.((this.lastStage = stage));
     try {

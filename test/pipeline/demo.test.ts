@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { GRID } from "../../format/grid.js";
-import { PublishError } from "../../pipeline/errors.js";
+import { DemoError } from "../../pipeline/errors.js";
 import { readSiloTiff } from "../../pipeline/ingest/geotiff.js";
 import {
   DEMO_VARIABLES,
@@ -229,9 +229,9 @@ values("demo values - no two days are the same", () => {
 });
 
 values("demo values - rejects a non-calendar date and a mask of the wrong size", () => {
-  assert.throws(() => makeDemoDay("2003-02-29", mask), (err: unknown) => err instanceof PublishError);
-  assert.throws(() => makeDemoDay("2003-1-1", mask), (err: unknown) => err instanceof PublishError);
-  assert.throws(() => makeDemoDay(DEMO_FIRST, new Uint8Array(10)), (err: unknown) => err instanceof PublishError);
+  assert.throws(() => makeDemoDay("2003-02-29", mask), (err: unknown) => err instanceof DemoError);
+  assert.throws(() => makeDemoDay("2003-1-1", mask), (err: unknown) => err instanceof DemoError);
+  assert.throws(() => makeDemoDay(DEMO_FIRST, new Uint8Array(10)), (err: unknown) => err instanceof DemoError);
 });
 
 values("demo values - January 2003 and its descriptor", () => {

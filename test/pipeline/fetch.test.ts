@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { PublishError } from "../../pipeline/errors.js";
+import { FetchError } from "../../pipeline/errors.js";
 import { DEFAULT_SILO_ANNUAL_BASE_URL, DEFAULT_SILO_BASE_URL, fetchSilo, parseVariables, parseYears, SOURCES_LOCK, type FetchOptions, type FetchReport } from "../../pipeline/ingest/fetch.js";
 import { LOCK_FILE, type LockEntry } from "../../pipeline/ingest/silo-lock.js";
 import { startNginx } from "../support/nginx.js";
@@ -251,14 +251,14 @@ async function assertDaysOnDisk(folder: string, dates: string[]): Promise<void> 
   }
 }
 
-async function catchError(promise: Promise<unknown>): Promise<PublishError> {
+async function catchError(promise: Promise<unknown>): Promise<FetchError> {
   try {
     await promise;
   } catch (err) {
-    assert.instance(err, PublishError);
-    return err as PublishError;
+    assert.instance(err, FetchError);
+    return err as FetchError;
   }
-  assert.unreachable("expected fetchSilo to throw a PublishError");
+  assert.unreachable("expected fetchSilo to throw a FetchError");
   throw new Error("unreachable");
 }
 
@@ -696,8 +696,8 @@ annual("fetch - VARIABLES: each variable's files from its own folder of the buck
       } catch (e) {
         err = e;
       }
-      assert.instance(err, PublishError, bad);
-      assert.match((err as PublishError).reason, /max_temp, min_temp, daily_rain, radiation, vp/);
+      assert.instance(err, FetchError, bad);
+      assert.match((err as FetchError).reason, /max_temp, min_temp, daily_rain, radiation, vp/);
     }
   });
 });
@@ -774,8 +774,8 @@ annual("fetch - YEARS is whole years from 1889 to this year: ranges and lists, e
     } catch (e) {
       err = e;
     }
-    assert.instance(err, PublishError, bad);
-    assert.match((err as PublishError).reason, /is not a year or range of years in 1889\.\./);
+    assert.instance(err, FetchError, bad);
+    assert.match((err as FetchError).reason, /is not a year or range of years in 1889\.\./);
   }
   await runWithSilo(async (silo, folder) => {
     const both = await catchError(fetchSilo({ years: "2003", from: "2003-01-01", to: "2003-01-01", folder, annualBaseUrl: silo.annualBaseUrl, variables: [MAX_TEMP] }));

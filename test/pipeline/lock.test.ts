@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { Window } from "../../format/grid.js";
-import { PublishError } from "../../pipeline/errors.js";
+import { LockError } from "../../pipeline/errors.js";
 import { DIST_LOCK, lockDist } from "../../pipeline/store/lock.js";
 import { findLockReach, findMount, judgeMount, parseMountInfo } from "../../pipeline/files/lock-reach.js";
 import { prune } from "../../pipeline/commands/prune.js";
@@ -331,7 +331,7 @@ bounded("lock - a second writer (make prune) waits up to LOCK_WAIT, saying whom 
     const began = performance.now();
     const err = await prune({ dist, rule: { keepDays: 30, keepIds: new Set(), dropVersions: true }, lock: { waitSec: 1, log: (l) => lines.push(l) } }).then(() => null, (e) => e);
     const ms = performance.now() - began;
-    assert.instance(err, PublishError);
+    assert.instance(err, LockError);
     assert.is(err.stage, "lock");
     assert.match(err.reason, new RegExp(`^another publish \\(pid ${pid} on host ${hostname()}, since [0-9T:.-]+Z: .*lock-writer\\.ts hold .*\\) is writing this dist; waited 1 s for it \\(LOCK_WAIT\\)\\. Run make prune again`));
     assert.is(lines.length, 1);
@@ -364,7 +364,7 @@ shared("lock - two FUSE mounts of one folder (as two hosts mount a share) do not
   try {
     for (const m of mounts) {
       const err = await lockDist(m, "publish").then(() => null, (e) => e);
-      assert.instance(err, PublishError);
+      assert.instance(err, LockError);
       assert.is(err.reason, `the dist lock cannot keep writers on other hosts out of ${m}: a fuse filesystem keeps flock on this host unless it implements locking itself, which cannot be told from here. Publish into a local folder and copy it there, or, when this host (with its containers) is the only writer of this folder, run again with LOCAL_LOCK=1`);
     }
     // what the refusal prevents: with LOCAL_LOCK=1 on both mounts, both writers hold "the" lock at the same time

@@ -11,7 +11,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { Window } from "../../format/grid.js";
 import { sha256Hex } from "../../format/hash.js";
-import { PublishError } from "../../pipeline/errors.js";
+import { StoreError } from "../../pipeline/errors.js";
 import { JOURNAL_FILE, recoverJournal } from "../../pipeline/store/journal.js";
 import { publish, recoverDist } from "../../pipeline/publish/publish.js";
 import { verifyDist } from "../../pipeline/commands/verify.js";
@@ -136,7 +136,7 @@ full("full disk - ENOSPC at each stage stops the publish naming the stage and th
       await writeFile(filler, Buffer.alloc(freeBytes(mnt) - room));
       assert.is(freeBytes(mnt), room, `room before ${stage}`);
       const err = await publishNext(dist).then(() => null, (e) => e);
-      assert.ok(err instanceof PublishError, `${stage}: ${err}`);
+      assert.ok(err instanceof StoreError, `${stage}: ${err}`);
       assert.is(err.stage, stage, err.message);
       assert.match(err.reason, /^no space left on device: this publish needs about [0-9.]+ [kM]?B in .*; free at least [0-9.]+ [kM]?B more there and publish again$/);
       assert.equal(await listTree(dist), base, `after a full disk in ${stage}: the dist is exactly as it was`);

@@ -18,6 +18,7 @@ import { writeSiloTiff } from "../../pipeline/ingest/geotiff.js";
 import { type PublishOptions, type PublishSummary, publish } from "../../pipeline/publish/publish.js";
 import { lockDist } from "../../pipeline/store/lock.js";
 import { verifyDist } from "../../pipeline/commands/verify.js";
+import { LockError, StoreError } from "../../pipeline/errors.js";
 import { dateToDayNumber, dayNumberToDate } from "../../format/dates.js";
 import { GRID, type Window } from "../../format/grid.js";
 import { sha256Hex } from "../../format/hash.js";
@@ -26,7 +27,7 @@ import { CATALOG_FILE, type Ref, objectPath } from "../../format/objects.js";
 import { type Dataset } from "../../format/records.js";
 import { type DayEntry, type MonthPage, type RasterIndex, type YearPage } from "../../format/version-index.js";
 import { dateToUrl } from "../../sources/silo.js";
-import { expectPublishError, freshDirs, makeWorkDir, readObject } from "../support/helpers.js";
+import { expectFailure, expectPublishError, freshDirs, makeWorkDir, readObject } from "../support/helpers.js";
 import { type Answer, type Served, assertError, post, readRecords, request, requestFor, withServer } from "../support/server-fixture.js";
 import { SOURCE_CACHE_DIR, sourceCachePath } from "../../pipeline/publish/source-cache.js";
 import { publishObservations } from "../../pipeline/publish/observations.js";
@@ -376,6 +377,7 @@ for (const [fixture, reason] of badCases) {
     assert.is(err.file, join(sources, "2004", "20040303.max_temp.tif"));
     assert.is(err.stage, "decode");
     assert.ok(err.reason.includes(reason), err.reason);
+    assert.is(err.variable?.silo, "max_temp", "the refused file's variable, typed (make update publishes the others)");
     assert.ok(catalogBefore.equals(await readFile(join(dist, CATALOG_FILE))));
     // the published state is the golden one, and what the failed run wrote is gone
     const report = await verifyDist(dist);
@@ -413,18 +415,19 @@ failing("publish - a folder with no SILO files, or a file named for an impossibl
   let err = await expectPublishError(publishQuietly(empty, freshDir("empty-dist")));
   assert.is(err.stage, "discover");
   assert.match(err.reason, /no SILO daily files \(YYYYMMDD.<variable>.tif\) or annual files/);
+  assert.is(err.variable, null, "a folder is no one variable's file");
   const wrongDay = freshDir("wrong-day");
   await writeDays(wrongDay, ["2003-02-28"]);
   await copyFile(join(wrongDay, memberPath("2003-02-28")), join(wrongDay, "20030229.max_temp.tif"));
   err = await expectPublishError(publishQuietly(wrongDay, freshDir("wrong-day-dist")));
-  assert.equal([err.file, err.stage, err.reason], ["20030229.max_temp.tif", "discover", "2003-02-29 is not a calendar date"]);
+  assert.equal([err.file, err.stage, err.reason, err.variable?.silo], ["20030229.max_temp.tif", "discover", "2003-02-29 is not a calendar date", "max_temp"]);
 });
 
 failing("publish - a folder without catalog.json is a new dist; a damaged catalog.json stops the publish, naming make verify", async () => {
   const dist = freshDir("damaged-catalog");
   await mkdir(dist, { recursive: true });
   await writeFile(join(dist, CATALOG_FILE), '{"format": "climate-dist-2", ');
-  const err = await expectPublishError(publishQuietly(goldenSources, dist));
+  const err = await expectFailure(publishQuietly(goldenSources, dist), StoreError);
   assert.equal([err.file, err.stage], [join(dist, CATALOG_FILE), "catalog"]);
   assert.match(err.reason, new RegExp(`^${join(dist, CATALOG_FILE)}: is not JSON \\(.+\\); republish with \`make publish\`; run \`make verify DIST=${dist}\`$`));
   assert.equal(await readdir(dist), [CATALOG_FILE, ".publish.lock"].sort());
@@ -442,7 +445,7 @@ failing("publish - an object whose bytes do not match its name is reported as da
   assert.is(store.added.length, 1);
   const path = objectPath(ref.sha256, "json");
   await writeFile(join(root, path), "two");
-  const err = await expectPublishError(store.put("one", "json"));
+  const err = await expectFailure(store.put("one", "json"), StoreError);
   assert.equal([err.file, err.stage], [path, "write"]);
   assert.match(err.reason, /do not match its name: the dist is damaged/);
   assert.is(await readFile(join(root, path), "utf8"), "two");
@@ -452,7 +455,7 @@ failing("publish - one writer at a time per dist, also within one process; a loc
   const dist = freshDir("locked");
   await cp(goldenDist, dist, { recursive: true });
   const release = await lockDist(dist, "prune");
-  const err = await expectPublishError(publishQuietly(goldenSources, dist));
+  const err = await expectFailure(publishQuietly(goldenSources, dist), LockError);
   assert.is(err.stage, "lock");
   assert.match(err.reason, new RegExp(`^another prune \\(pid ${process.pid} on host [^ ]+, since [0-9T:.-]+Z: .+\\) is writing this dist; waited 0 s for it \\(LOCK_WAIT\\)\\. Run make publish again`));
   await release();
@@ -836,7 +839,7 @@ provenance("publish - a folder with silo.lock.json is labelled fetched, each sou
   await writeDays(changed, [PROVENANCE_DATES[1]], SMALL, 3);
   const catalogBefore = await readFile(join(dist, CATALOG_FILE));
   const err = await expectPublishError(publishQuietly(changed, dist));
-  assert.equal([err.file, err.stage], [memberPath(PROVENANCE_DATES[1]), "provenance"]);
+  assert.equal([err.file, err.stage, err.variable?.silo], [memberPath(PROVENANCE_DATES[1]), "provenance", "max_temp"]);
   assert.match(err.reason, new RegExp(`^sha256 [0-9a-f]{64} differs from silo\\.lock\\.json \\(${files[1].sha256}\\)`));
   assert.ok(catalogBefore.equals(await readFile(join(dist, CATALOG_FILE))));
 });

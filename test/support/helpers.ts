@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as assert from "uvu/assert";
 import { objectPath, type Ref } from "../../format/objects.js";
-import { PublishError } from "../../pipeline/errors.js";
+import { type PipelineError, PublishError } from "../../pipeline/errors.js";
 import { type PublishOptions, type PublishSummary, publish } from "../../pipeline/publish/publish.js";
 
 /** A new temp folder, removed when the process exits (exit handlers run synchronously: rmSync). */
@@ -31,15 +31,20 @@ export function publishSilently(sources: string, dist: string, options: Partial<
   return publish({ sources, dist, observations: false, explorer: false, log: () => {}, ...options });
 }
 
-/** Awaits a publish expected to fail, and returns its PublishError. */
-export async function expectPublishError(run: Promise<unknown>): Promise<PublishError> {
+/** Awaits a pipeline run expected to fail, and returns its error, of the kind given (a LockError, a StoreError, ...). */
+export async function expectFailure<T extends PipelineError>(run: Promise<unknown>, kind: abstract new (...args: never[]) => T): Promise<T> {
   try {
     await run;
   } catch (err) {
-    assert.instance(err, PublishError, String(err));
-    return err as PublishError;
+    assert.instance(err, kind, String(err));
+    return err as T;
   }
-  return assert.unreachable("the publish should have failed") as never;
+  return assert.unreachable("the run should have failed") as never;
+}
+
+/** Awaits a publish expected to refuse its sources, and returns its PublishError. */
+export function expectPublishError(run: Promise<unknown>): Promise<PublishError> {
+  return expectFailure(run, PublishError);
 }
 
 /** A JSON object of a dist, by its ref. */
