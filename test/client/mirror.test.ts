@@ -41,7 +41,7 @@ import {
   flipByte,
   post,
 } from "../support/server-fixture.js";
-import { colToLon, rowToLat } from "../../format/grid.js";
+import { colToEdgeLon, colToLon, rowToEdgeLat, rowToLat } from "../../format/grid.js";
 
 const run = promisify(execFile);
 
@@ -723,6 +723,34 @@ series("series - client.series: the series route's answer as the server's, readi
       assert.is((refused as AnswerError).status, 422);
     }),
   );
+});
+
+series("series - client.series of a box: CSV and NetCDF as the server's; the NetCDF bound by its option name; neither places nor box is the server's 400", async () => {
+  const bbox: [number, number, number, number] = [colToEdgeLon(300), rowToEdgeLat(303), colToEdgeLon(303), rowToEdgeLat(300)];
+  const query = `bbox=${bbox.join(",")}&start=2004-02-01&end=2004-03-04`;
+  await withServer(fixture.dist, async (s) =>
+    withMirror(fixture.dist, async (m) => {
+      const client = clientOf(m, s);
+      const csv = await client.series({ bbox, start: "2004-02-01", end: "2004-03-04" });
+      assert.ok(Buffer.from(csv.body).equals((await request(s, `/api/v1/series?${query}`)).bytes));
+      const nc = await client.series({ bbox, start: "2004-02-01", end: "2004-03-04", format: "netcdf" });
+      const server = await request(s, `/api/v1/series?${query}&format=netcdf`);
+      assert.ok(Buffer.from(nc.body).equals(server.bytes));
+      assert.is(nc.headers["Content-Type"], "application/x-netcdf");
+      assert.is(nc.headers["Content-Digest"], server.headers["content-digest"]);
+      const neither = await client.series({ start: "2004-02-01" }).catch((err: unknown) => err);
+      assert.instance(neither, AnswerError);
+      assert.is((neither as AnswerError).status, 400);
+    }),
+  );
+  // 9 cells x 33 days is 297 values: over a NetCDF bound of 200, a plan of whole boxes over ranges of dates
+  await withMirror(fixture.dist, async (m) => {
+    const client = createMirrorClient({ baseUrl: m.url, bounds: { seriesNetcdfMaxValues: 200 } });
+    const over = await client.series({ bbox, start: "2004-02-01", end: "2004-03-04", format: "netcdf" }).catch((err: unknown) => err);
+    assert.instance(over, AnswerError);
+    assert.is((over as AnswerError).status, 413);
+    assert.is((over as AnswerError).answer.json<{ plan: string[] }>().plan.length, 2);
+  });
 });
 
 series("series - a call over the bound: the mirror's 413 and its plan are the server's, and following the plan gives the call's values", async () => {

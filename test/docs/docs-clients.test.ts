@@ -168,8 +168,9 @@ async function runNodeExamples(checkout: string, live: (text: string) => string)
   // the one-line call, with the client the script above makes
   const made = script.slice(0, script.indexOf("const { datasets }"));
   const line = docBlock("docs/clients.md", "const answer = await client.series({ lat: -23.7");
-  await writeFile(join(checkout, "series-example.mjs"), `${made}${line}console.log(answer.status, answer.json().data.dates.length);\n`);
-  assert.is((await run("node_modules/.bin/tsx", ["series-example.mjs"], { cwd: checkout, env: READER_ENV, timeout: 60_000 })).stdout, "200 31\n");
+  const print = `console.log(answer.status, answer.json().data.dates.length, file.headers["Content-Type"], String.fromCharCode(...file.body.slice(0, 4)));\n`;
+  await writeFile(join(checkout, "series-example.mjs"), `${made}${line}${print}`);
+  assert.is((await run("node_modules/.bin/tsx", ["series-example.mjs"], { cwd: checkout, env: READER_ENV, timeout: 60_000 })).stdout, "200 31 application/x-netcdf CDF\u0001\n");
 }
 
 mirror("clients.md - the browser bundle builds as shown, and the page's script reads a tile through it in Chromium", async () => {
