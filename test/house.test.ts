@@ -331,6 +331,21 @@ house("house - the leap-year rule is written once (format/dates.ts isLeapYear); 
   assert.equal(found, ["format/dates.ts"]);
 });
 
+house("house - the transport's limits are declared once (server/settings.ts ServeLimits); admission takes its fields from it", () => {
+  // a field only the limits have: any other interface or object type declaring it is a second declaration
+  const declared: string[] = [];
+  for (const [file, source] of parsed) {
+    const walk = (node: ts.Node) => {
+      if ((ts.isInterfaceDeclaration(node) || ts.isTypeLiteralNode(node)) && node.members.some((m) => m.name?.getText(source) === "queuePerClient")) {
+        declared.push(`${file}: ${ts.isInterfaceDeclaration(node) ? node.name.text : "(type literal)"}`);
+      }
+      node.forEachChild(walk);
+    };
+    walk(source);
+  }
+  assert.equal(declared, ["server/settings.ts: ServeLimits"]);
+});
+
 /** The version id's pattern (its characters and length), declared once: common.schema.json's `version-id`. */
 const VERSION_ID = { file: "schemas/common.schema.json", text: "a-zA-Z0-9_-]{1,128}" };
 
