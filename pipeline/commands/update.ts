@@ -4,17 +4,14 @@
 // did not complete is named, left exactly as it was, and caught up by the next night (docs/contract.md §5;
 // docs/publishing.md "The nightly routine").
 
-import { mkdir, readdir } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { dateToDayNumber, dayNumberToDate, isCalendarDate, listDates } from "../../format/dates.js";
 import { type Variable, VARIABLES } from "../../format/variables.js";
 import { SILO } from "../../sources/silo.js";
 import { PublishError, UpdateError, describeError } from "../errors.js";
-import {
-  annualBaseUrl, dailyBaseUrl, describeFailures, type FetchFailure, type FetchItem, type FetchTuning, type Fetched, fetchFiles, lockSources, toDayItem, toFetchTuning, toYearItem,
-} from "../ingest/fetch.js";
-import { LOCK_FILE, readLock } from "../ingest/silo-lock.js";
-import { type Commit, commitStaged, discardStaged, finishStaged, removeStaging, stagedPath } from "../ingest/staging.js";
+import { FetchEngine, type FetchFailure, type FetchItem, type FetchTuning, type Fetched, type HeldSources, describeFailures } from "../ingest/fetch-engine.js";
+import { type Commit, commitStaged, discardStaged, removeStaging, stagedPath } from "../ingest/staging.js";
 import type { LockOptions } from "../files/lock-file.js";
 import { createProgress, formatBytes, formatSeconds, type Progress } from "../progress.js";
 import { publish, type PublishOptions, type PublishSummary } from "../publish/publish.js";
@@ -88,9 +85,7 @@ interface UpdateConfig {
   sources: string;
   dist: string;
   revisionDays: number | null;
-  tuning: FetchTuning;
-  dailyBaseUrl: string;
-  annualBaseUrl: () => string;
+  engine: FetchEngine;
   options: UpdateOptions;
   progress: Progress;
 }
@@ -99,17 +94,15 @@ interface UpdateConfig {
 export async function update(options: UpdateOptions): Promise<UpdateSummary> {
   const started = Date.now();
   const config = toUpdateConfig(options);
-  await mkdir(config.sources, { recursive: true });
-  const release = await lockSources(config.sources, "update", { ...options.lock, log: (line) => config.progress.line(line) });
+  const locked = await config.engine.hold(config.sources, "update", { ...options.lock, log: (line) => config.progress.line(line) });
   try {
-    const recovered = await finishStaged(config.sources);
-    for (const line of recovered) config.progress.line(line);
-    const nights = await fetchNights(config);
-    const { published, publishError } = await publishCompleted(config, nights);
-    return { to: config.to, sources: config.sources, dist: config.dist, recovered, nights, published, publishError, ms: Date.now() - started };
+    for (const line of locked.recovered) config.progress.line(line);
+    const { nights, held } = await fetchNights(config, locked);
+    const { published, publishError } = await publishCompleted(config, nights, held);
+    return { to: config.to, sources: config.sources, dist: config.dist, recovered: locked.recovered, nights, published, publishError, ms: Date.now() - started };
   } finally {
     config.progress.done();
-    await release();
+    await locked.release();
   }
 }
 
@@ -126,12 +119,9 @@ function toUpdateConfig(options: UpdateOptions): UpdateConfig {
   if (options.variables !== undefined && options.variables.length === 0) {
     throw new UpdateError("VARIABLES", STAGE, `none given; give some of ${VARIABLES.map((v) => v.silo).join(", ")}, or leave it out for all of them`);
   }
+  const engine = new FetchEngine({ baseUrl: options.baseUrl, annualBaseUrl: options.annualBaseUrl, tuning: options.tuning });
   const progress = options.progress ?? createProgress();
-  const annual = () => annualBaseUrl(options.annualBaseUrl);
-  return {
-    to, variables: options.variables ?? VARIABLES, sources: options.sources, dist: options.dist, revisionDays: days ?? null,
-    tuning: toFetchTuning(options.tuning ?? {}), dailyBaseUrl: dailyBaseUrl(options.baseUrl), annualBaseUrl: annual, options, progress,
-  };
+  return { to, variables: options.variables ?? VARIABLES, sources: options.sources, dist: options.dist, revisionDays: days ?? null, engine, options, progress };
 }
 
 /** What the folder holds of each variable (SILO name): its newest date, and the years of its annual files. */
@@ -187,22 +177,24 @@ function planNight(variable: Variable, held: Held | undefined, config: UpdateCon
   const afterNewest = held ? addDays(held.newest, 1) : revisionFirst;
   const first = afterNewest < revisionFirst ? afterNewest : revisionFirst;
   const dates = first <= config.to ? listDates(first, config.to) : [];
-  const items = dates.map((date) => toDayItem(variable, date, config.dailyBaseUrl));
+  const items = dates.map((date) => config.engine.day(variable, date));
   const years = [...(held?.years ?? [])].filter((y) => days > 0 && y >= Number(revisionFirst.slice(0, 4)) && y <= Number(config.to.slice(0, 4))).sort();
-  if (years.length > 0) items.push(...years.map((y) => toYearItem(variable, y, config.annualBaseUrl())));
+  items.push(...years.map((y) => config.engine.year(variable, y)));
   return { variable, items, first: dates.length > 0 ? first : null, revisionFirst, heldNone: held === undefined };
 }
 
-/** Every variable's files fetched at once into its staging folder; each variable's night then moved in whole, or dropped. */
-async function fetchNights(config: UpdateConfig): Promise<VariableNight[]> {
+/**
+ * Every variable's files fetched at once into its staging folder; each variable's night then moved in whole, or
+ * dropped. Also what the folder held before the night (listed once: the publish's choice follows from it and the nights).
+ */
+async function fetchNights(config: UpdateConfig, locked: HeldSources): Promise<{ nights: VariableNight[]; held: Map<string, Held> }> {
   const { sources, progress } = config;
-  const entries = await readLock(join(sources, LOCK_FILE));
-  const held = await listHeld(sources);
-  const plans = config.variables.map((v) => planNight(v, held.get(v.silo), config));
-  const landing = (item: FetchItem) => stagedPath(sources, item.variable, item.relPath);
+  const before = await listHeld(sources);
+  const plans = config.variables.map((v) => planNight(v, before.get(v.silo), config));
+  const place = (item: FetchItem) => stagedPath(sources, item.variable, item.relPath);
   // a line for each file that changes something, none for the hundreds unchanged
   const log = (line: string) => (line.startsWith("unchanged ") ? undefined : progress.line(line));
-  const { fetched, failures } = await fetchFiles(plans.flatMap((p) => p.items), { ...config.tuning, folder: sources, entries, landing, log });
+  const { fetched, failures } = await config.engine.fetch(plans.flatMap((p) => p.items), locked, { place, log });
   const nights: VariableNight[] = [];
   for (const plan of plans) {
     const mine = fetched.filter((f) => f.item.variable === plan.variable);
@@ -212,7 +204,7 @@ async function fetchNights(config: UpdateConfig): Promise<VariableNight[]> {
     nights.push(toNight(plan, config, mine, failed));
   }
   await removeStaging(sources);
-  return nights;
+  return { nights, held: before };
 }
 
 /**
@@ -255,10 +247,14 @@ function toNight(plan: NightPlan, config: UpdateConfig, fetched: Fetched[], fail
  * One publish of the variables whose fetch completed (the dist's lock is the publish's). A file the publish refuses
  * stops its variable alone: it is named, and the others are published without it.
  */
-async function publishCompleted(config: UpdateConfig, nights: VariableNight[]): Promise<{ published: PublishSummary | null; publishError: string | null }> {
-  // a variable the folder holds no file of (none held, none fetched: REVISION_DAYS=0) has nothing to publish
-  const held = await listHeld(config.sources);
-  let variables = nights.filter((n) => n.failed === null && held.has(n.variable.silo)).map((n) => n.variable);
+async function publishCompleted(
+  config: UpdateConfig,
+  nights: VariableNight[],
+  heldBefore: Map<string, Held>,
+): Promise<{ published: PublishSummary | null; publishError: string | null }> {
+  // a variable the folder holds no file of (none held, none added tonight: REVISION_DAYS=0) has nothing to publish
+  const holds = (n: VariableNight) => heldBefore.has(n.variable.silo) || n.added.length > 0;
+  let variables = nights.filter((n) => n.failed === null && holds(n)).map((n) => n.variable);
   while (variables.length > 0) {
     try {
       const { extend, prefer, lock } = config.options;

@@ -13,7 +13,8 @@ import path from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { FetchError } from "../../pipeline/errors.js";
-import { DEFAULT_SILO_ANNUAL_BASE_URL, DEFAULT_SILO_BASE_URL, fetchSilo, parseVariables, parseYears, SOURCES_LOCK, type FetchOptions, type FetchReport } from "../../pipeline/ingest/fetch.js";
+import { fetchSilo, parseVariables, parseYears, type FetchOptions, type FetchReport } from "../../pipeline/ingest/fetch.js";
+import { DEFAULT_SILO_ANNUAL_BASE_URL, DEFAULT_SILO_BASE_URL, SOURCES_LOCK } from "../../pipeline/ingest/fetch-engine.js";
 import { LOCK_FILE, type LockEntry } from "../../pipeline/ingest/silo-lock.js";
 import { startNginx } from "../support/nginx.js";
 
