@@ -106,9 +106,9 @@ function listTestFiles(dir: string, pattern: RegExp | undefined): string[] {
     .sort();
 }
 
-/** A file that builds the shared fixtures waits for them; any other starts at once. */
+/** A file that builds the shared fixtures (directly, or through a suite's useFixture hook) waits for them; any other starts at once. */
 function usesSharedFixtures(file: string): boolean {
-  return /\b(buildFixture|buildDemoDist)\(/.test(readFileSync(file, "utf8"));
+  return /\b(buildFixture|buildDemoDist)\(|\buseFixture\b/.test(readFileSync(file, "utf8"));
 }
 
 /** The jobs of one run, in printed order: the fixtures, the typecheck, every file, then the nginx pass. */

@@ -17,7 +17,7 @@ import { createMirrorClient } from "../../client/index.js";
 import { startMirrorServer } from "../../client/mirror-server.js";
 import { docBlock, localize } from "../docs/doc-blocks.js";
 import { makeWorkDir } from "../support/helpers.js";
-import { type Fixture, assertError, buildFixture, request, withServer } from "../support/server-fixture.js";
+import { assertError, request, withServer, useFixture, fixture } from "../support/server-fixture.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -37,13 +37,12 @@ async function loadDocFormat(): Promise<SeriesFormatSpec> {
   return (await import(pathToFileURL(file).href)).TSV_FORMAT;
 }
 
-let fixture: Fixture;
 /** The interface's routes with the series route built over the table with one more row. */
 let routes: RouteTable;
 const work = makeWorkDir("series-formats");
 const formats = suite("series formats");
 formats.before(async () => {
-  fixture = await buildFixture();
+  await useFixture();
   const table = [...SERIES_FORMATS, await loadDocFormat()];
   routes = ROUTES.map((route) => (route.path === "/api/v1/series" ? seriesRoutes(table)[0] : route));
 });

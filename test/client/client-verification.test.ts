@@ -6,15 +6,12 @@ import { promisify } from "node:util";
 import { chromium } from "playwright-core";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { buildFixture, type Fixture, requestFor, withServer } from "../support/server-fixture.js";
+import { requestFor, withServer, useFixture, fixture } from "../support/server-fixture.js";
 
 const run = promisify(execFile);
-let fixture: Fixture;
 
 const clients = suite("client verification");
-clients.before(async () => {
-  fixture = await buildFixture();
-});
+clients.before(useFixture);
 
 // Python's standard library only (CI has no PyPI): urllib hands over the bytes as sent, compressed or not.
 const PYTHON = `

@@ -21,16 +21,15 @@ import { GroupLattice, groupEntry } from "../../format/series.js";
 import { openVersion } from "../../format/versions.js";
 import { publish } from "../../pipeline/publish/publish.js";
 import { DEMO_VARIABLES } from "../../pipeline/ingest/demo.js";
-import { buildDemoDist, buildFixture, copyDist, type Fixture, post, request, withServer, writeSources } from "../support/server-fixture.js";
+import { buildDemoDist, copyDist, post, request, withServer, writeSources, useFixture, fixture } from "../support/server-fixture.js";
 
 const CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 
-let fixture: Fixture;
 let browser: Browser;
 
 const explorer = suite("explorer");
 explorer.before(async () => {
-  fixture = await buildFixture();
+  await useFixture();
   browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_FLAGS });
 });
 explorer.after(async () => {

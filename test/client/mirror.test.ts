@@ -10,27 +10,18 @@ import { deflateRawSync } from "node:zlib";
 import { build } from "esbuild";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { Archive } from "../../format/archive.js";
-import { Snapshot } from "../../format/snapshot.js";
-import { type RasterView, openVersion } from "../../format/versions.js";
 import { encodeOffsetCursor } from "../../api/cursors.js";
-import { LocalStorage, nodePlatform } from "../../format/local.js";
+import { nodePlatform } from "../../format/local.js";
 import { ROUTES } from "../../api/interface.js";
 import { findRoute } from "../../api/routes.js";
 import { AnswerError, type MirrorAnswer, type MirrorClient, type MirrorClientOptions, createMirrorClient } from "../../client/index.js";
 import { type MirrorServer, startMirrorServer } from "../../client/mirror-server.js";
 import { webPlatform } from "../../client/platform.js";
 import type { CatalogRoot } from "../../format/catalog.js";
-import type { DayHeader } from "../../format/day-piece.js";
-import type { Ref } from "../../format/objects.js";
-import type { Dataset } from "../../format/records.js";
-import type { DayEntry, YearPage } from "../../format/version-index.js";
 import { objectPath } from "../../format/objects.js";
 import {
   type Answer,
-  type Fixture,
   type Served,
-  buildFixture,
   copyDist,
   editRecords,
   request,
@@ -40,18 +31,16 @@ import {
   exchange,
   flipByte,
   post,
+  useFixture,
+  fixture,
+  A,
+  openSnapshot,
+  findDayPiece,
+  findPages,
 } from "../support/server-fixture.js";
 import { colToEdgeLon, colToLon, rowToEdgeLat, rowToLat } from "../../format/grid.js";
 
 const run = promisify(execFile);
-
-let fixture: Fixture;
-let A: string;
-
-async function useFixture(): Promise<void> {
-  fixture = await buildFixture();
-  A = fixture.a.id;
-}
 
 /** Serves `dist` as `make mirror` does, on a free port, for the duration of `fn`. */
 async function withMirror<T>(dist: string, fn: (mirror: MirrorServer) => Promise<T>): Promise<T> {
@@ -447,31 +436,6 @@ identity.run();
 // ---------------------------------------------------------------------------------------------------------------
 // Damaged mirrors: the piece is named, no body is given.
 
-async function openSnapshot(dist: string): Promise<Snapshot> {
-  const archive = new Archive(new LocalStorage(dist), nodePlatform);
-  const { pointer, sha256 } = await archive.readPointer();
-  return new Snapshot(archive, pointer, sha256);
-}
-
-async function openRaster(dist: string, record: Dataset): Promise<RasterView> {
-  const view = await openVersion((await openSnapshot(dist)).archive, record);
-  if (view.kind !== "raster") throw new Error(`${record.id} is not a raster version`);
-  return view;
-}
-
-async function findDayPiece(dist: string, record: Dataset, date: string): Promise<{ day: DayEntry; header: DayHeader; path: string }> {
-  const view = await openRaster(dist, record);
-  const day = await view.findDay(date);
-  if (!day) throw new Error(`${record.id} holds no ${date}`);
-  return { day, header: await view.archive.readHeader(day), path: objectPath(day.piece.sha256, "day") };
-}
-
-async function findMonthPage(dist: string, record: Dataset, month: string): Promise<Ref> {
-  const view = await openRaster(dist, record);
-  const year = view.index.years.find((y) => y.key === month.slice(0, 4))!;
-  return (await view.archive.readJson<YearPage>(year.ref)).months.find((m) => m.key === month)!.ref;
-}
-
 /** The client's answer must be a rejection whose message names `piece` (objects/..): never an answer. */
 async function assertRejectsNaming(client: MirrorClient, request: Parameters<MirrorClient["answer"]>[0], piece: string): Promise<string> {
   const outcome = await client.answer(request).then(
@@ -567,7 +531,7 @@ damage("damage - a truncated day piece: blocks past the end reject naming the pi
 
 damage("damage - a deleted month page: that month's data rejects naming the page; the other month and the catalog answer", async () => {
   const dist = await copyDist(fixture);
-  const march = await findMonthPage(dist, fixture.a, "2004-03");
+  const march = (await findPages(dist, fixture.a, "2004-03")).month;
   const path = objectPath(march.sha256, "json");
   await rm(join(dist, path));
   await withServer(fixture.dist, async (pristine) =>

@@ -10,7 +10,7 @@ import * as assert from "uvu/assert";
 import { VARIABLES as ALL_VARIABLES } from "../../format/variables.js";
 import { docBlock } from "../docs/doc-blocks.js";
 import { BATCH, BATCHES, type HostileRequest, SEED, requestArb, zarrMethodArb, zarrPathArb, zarrRangeArb } from "../support/hostile-requests.js";
-import { DATES_A, type Fixture, type Served, assertError, buildFixture, post, requestFor, withServer } from "../support/server-fixture.js";
+import { DATES_A, type Fixture, type Served, assertError, post, requestFor, withServer, useFixture, fixture } from "../support/server-fixture.js";
 
 /** Words a message tells the caller what to do with: a value allowed, an order, an action. */
 const SAYS_WHAT_TO_DO =
@@ -119,10 +119,7 @@ async function collectMessages(served: Served, requests: HostileRequest[]): Prom
 }
 
 const messages = suite("error messages");
-let fixture: Fixture;
-messages.before(async () => {
-  fixture = await buildFixture();
-});
+messages.before(useFixture);
 
 messages("error messages - every distinct 4xx message of the hostile suites says what to send instead", async () => {
   await withServer(fixture.dist, async (served) => {

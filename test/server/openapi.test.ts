@@ -19,16 +19,11 @@ import { ROUTES } from "../../api/interface.js";
 import { TAGS } from "../../api/tags.js";
 import { CONTRACT_SCHEMAS, DIST_SCHEMAS } from "../../schemas/validate.js";
 import { DATA_REQUEST, askExample, compareExample } from "../support/openapi-examples.js";
-import { type Fixture, buildDemoDist, buildFixture, post, request, requestFor, withServer } from "../support/server-fixture.js";
+import { buildDemoDist, post, request, requestFor, withServer, useFixture, fixture } from "../support/server-fixture.js";
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, "../..");
 
-let fixture: Fixture;
-
-async function useFixture(): Promise<void> {
-  fixture = await buildFixture();
-}
 
 async function fetchDocument(): Promise<any> {
   return withServer(fixture.dist, async (served) => {

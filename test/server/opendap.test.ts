@@ -11,11 +11,9 @@ import { gunzipSync } from "node:zlib";
 import { publish } from "../../pipeline/publish/publish.js";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { DATES_A, type Fixture, WINDOW_A, buildFixture, copyDist, request, valueA, withServer, writeSources } from "../support/server-fixture.js";
+import { DATES_A, WINDOW_A, copyDist, request, valueA, withServer, writeSources, useFixture, fixture, A } from "../support/server-fixture.js";
 
-let fixture: Fixture;
-const A = () => fixture.a.id;
-const url = (suffix: string, query = "") => `/opendap/${A()}.${suffix}${query ? `?${query}` : ""}`;
+const url = (suffix: string, query = "") => `/opendap/${A}.${suffix}${query ? `?${query}` : ""}`;
 const FIRST_DAY = 12449; // 2004-02-01, days since 1970-01-01
 
 /** Version A's float32 at a global cell on day index `day` (NaN: ocean, outside its window). */
@@ -53,9 +51,7 @@ function sameFloats(got: number[], want: number[]): void {
 }
 
 const dap = suite("opendap");
-dap.before(async () => {
-  fixture = await buildFixture();
-});
+dap.before(useFixture);
 
 dap("opendap - .dds declares time, lat, lon, crs and the variable as a Grid over them, the whole grid and every date", async () => {
   await withServer(fixture.dist, async (served) => {
@@ -63,13 +59,13 @@ dap("opendap - .dds declares time, lat, lon, crs and the variable as a Grid over
     assert.is(answer.status, 200);
     assert.is(
       answer.text,
-      `Dataset {\n    Int32 time[time = 33];\n    Float64 lat[lat = 681];\n    Float64 lon[lon = 841];\n    Int32 crs;\n    Grid {\n      ARRAY:\n        Float32 air_temperature_max[time = 33][lat = 681][lon = 841];\n      MAPS:\n        Int32 time[time = 33];\n        Float64 lat[lat = 681];\n        Float64 lon[lon = 841];\n    } air_temperature_max;\n} ${A()};\n`,
+      `Dataset {\n    Int32 time[time = 33];\n    Float64 lat[lat = 681];\n    Float64 lon[lon = 841];\n    Int32 crs;\n    Grid {\n      ARRAY:\n        Float32 air_temperature_max[time = 33][lat = 681][lon = 841];\n      MAPS:\n        Int32 time[time = 33];\n        Float64 lat[lat = 681];\n        Float64 lon[lon = 841];\n    } air_temperature_max;\n} ${A};\n`,
     );
     assert.is(answer.headers["content-description"], "dods-dds");
     assert.is(answer.headers["xdods-server"], "dods/3.2");
     assert.is(answer.headers["content-type"], "text/plain; charset=utf-8");
     assert.is(answer.headers["cache-control"], "public, max-age=31536000, immutable");
-    assert.is(answer.headers["service-dataset-version"], A());
+    assert.is(answer.headers["service-dataset-version"], A);
     assert.is(answer.headers["access-control-allow-origin"], "*");
     assert.ok(answer.headers.etag && answer.headers["content-digest"]);
   });
@@ -90,7 +86,7 @@ dap("opendap - .das carries CF attributes of each variable and the version, hash
     for (const line of [
       'String Conventions "CF-1.8";',
       `String license "${fixture.a.license}";`,
-      `String dataset_version "${A()}";`,
+      `String dataset_version "${A}";`,
       `String content_sha256 "${fixture.a.content_sha256}";`,
       'String time_coverage_start "2004-02-01";',
       'String time_coverage_end "2004-03-04";',
@@ -107,7 +103,7 @@ dap("opendap - .dods of the maps: the constrained DDS, Data:, then each array as
     assert.is(answer.headers["content-type"], "application/octet-stream");
     assert.is(answer.headers["content-length"], String(answer.bytes.length));
     const { dds, values } = readDods(answer.bytes, [{ type: "Int32" }, { type: "Float64" }, { type: "Float64" }, { type: "Int32", scalar: true }]);
-    assert.is(dds, `Dataset {\n    Int32 time[time = 3];\n    Float64 lat[lat = 2];\n    Float64 lon[lon = 1];\n    Int32 crs;\n} ${A()};\n`);
+    assert.is(dds, `Dataset {\n    Int32 time[time = 3];\n    Float64 lat[lat = 2];\n    Float64 lon[lon = 1];\n    Int32 crs;\n} ${A};\n`);
     assert.equal(values, [[FIRST_DAY, FIRST_DAY + 1, FIRST_DAY + 2], [-10, -10.05], [154], [0]]);
   });
 });
@@ -157,10 +153,10 @@ dap("opendap - constraints: brackets encoded or not, strides, several projection
     assert.equal(values[3], [-20, -20.1, -20.2, -20.3, -20.4, -20.5]);
     const map = await request(served, url("dods", "air_temperature_max.lon[2:4]"));
     const member = readDods(map.bytes, [{ type: "Float64" }]);
-    assert.is(member.dds, `Dataset {\n    Structure {\n        Float64 lon[lon = 3];\n    } air_temperature_max;\n} ${A()};\n`);
+    assert.is(member.dds, `Dataset {\n    Structure {\n        Float64 lon[lon = 3];\n    } air_temperature_max;\n} ${A};\n`);
     assert.equal(member.values[0], [112.1, 112.15, 112.2]);
     const constrained = await request(served, url("dds", "time[0:9]"));
-    assert.is(constrained.text, `Dataset {\n    Int32 time[time = 10];\n} ${A()};\n`);
+    assert.is(constrained.text, `Dataset {\n    Int32 time[time = 10];\n} ${A};\n`);
   });
 });
 
@@ -175,7 +171,7 @@ dap("opendap - what is not answered is a DAP2 error body naming what is wrong an
     [url("dods", "time[a]"), 400, "is not [index], [start:stop] or [start:stride:stop]"],
     [url("dods", "time[0],time[1]"), 400, "time is asked twice with different hyperslabs"],
     [url("dods", "sum(time)"), 400, "calls a function"],
-    [`/opendap/${A()}.nc`, 404, "is not an OPeNDAP dataset here"],
+    [`/opendap/${A}.nc`, 404, "is not an OPeNDAP dataset here"],
     ["/opendap/silo-tmax-20040201-20040304-0000000000000000.dds", 404, "is not published here"],
     [`/opendap/${fixture?.noaa?.id ?? "noaa"}.dds`, 404, "not a raster of a SILO variable"],
     ["/opendap/latest/silo-nothing.dds", 404, "(no published version)"],
@@ -225,12 +221,12 @@ dap("opendap - latest answers 302 to the newest version's same URL and keeps a s
   await withServer(fixture.dist, async (served) => {
     const first = await request(served, "/opendap/latest/silo-tmax.dods?time%5B0%5D");
     assert.is(first.status, 302);
-    assert.is(first.headers.location, `../${A()}.dods?time%5B0%5D`);
-    assert.is(first.headers["set-cookie"]?.[0], `opendap-silo-tmax=${A()}; Path=/opendap/latest/; Max-Age=86400; SameSite=Lax`);
+    assert.is(first.headers.location, `../${A}.dods?time%5B0%5D`);
+    assert.is(first.headers["set-cookie"]?.[0], `opendap-silo-tmax=${A}; Path=/opendap/latest/; Max-Age=86400; SameSite=Lax`);
     assert.is(first.headers["cache-control"], "no-store");
     // a cookie naming a version that is not a candidate (pruned, or another dataset's) gives way to the newest
     const stale = await request(served, "/opendap/latest/silo-tmax.das", { headers: { Cookie: `opendap-silo-tmax=${fixture.b.id}` } });
-    assert.is(stale.headers.location, `../${A()}.das`);
+    assert.is(stale.headers.location, `../${A}.das`);
   });
 });
 
@@ -239,7 +235,7 @@ dap("opendap - .html names the dataset and its URL in each tool's words; .info s
     const page = await request(served, url("html"));
     assert.is(page.status, 200);
     assert.is(page.headers["content-type"], "text/html; charset=utf-8");
-    const address = `${served.url}/opendap/${A()}`;
+    const address = `${served.url}/opendap/${A}`;
     for (const text of [`<code>${address}</code>`, `ncdump -h &#39;${address}&#39;`, `cdo sinfon &#39;${address}&#39;`, "ncread(&#39;", "library(ncdf4)", "Open Remote Dataset", "(33 dates, 2004-02-01 to 2004-03-04"]) {
       assert.ok(page.text.includes(text), text);
     }
@@ -275,11 +271,11 @@ dap("opendap - a session's cookie keeps the newest alias on the version it began
     const fresh = await request(served, "/opendap/latest/silo-tmax.dds");
     assert.is(fresh.headers.location, `../${newer}.dds`);
     // a session that began before the publish: its cookie names the older version, still a candidate
-    const session = await request(served, "/opendap/latest/silo-tmax.dods?time%5B0:33%5D", { headers: { Cookie: `other=1; opendap-silo-tmax=${A()}` } });
-    assert.is(session.headers.location, `../${A()}.dods?time%5B0:33%5D`);
-    assert.is(session.headers["service-dataset-version"], A());
+    const session = await request(served, "/opendap/latest/silo-tmax.dods?time%5B0:33%5D", { headers: { Cookie: `other=1; opendap-silo-tmax=${A}` } });
+    assert.is(session.headers.location, `../${A}.dods?time%5B0:33%5D`);
+    assert.is(session.headers["service-dataset-version"], A);
     // the older version has 33 dates: the index 33 that the newer holds is past its end, as that session's DDS said
-    const followed = await request(served, `/opendap/${A()}.dods?time%5B0:33%5D`);
+    const followed = await request(served, `/opendap/${A}.dods?time%5B0:33%5D`);
     assert.is(followed.status, 400);
     // ncdump (netCDF-C) keeps the cookie of an open dataset: every request after the first carries it back
     const proxy = await recordingProxy(served.port);

@@ -8,16 +8,15 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { ROUTES } from "../../api/interface.js";
 import { TAGS } from "../../api/tags.js";
-import { buildFixture, exchange, type Fixture, type Served, withServer } from "../support/server-fixture.js";
+import { exchange, type Served, withServer, useFixture, fixture } from "../support/server-fixture.js";
 
 const CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 
-let fixture: Fixture;
 let browser: Browser;
 
 const reference = suite("API reference");
 reference.before(async () => {
-  fixture = await buildFixture();
+  await useFixture();
   browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_FLAGS });
 });
 reference.after(async () => {

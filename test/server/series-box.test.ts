@@ -16,9 +16,8 @@ import { createMirrorClient } from "../../client/index.js";
 import { startMirrorServer } from "../../client/mirror-server.js";
 import { docBlock } from "../docs/doc-blocks.js";
 import { makeWorkDir } from "../support/helpers.js";
-import { DATES_A, type Fixture, assertError, assertSchema, buildDemoDist, buildFixture, exchange, pipelinedUnread, post, request, requestFor, sha256Base64, valueA, withServer } from "../support/server-fixture.js";
+import { DATES_A, assertError, assertSchema, buildDemoDist, exchange, pipelinedUnread, post, request, requestFor, sha256Base64, valueA, withServer, useFixture, fixture } from "../support/server-fixture.js";
 
-let fixture: Fixture;
 const work = makeWorkDir("series-box");
 const PYTHON = "/usr/bin/python3";
 const sha256 = (bytes: string | Buffer) => createHash("sha256").update(bytes).digest("hex");
@@ -52,9 +51,7 @@ const PERIOD = `start=${FEB[0]}&end=${FEB[FEB.length - 1]}`;
 const BOX = edgesOf(250, 260, 4, 4);
 
 const box = suite("series box: cells, CSV and JSON");
-box.before(async () => {
-  fixture = await buildFixture();
-});
+box.before(useFixture);
 
 box("series box - the box's cells by the query's rule, cell by cell (north to south, west to east) then date: exact CSV bytes and headers", async () => {
   assert.equal(bboxToWindow(BOX.split(",").map(Number) as [number, number, number, number]), [250, 260, 4, 4]);
@@ -226,7 +223,7 @@ let csvRows: string[][];
 let ncHeaders: Record<string, unknown>;
 
 netcdf.before(async () => {
-  fixture = await buildFixture();
+  await useFixture();
   execFileSync("bash", [join(import.meta.dirname, "../support/ensure-netcdf-tools.sh")], { stdio: "inherit" });
   await withServer(fixture.dist, async (s) => {
     const answer = await request(s, NC_PATH);
@@ -380,9 +377,7 @@ netcdf.run();
 // ---------------------------------------------------------------------------------------------------------------
 
 const papercuts = suite("series route: papercuts");
-papercuts.before(async () => {
-  fixture = await buildFixture();
-});
+papercuts.before(useFixture);
 
 papercuts("series - a period past what is published is answered for the published part: Service-Period and the manifest's asked say so; wholly outside stays 422", async () => {
   await withServer(fixture.dist, async (s) => {

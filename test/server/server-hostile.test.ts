@@ -12,7 +12,7 @@ import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import fc from "fast-check";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { type Fixture, buildFixture } from "../support/server-fixture.js";
+import { useFixture, fixture } from "../support/server-fixture.js";
 import { BATCH, BATCHES, DOCUMENTED_METHODS, type HostileRequest, SEED, STATUSES, requestArb } from "../support/hostile-requests.js";
 import { openApiValidator } from "../support/openapi-validator.js";
 import { isSitePath } from "../../server/site.js";
@@ -115,10 +115,9 @@ async function runLimited<T>(items: T[], n: number, job: (item: T) => Promise<vo
 // ---------------------------------------------------------------------------------------------------------------
 
 const hostile = suite("hostile input at scale");
-let fixture: Fixture;
 let server: Server;
 hostile.before(async () => {
-  fixture = await buildFixture();
+  await useFixture();
   server = await startServer(fixture.dist);
 });
 hostile.after(() => void server?.child.kill("SIGKILL"));

@@ -9,22 +9,16 @@ import { selectCoding as selectEncoding } from "../../server/http.js";
 import {
   assertError,
   assertSchema,
-  buildFixture,
   post,
   request,
   requestFor,
   sha256Base64,
   withServer,
-  type Fixture,
+  useFixture,
+  fixture,
+  A,
 } from "../support/server-fixture.js";
 
-let fixture: Fixture;
-let A: string;
-
-async function useFixture(): Promise<void> {
-  fixture = await buildFixture();
-  A = fixture.a.id;
-}
 
 const ROUTES: [string, string][] = [
   ["/api/health", "GET, HEAD, OPTIONS"],

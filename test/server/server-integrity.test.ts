@@ -7,9 +7,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { Archive, CatalogError } from "../../format/archive.js";
-import { Snapshot } from "../../format/snapshot.js";
-import { type RasterView, openVersion } from "../../format/versions.js";
+import { CatalogError } from "../../format/archive.js";
+import { openVersion } from "../../format/versions.js";
 import { LocalStorage, nodePlatform } from "../../format/local.js";
 import { type ApiRequest, Service } from "../../api/service.js";
 import { ROUTES } from "../../api/interface.js";
@@ -22,7 +21,6 @@ import { type Window, colToEdgeLon, rowToEdgeLat } from "../../format/grid.js";
 import { type DayHeader } from "../../format/day-piece.js";
 import { type Ref, objectPath } from "../../format/objects.js";
 import { type Dataset } from "../../format/records.js";
-import { type DayEntry, type YearPage } from "../../format/version-index.js";
 import { createApp } from "../../server/app.js";
 import {
   DATES_B,
@@ -30,7 +28,6 @@ import {
   VALUE_C,
   WINDOW_B,
   assertError,
-  buildFixture,
   copyDist,
   editRecords,
   post,
@@ -40,53 +37,20 @@ import {
   valueA,
   withServer,
   type Answer,
-  type Fixture,
   type Served,
   flipByte,
   findSeriesChunk,
+  useFixture,
+  fixture,
+  A,
+  openSnapshot,
+  findDayPiece,
+  findPages,
 } from "../support/server-fixture.js";
 
 const run = promisify(execFile);
 
-let fixture: Fixture;
-let A: string;
-
-async function useFixture(): Promise<void> {
-  fixture = await buildFixture();
-  A = fixture.a.id;
-}
-
 const objectFile = (dist: string, ref: Ref, kind: "json" | "day") => join(dist, objectPath(ref.sha256, kind));
-
-/** A dist's current catalog, read with the archive API (its own cache, nothing shared with a server). */
-async function openSnapshot(dist: string): Promise<Snapshot> {
-  const archive = new Archive(new LocalStorage(dist), nodePlatform);
-  const { pointer, sha256 } = await archive.readPointer();
-  return new Snapshot(archive, pointer, sha256);
-}
-
-async function openRaster(dist: string, record: Dataset): Promise<RasterView> {
-  const snapshot = await openSnapshot(dist);
-  const view = await openVersion(snapshot.archive, record);
-  if (view.kind !== "raster") throw new Error(`${record.id} is not a raster version`);
-  return view;
-}
-
-/** The day entry of `date` in `record`, its verified block directory, and the day piece's file in `dist`. */
-async function findDayPiece(dist: string, record: Dataset, date: string): Promise<{ day: DayEntry; header: DayHeader; file: string }> {
-  const view = await openRaster(dist, record);
-  const day = await view.findDay(date);
-  if (!day) throw new Error(`${record.id} holds no ${date}`);
-  return { day, header: await view.archive.readHeader(day), file: objectFile(dist, day.piece, "day") };
-}
-
-/** The refs of a raster version's year page for `year` and month page for `month` (YYYY-MM). */
-async function findPages(dist: string, record: Dataset, month: string): Promise<{ year: Ref; month: Ref }> {
-  const view = await openRaster(dist, record);
-  const year = view.index.years.find((y) => y.key === month.slice(0, 4))!;
-  const page = await view.archive.readJson<YearPage>(year.ref);
-  return { year: year.ref, month: page.months.find((m) => m.key === month)!.ref };
-}
 
 /** Every file under dist/objects, as dist-relative paths. */
 async function listObjects(dist: string): Promise<string[]> {
@@ -106,7 +70,6 @@ async function waitFor(what: string, check: () => Promise<boolean> | boolean, wi
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
-
 
 /** A box of version A only (tile r0-c0, block 0 of every day); version B's window does not reach it. */
 const CELLS_A = { col: 250, row: 250, width: 3, height: 3 };

@@ -14,12 +14,8 @@ import { objectPath } from "../../format/objects.js";
 import { openVersion } from "../../format/versions.js";
 import { Admission, LOOP_TURN_MS } from "../../server/admission.js";
 import { DEFAULT_LIMITS } from "../../server/settings.js";
-import { DATES_A, type Fixture, type Served, assertError, buildFixture, copyDist, post, request, requestFor, withServer } from "../support/server-fixture.js";
+import { DATES_A, type Served, assertError, copyDist, post, request, requestFor, withServer, useFixture, fixture } from "../support/server-fixture.js";
 
-let fixture: Fixture;
-const useFixture = async () => {
-  fixture = await buildFixture();
-};
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A data request of version A over a small box on one date (each date a different, uncached answer). */

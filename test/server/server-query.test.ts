@@ -13,7 +13,6 @@ import {
   VALUE_B,
   assertError,
   assertSchema,
-  buildFixture,
   expectCsv,
   expectRowsA,
   post,
@@ -23,18 +22,12 @@ import {
   valueA,
   withServer,
   type Answer,
-  type Fixture,
   type Served,
+  useFixture,
+  fixture,
+  A,
 } from "../support/server-fixture.js";
 
-let fixture: Fixture;
-let A: string;
-
-/** Every suite first builds (or reuses) the shared published dist. */
-async function useFixture(): Promise<void> {
-  fixture = await buildFixture();
-  A = fixture.a.id;
-}
 
 /** Checks a JSON query answer end to end: schema, headers, manifest, every hash recomputed from the bytes. */
 function checkJsonAnswer(answer: Answer, body: Record<string, unknown>, versionId: string): any {

@@ -9,21 +9,15 @@ import {
   DATES_A,
   assertError,
   assertSchema,
-  buildFixture,
   request,
   valueA,
   withServer,
-  type Fixture,
   type Served,
+  useFixture,
+  fixture,
+  A,
 } from "../support/server-fixture.js";
 
-let fixture: Fixture;
-let A: string;
-
-async function useFixture(): Promise<void> {
-  fixture = await buildFixture();
-  A = fixture.a.id;
-}
 
 async function getJson(served: Served, path: string, schema: string, headers: Record<string, string> = {}): Promise<any> {
   const answer = await request(served, path, { headers });

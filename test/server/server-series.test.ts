@@ -7,9 +7,8 @@ import stableStringify from "fast-json-stable-stringify";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { lonLatToCell } from "../../format/grid.js";
-import { DATES_A, type Fixture, VALUE_B, VALUE_C, assertError, buildFixture, copyDist, exchange, findSeriesChunk, flipByte, post, request, requestFor, sha256Base64, valueA, withServer } from "../support/server-fixture.js";
+import { DATES_A, VALUE_B, VALUE_C, assertError, copyDist, exchange, findSeriesChunk, flipByte, post, request, requestFor, sha256Base64, valueA, withServer, useFixture, fixture } from "../support/server-fixture.js";
 
-let fixture: Fixture;
 const lonOf = (col: number) => Number((112 + 0.05 * col).toFixed(9));
 const latOf = (row: number) => Number((-10 - 0.05 * row).toFixed(9));
 const sha256 = (text: string | Buffer) => createHash("sha256").update(text).digest("hex");
@@ -27,9 +26,7 @@ function expectCsvA(cells: [number, number][], dates: string[]): string {
 }
 
 const answers = suite("series route: answers");
-answers.before(async () => {
-  fixture = await buildFixture();
-});
+answers.before(useFixture);
 
 answers("series - one place over the whole period by default: tidy CSV, exact bytes, provenance headers", async () => {
   await withServer(fixture.dist, async (s) => {
@@ -200,9 +197,7 @@ answers.run();
 // ---------------------------------------------------------------------------------------------------------------
 
 const refusals = suite("series route: refusals");
-refusals.before(async () => {
-  fixture = await buildFixture();
-});
+refusals.before(useFixture);
 
 refusals("series - bad parameters are 400 invalid_parameters naming the parameter and what it accepts", async () => {
   const cases: [string, string, (string | number)[], RegExp][] = [

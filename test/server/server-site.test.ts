@@ -15,13 +15,10 @@ import { openVersion } from "../../format/versions.js";
 import { createApp } from "../../server/app.js";
 import { DOCS } from "../../server/docs.js";
 import { startNginx } from "../support/nginx.js";
-import { type Fixture, type Served, assertError, buildDemoDist, buildFixture, copyDist, exchange, post, withServer } from "../support/server-fixture.js";
+import { type Served, assertError, buildDemoDist, copyDist, exchange, post, withServer, useFixture, fixture } from "../support/server-fixture.js";
 
-let fixture: Fixture;
 const site = suite("landing page, explorer and dist files");
-site.before(async () => {
-  fixture = await buildFixture();
-});
+site.before(useFixture);
 
 /** The path of a day piece of version A, and its bytes. */
 async function dayPiece(dist: string): Promise<{ path: string; bytes: Buffer }> {

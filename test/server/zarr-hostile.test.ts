@@ -6,19 +6,16 @@
 import fc from "fast-check";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { type Fixture, buildFixture, request, withServer } from "../support/server-fixture.js";
+import { request, withServer, useFixture, fixture } from "../support/server-fixture.js";
 import { zarrMethodArb, zarrPathArb, zarrRangeArb } from "../support/hostile-requests.js";
 
 const SEED = Number(process.env.HOSTILE_SEED ?? 20261125);
 const RUNS = 1500;
 const STATUSES = new Set([200, 206, 302, 304, 404, 405, 416]);
 
-let fixture: Fixture;
 
 const hostile = suite("zarr hostile");
-hostile.before(async () => {
-  fixture = await buildFixture();
-});
+hostile.before(useFixture);
 
 hostile(`zarr hostile - ${RUNS} generated paths, methods and ranges: documented answers, never a 500`, async () => {
   await withServer(fixture.dist, async (served) => {

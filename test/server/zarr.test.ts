@@ -9,9 +9,8 @@ import { CHUNK_SHAPES } from "../../api/zarr/view.js";
 import { createMirrorClient } from "../../client/index.js";
 import { startMirrorServer } from "../../client/mirror-server.js";
 import { dateToDayNumber } from "../../format/dates.js";
-import { DATES_A, type Fixture, type Served, WINDOW_A, buildFixture, pipelinedUnread, post, request, requestFor, valueA, withServer } from "../support/server-fixture.js";
+import { DATES_A, type Served, WINDOW_A, pipelinedUnread, post, request, requestFor, valueA, withServer, useFixture, fixture } from "../support/server-fixture.js";
 
-let fixture: Fixture;
 const base = (id = fixture.a.id) => `/zarr/v2/${id}`;
 const SIDE = CHUNK_SHAPES.series.side;
 const DAYS = CHUNK_SHAPES.series.days;
@@ -45,9 +44,7 @@ function mapsChunkDifference(bytes: Buffer, [t, r, c]: number[]): string | null 
 }
 
 const zarr = suite("zarr view");
-zarr.before(async () => {
-  fixture = await buildFixture();
-});
+zarr.before(useFixture);
 
 zarr("zarr - .zmetadata consolidates every array's metadata over the whole grid and the version's dates", async () => {
   await withServer(fixture.dist, async (served) => {

@@ -11,9 +11,11 @@ import { publish } from "../../pipeline/publish/publish.js";
 import { writeDemo } from "../../pipeline/ingest/demo.js";
 import { Archive } from "../../format/archive.js";
 import { Snapshot } from "../../format/snapshot.js";
-import { openVersion } from "../../format/versions.js";
+import { type RasterView, openVersion } from "../../format/versions.js";
 import { LocalStorage, nodePlatform } from "../../format/local.js";
-import { objectPath } from "../../format/objects.js";
+import { type Ref, objectPath } from "../../format/objects.js";
+import type { DayHeader } from "../../format/day-piece.js";
+import type { DayEntry, YearPage } from "../../format/version-index.js";
 import type { StoredEntry } from "../../format/entries.js";
 import { GroupLattice, type SeriesSpan, SpanLayout, groupEntry } from "../../format/series.js";
 import { addToCatalog, updateCandidates, writeCatalog } from "../../pipeline/store/catalog.js";
@@ -163,6 +165,19 @@ export function buildFixture(): Promise<Fixture> {
   return building;
 }
 
+/** The shared fixture and its version A's id, as every suite's tests see them once useFixture has run. */
+export let fixture: Fixture;
+export let A: string;
+
+/**
+ * A suite's `before` hook (`suite.before(useFixture)`, or awaited first in a longer one): builds or reuses the shared
+ * dist and sets `fixture` and `A`, which the suites import (an import of a `let` follows its assignments).
+ */
+export async function useFixture(): Promise<void> {
+  fixture = await buildFixture();
+  A = fixture.a.id;
+}
+
 let buildingDemo: Promise<string> | null = null;
 
 /**
@@ -203,10 +218,35 @@ export async function copyDist(fixture: Fixture): Promise<string> {
   return dist;
 }
 
-async function openSnapshot(dist: string): Promise<Snapshot> {
+/** A dist's current catalog, read with the archive API (its own cache, nothing shared with a server). */
+export async function openSnapshot(dist: string): Promise<Snapshot> {
   const archive = new Archive(new LocalStorage(dist), nodePlatform);
   const { pointer, sha256 } = await archive.readPointer();
   return new Snapshot(archive, pointer, sha256);
+}
+
+/** A raster version of a dist, opened as the server opens it. */
+export async function openRaster(dist: string, record: Dataset): Promise<RasterView> {
+  const view = await openVersion((await openSnapshot(dist)).archive, record);
+  if (view.kind !== "raster") throw new Error(`${record.id} is not a raster version`);
+  return view;
+}
+
+/** The day entry of `date` in `record`, its verified block directory, and its day piece: the path in the dist, the file on disk. */
+export async function findDayPiece(dist: string, record: Dataset, date: string): Promise<{ day: DayEntry; header: DayHeader; path: string; file: string }> {
+  const view = await openRaster(dist, record);
+  const day = await view.findDay(date);
+  if (!day) throw new Error(`${record.id} holds no ${date}`);
+  const path = objectPath(day.piece.sha256, "day");
+  return { day, header: await view.archive.readHeader(day), path, file: join(dist, path) };
+}
+
+/** The refs of a raster version's year page and month page holding `month` (YYYY-MM). */
+export async function findPages(dist: string, record: Dataset, month: string): Promise<{ year: Ref; month: Ref }> {
+  const view = await openRaster(dist, record);
+  const year = view.index.years.find((y) => y.key === month.slice(0, 4))!;
+  const page = await view.archive.readJson<YearPage>(year.ref);
+  return { year: year.ref, month: page.months.find((m) => m.key === month)!.ref };
 }
 
 /** Every record of a dist's catalog tree, in id order. */
@@ -486,8 +526,7 @@ export interface SeriesChunk {
 }
 
 export async function findSeriesChunk(dist: string, record: Dataset, date: string, col: number, row: number): Promise<SeriesChunk> {
-  const view = await openVersion(new Archive(new LocalStorage(dist), nodePlatform), record);
-  if (view.kind !== "raster") throw new Error(`${record.id} is not a raster`);
+  const view = await openRaster(dist, record);
   const span = view.index.series.find((s) => s.first <= date && date <= s.last);
   if (!span) throw new Error(`${record.id} has no series span holding ${date}`);
   const lattice = new GroupLattice(span.window, span.chunkSide);
