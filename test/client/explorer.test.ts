@@ -21,7 +21,8 @@ import { GroupLattice, groupEntry } from "../../format/series.js";
 import { openVersion } from "../../format/versions.js";
 import { publish } from "../../pipeline/publish/publish.js";
 import { DEMO_VARIABLES } from "../../pipeline/ingest/demo.js";
-import { buildDemoDist, copyDist, post, request, withServer, writeSources, useFixture, fixture } from "../support/server-fixture.js";
+import { writeSiloDays } from "../support/helpers.js";
+import { buildDemoDist, copyDist, post, request, withServer, useFixture, fixture } from "../support/server-fixture.js";
 
 const CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 
@@ -133,8 +134,8 @@ explorer("explorer - the provenance panel cites the version and says what it cha
     const first = join(root, "first");
     const next = join(root, "next");
     const window: Window = [300, 200, 5, 5];
-    await writeSources(first, ["2004-02-01", "2004-02-02", "2004-02-03"], window, () => 20);
-    await writeSources(next, ["2004-02-02", "2004-02-03", "2004-02-04", "2004-02-05"], window, (_col, _row, day) => (day === 0 ? 21.5 : 20));
+    await writeSiloDays(first, ["2004-02-01", "2004-02-02", "2004-02-03"], window, () => 20);
+    await writeSiloDays(next, ["2004-02-02", "2004-02-03", "2004-02-04", "2004-02-05"], window, (_col, _row, date) => (date === "2004-02-02" ? 21.5 : 20));
     const base = await publish({ sources: first, dist, observations: false, log: () => {}, publishedAt: "2026-02-01T00:00:00Z" });
     // extend: 2 February revised (other cells), 3 February the same cells again, 4 and 5 February new
     const newer = await publish({ sources: next, dist, extend: true, observations: false, log: () => {}, publishedAt: "2026-02-06T00:00:00Z" });
@@ -168,8 +169,8 @@ explorer("explorer - a day SILO revised in a patch, stored as a Patch chunk over
     const dates = listDates("2004-03-01", "2004-03-20");
     const tenths = (col: number, row: number, day: number) => 150 + ((col * 3 + row * 5 + day * 7) % 50);
     const patched = (col: number, row: number, day: number) => day === 4 && col >= 302 && col < 305 && row === 203;
-    await writeSources(first, dates, window, (col, row, day) => tenths(col, row, day) / 10);
-    await writeSources(revised, dates, window, (col, row, day) => (tenths(col, row, day) + (patched(col, row, day) ? 15 : 0)) / 10);
+    await writeSiloDays(first, dates, window, (col, row, _date, day) => tenths(col, row, day) / 10);
+    await writeSiloDays(revised, dates, window, (col, row, _date, day) => (tenths(col, row, day) + (patched(col, row, day) ? 15 : 0)) / 10);
     await publish({ sources: first, dist, observations: false, log: () => {}, publishedAt: "2026-03-21T00:00:00Z" });
     const { added } = await publish({ sources: revised, dist, observations: false, log: () => {}, publishedAt: "2026-03-22T00:00:00Z" });
     const newest = added[0];

@@ -20,9 +20,8 @@ import { objectPath, type Ref } from "../../format/objects.js";
 import type { Dataset } from "../../format/records.js";
 import type { DayEntry, MonthPage, RasterIndex, YearPage } from "../../format/version-index.js";
 import { CHANGE_RANGES_MAX } from "../../pipeline/publish/changes.js";
-import { writeSiloTiff } from "../../pipeline/ingest/geotiff.js";
 import { dateToMemberPath } from "../../sources/silo.js";
-import { freshDirs, makeWorkDir, publishSilently } from "../support/helpers.js";
+import { freshDirs, makeWorkDir, publishSilently, writeSiloDays } from "../support/helpers.js";
 import { readRecords } from "../support/server-fixture.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
@@ -32,16 +31,9 @@ const WINDOW: Window = [300, 300, 3, 3];
 /** Two years: a diff of a change in 2004 never reads 2003's pages. */
 const DATES = listDates("2003-11-01", "2004-03-31");
 
-function cellValue(i: number, date: string, shift: number): number {
-  return Math.fround((150 + ((dateToDayNumber(date) * 7) % 200) + i + shift) / 10);
-}
-
-async function writeDays(dir: string, dates: string[], shift = 0): Promise<void> {
-  for (const date of dates) {
-    const values = new Float32Array(WINDOW[2] * WINDOW[3]).map((_, i) => cellValue(i, date, shift));
-    await writeSiloTiff(join(dir, dateToMemberPath(date, MAX_TEMP)), WINDOW, values);
-  }
-}
+/** The cells of each date, distinct within a day (by the cell's place in the window); `shift` tenths up make a revision. */
+const cells = (shift = 0) => (col: number, row: number, date: string) =>
+  Math.fround((150 + ((dateToDayNumber(date) * 7) % 200) + (row - WINDOW[1]) * WINDOW[2] + (col - WINDOW[0]) + shift) / 10);
 
 const quietly = publishSilently;
 
@@ -104,26 +96,26 @@ diff.before(async () => {
   V.dist = freshDir("dist");
   const folder = freshDir("all");
   const base = DATES.slice(0, -2);
-  await writeDays(folder, base);
+  await writeSiloDays(folder, base, WINDOW, cells());
   V.ids.first = (await quietly(folder, V.dist, { publishedAt: "2026-01-01T00:00:00Z" })).added[0].id;
-  await writeDays(folder, DATES.slice(-2, -1)); // append: the grown folder
+  await writeSiloDays(folder, DATES.slice(-2, -1), WINDOW, cells()); // append: the grown folder
   V.ids.append = (await quietly(folder, V.dist, { publishedAt: "2026-01-02T00:00:00Z" })).added[0].id;
   const extend = freshDir("extend");
-  await writeDays(extend, DATES.slice(-1));
+  await writeSiloDays(extend, DATES.slice(-1), WINDOW, cells());
   V.ids.extend = (await quietly(extend, V.dist, { extend: true, publishedAt: "2026-01-03T00:00:00Z" })).added[0].id;
   const reviseOne = freshDir("revise-one");
-  await writeDays(reviseOne, REVISED_ONE, 5);
+  await writeSiloDays(reviseOne, REVISED_ONE, WINDOW, cells(5));
   V.ids.reviseOne = (await quietly(reviseOne, V.dist, { extend: true, publishedAt: "2026-01-04T00:00:00Z" })).added[0].id;
   const reviseThree = freshDir("revise-three");
-  await writeDays(reviseThree, REVISED_THREE, 9);
+  await writeSiloDays(reviseThree, REVISED_THREE, WINDOW, cells(9));
   V.ids.reviseThree = (await quietly(reviseThree, V.dist, { extend: true, publishedAt: "2026-01-05T00:00:00Z" })).added[0].id;
   // a shorter folder (no extend): February and March only, with the three revisions
   const shorter = freshDir("shorter");
   await cp(folder, shorter, { recursive: true });
   for (const date of DATES.filter((d) => d < "2004-02-01")) rmSync(join(shorter, dateToMemberPath(date, MAX_TEMP)));
-  await writeDays(shorter, DATES.slice(-1));
-  await writeDays(shorter, REVISED_THREE.filter((d) => d >= "2004-02-01"), 9);
-  await writeDays(shorter, REVISED_ONE, 5);
+  await writeSiloDays(shorter, DATES.slice(-1), WINDOW, cells());
+  await writeSiloDays(shorter, REVISED_THREE.filter((d) => d >= "2004-02-01"), WINDOW, cells(9));
+  await writeSiloDays(shorter, REVISED_ONE, WINDOW, cells(5));
   V.ids.shorter = (await quietly(shorter, V.dist, { publishedAt: "2026-01-06T00:00:00Z" })).added[0].id;
   V.mirror = await startMirrorServer({ dist: V.dist });
 });

@@ -18,7 +18,8 @@ import { findLockReach, findMount, judgeMount, parseMountInfo } from "../../pipe
 import { prune } from "../../pipeline/commands/prune.js";
 import { verifyDist } from "../../pipeline/commands/verify.js";
 import { publish } from "../../pipeline/publish/publish.js";
-import { readRecords, writeSources } from "../support/server-fixture.js";
+import { writeSiloDays } from "../support/helpers.js";
+import { readRecords } from "../support/server-fixture.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const WORK = mkdtempSync(join(tmpdir(), "lock-test-"));
@@ -33,8 +34,8 @@ async function useSources(): Promise<NonNullable<typeof sources>> {
   if (sources) return sources;
   const base = join(WORK, "sources-base");
   const next = join(WORK, "sources-next");
-  await writeSources(base, ["2004-02-01", "2004-02-02", "2004-02-03"], WINDOW, (col, row, day) => 20 + day + (col - 400) / 10 + (row - 300) / 100);
-  await writeSources(next, ["2004-03-01", "2004-03-02", "2004-03-03"], WINDOW, (col, row, day) => 30 + day + (col - 400) / 10 + (row - 300) / 100);
+  await writeSiloDays(base, ["2004-02-01", "2004-02-02", "2004-02-03"], WINDOW, (col, row, _date, day) => 20 + day + (col - 400) / 10 + (row - 300) / 100);
+  await writeSiloDays(next, ["2004-03-01", "2004-03-02", "2004-03-03"], WINDOW, (col, row, _date, day) => 30 + day + (col - 400) / 10 + (row - 300) / 100);
   return (sources = { base, next });
 }
 

@@ -1,7 +1,6 @@
 // make prune: the retention rule, expiry that leaves every kept answer as it was, deletion only after the grace
 // period, never anything a kept version uses (even one republished meanwhile), and a mirror following its origin.
 
-import { MAX_TEMP } from "../../format/variables.js";
 import { cp, readFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { suite } from "uvu";
@@ -9,11 +8,9 @@ import * as assert from "uvu/assert";
 import { listDates } from "../../format/dates.js";
 import type { Window } from "../../format/grid.js";
 import type { Dataset } from "../../format/records.js";
-import { writeSiloTiff } from "../../pipeline/ingest/geotiff.js";
 import { type PruneReport, type RetentionRule, prune, selectKept } from "../../pipeline/commands/prune.js";
 import { verifyDist } from "../../pipeline/commands/verify.js";
-import { dateToMemberPath } from "../../sources/silo.js";
-import { freshDirs, makeWorkDir, publishSilently } from "../support/helpers.js";
+import { freshDirs, makeWorkDir, publishSilently, writeSiloDays } from "../support/helpers.js";
 import { type Served, assertError, post, readRecords, request, requestFor, withServer } from "../support/server-fixture.js";
 
 const freshDir = freshDirs(makeWorkDir("prune-test"));
@@ -26,12 +23,8 @@ const NOW = new Date("2026-03-25T00:00:00Z");
 const HOUR = 3_600_000;
 const rule = (keepDays: number, keepIds: string[] = [], dropVersions = true): RetentionRule => ({ keepDays, keepIds: new Set(keepIds), dropVersions });
 
-async function writeDays(dir: string, dates: string[]): Promise<void> {
-  for (const date of dates) {
-    const values = new Float32Array(WINDOW[2] * WINDOW[3]).map((_, i) => Math.fround((200 + i + Number(date.slice(8)) * 3) / 10));
-    await writeSiloTiff(join(dir, dateToMemberPath(date, MAX_TEMP)), WINDOW, values);
-  }
-}
+/** Each date's cells: distinct within a day (by the cell's place in the window) and from day to day. */
+const cells = (col: number, row: number, date: string) => Math.fround((200 + (row - WINDOW[1]) * WINDOW[2] + (col - WINDOW[0]) + Number(date.slice(8)) * 3) / 10);
 
 /** A dist of the five versions, and the sources of each. */
 async function publishFive(): Promise<{ dist: string; ids: string[]; folders: string[] }> {
@@ -40,7 +33,7 @@ async function publishFive(): Promise<{ dist: string; ids: string[]; folders: st
   const ids: string[] = [];
   const kept: string[] = [];
   for (const [i, publishedAt] of PUBLISHED.entries()) {
-    await writeDays(folder, DATES.slice(2 * i, 2 * i + 2));
+    await writeSiloDays(folder, DATES.slice(2 * i, 2 * i + 2), WINDOW, cells);
     const copy = freshDir(`sources-${i + 1}`);
     await cp(folder, copy, { recursive: true });
     kept.push(copy);

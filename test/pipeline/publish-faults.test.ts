@@ -15,8 +15,8 @@ import { StoreError } from "../../pipeline/errors.js";
 import { JOURNAL_FILE, recoverJournal } from "../../pipeline/store/journal.js";
 import { publish, recoverDist } from "../../pipeline/publish/publish.js";
 import { verifyDist } from "../../pipeline/commands/verify.js";
-import { makeWorkDir } from "../support/helpers.js";
-import { request, withServer, writeSources } from "../support/server-fixture.js";
+import { makeWorkDir, writeSiloDays } from "../support/helpers.js";
+import { request, withServer } from "../support/server-fixture.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const WORK = makeWorkDir("publish-faults");
@@ -32,8 +32,8 @@ async function useSources(): Promise<NonNullable<typeof sources>> {
   if (sources) return sources;
   const base = join(WORK, "sources-base");
   const next = join(WORK, "sources-next");
-  await writeSources(base, BASE_DATES, WINDOW, (col, row, day) => 20 + day + (col - 400) / 10 + (row - 300) / 100);
-  await writeSources(next, NEW_DATES, WINDOW, (col, row, day) => 30 + day + (col - 400) / 10 + (row - 300) / 100);
+  await writeSiloDays(base, BASE_DATES, WINDOW, (col, row, _date, day) => 20 + day + (col - 400) / 10 + (row - 300) / 100);
+  await writeSiloDays(next, NEW_DATES, WINDOW, (col, row, _date, day) => 30 + day + (col - 400) / 10 + (row - 300) / 100);
   const [oldExplorer, explorer] = [join(WORK, "old-explorer.html"), join(WORK, "explorer.html")];
   await writeFile(oldExplorer, "<!doctype html><title>an older explorer</title>\n");
   await writeFile(explorer, `<!doctype html><title>this release's explorer</title>\n${"<p>a page of some size</p>\n".repeat(400)}`);

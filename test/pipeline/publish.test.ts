@@ -27,7 +27,7 @@ import { CATALOG_FILE, type Ref, objectPath } from "../../format/objects.js";
 import { type Dataset } from "../../format/records.js";
 import { type DayEntry, type MonthPage, type RasterIndex, type YearPage } from "../../format/version-index.js";
 import { dateToUrl } from "../../sources/silo.js";
-import { expectFailure, expectPublishError, freshDirs, makeWorkDir, readObject } from "../support/helpers.js";
+import { expectFailure, expectPublishError, freshDirs, makeWorkDir, readObject, writeSiloDays } from "../support/helpers.js";
 import { type Answer, type Served, assertError, post, readRecords, request, requestFor, withServer } from "../support/server-fixture.js";
 import { SOURCE_CACHE_DIR, sourceCachePath } from "../../pipeline/publish/source-cache.js";
 import { publishObservations } from "../../pipeline/publish/observations.js";
@@ -65,19 +65,8 @@ function cellValue(col: number, row: number, date: string, shift = 0): number {
 
 const memberPath = (date: string) => `${date.slice(0, 4)}/${date.replaceAll("-", "")}.max_temp.tif`;
 
-/** SILO day files in the bucket's YYYY/ folders, written 32 at a time. */
-async function writeDays(dir: string, dates: string[], window: Window = SMALL, shift = 0): Promise<void> {
-  const [c0, r0, w, h] = window;
-  for (let i = 0; i < dates.length; i += 32) {
-    await Promise.all(
-      dates.slice(i, i + 32).map((date) => {
-        const values = new Float32Array(w * h);
-        for (let r = 0; r < h; r++) for (let c = 0; c < w; c++) values[r * w + c] = cellValue(c0 + c, r0 + r, date, shift);
-        return writeSiloTiff(join(dir, memberPath(date)), window, values);
-      }),
-    );
-  }
-}
+/** The cells of each date's file, `shift` tenths up in a revised one. */
+const cells = (shift = 0) => (col: number, row: number, date: string) => cellValue(col, row, date, shift);
 
 function publishQuietly(sources: string, dist: string, options: Partial<PublishOptions> = {}): Promise<PublishSummary> {
   return publish({ sources, dist, observations: false, log: () => {}, ...options });
@@ -210,7 +199,7 @@ let goldenDist = "";
 golden.before(async () => {
   goldenSources = freshDir("golden-sources");
   goldenDist = freshDir("golden-dist");
-  await writeDays(goldenSources, GOLDEN_DATES, SMALL);
+  await writeSiloDays(goldenSources, GOLDEN_DATES, SMALL, cells());
   // without the explorer: the golden dist pins the data format, not the explorer's bundle
   await publishQuietly(goldenSources, goldenDist, { publishedAt: GOLDEN_PUBLISHED_AT, explorer: false });
 });
@@ -371,7 +360,7 @@ for (const [fixture, reason] of badCases) {
     await cp(goldenDist, dist, { recursive: true });
     const catalogBefore = await readFile(join(dist, CATALOG_FILE));
     const sources = freshDir(`bad-sources-${fixture}`);
-    await writeDays(sources, ["2004-03-02"]);
+    await writeSiloDays(sources, ["2004-03-02"], SMALL, cells());
     await copyFile(join(FIXTURES, fixture), join(sources, "2004", "20040303.max_temp.tif"));
     const err = await expectPublishError(publishQuietly(sources, dist));
     assert.is(err.file, join(sources, "2004", "20040303.max_temp.tif"));
@@ -392,7 +381,7 @@ failing("publish - objects a killed publish left behind are listed by the next m
   const dist = freshDir("debris-dist");
   await cp(goldenDist, dist, { recursive: true });
   const sources = freshDir("debris-sources");
-  await writeDays(sources, [...GOLDEN_DATES, "2004-03-02"]);
+  await writeSiloDays(sources, [...GOLDEN_DATES, "2004-03-02"], SMALL, cells());
   // a publish killed after writing the new day's piece: the object exists, newer than catalog.json, in no manifest
   const scratch = freshDir("debris-scratch");
   await publishQuietly(sources, scratch);
@@ -417,7 +406,7 @@ failing("publish - a folder with no SILO files, or a file named for an impossibl
   assert.match(err.reason, /no SILO daily files \(YYYYMMDD.<variable>.tif\) or annual files/);
   assert.is(err.variable, null, "a folder is no one variable's file");
   const wrongDay = freshDir("wrong-day");
-  await writeDays(wrongDay, ["2003-02-28"]);
+  await writeSiloDays(wrongDay, ["2003-02-28"], SMALL, cells());
   await copyFile(join(wrongDay, memberPath("2003-02-28")), join(wrongDay, "20030229.max_temp.tif"));
   err = await expectPublishError(publishQuietly(wrongDay, freshDir("wrong-day-dist")));
   assert.equal([err.file, err.stage, err.reason, err.variable?.silo], ["20030229.max_temp.tif", "discover", "2003-02-29 is not a calendar date", "max_temp"]);
@@ -555,7 +544,7 @@ archive.before(async () => {
 
 archive("publish - days 1..5 make a first version; its pinned answers are kept for comparison", async () => {
   const sources = (A.firstFolder = freshDir("archive-1-5"));
-  await writeDays(sources, ARCHIVE_DATES.slice(0, 5));
+  await writeSiloDays(sources, ARCHIVE_DATES.slice(0, 5), SMALL, cells());
   const s = await publishQuietly(sources, A.dist, { publishedAt: published(1) });
   assert.equal([s.days, s.decoded, s.reused, s.added.length], [5, 5, 0, 1]);
   A.ids.push(s.added[0].id);
@@ -570,7 +559,7 @@ archive("publish - days 1..5 make a first version; its pinned answers are kept f
 archive("publish - a folder holding the same five files plus day 6 makes a new version that decodes 1, reuses 5 and shares their pieces", async () => {
   const sources = freshDir("archive-1-6");
   await cp(A.firstFolder, sources, { recursive: true });
-  await writeDays(sources, [ARCHIVE_DATES[5]]);
+  await writeSiloDays(sources, [ARCHIVE_DATES[5]], SMALL, cells());
   const manifestBefore = (await readPointer(A.dist)).manifest;
   const s = await publishQuietly(sources, A.dist, { publishedAt: published(2) });
   assert.equal([s.days, s.decoded, s.reused, s.added.length], [6, 1, 5, 1]);
@@ -593,7 +582,7 @@ archive("publish - a folder holding the same five files plus day 6 makes a new v
 
 archive("publish - extending with a folder of only day 7 holds days 1..7, decodes 1 and takes untouched months whole", async () => {
   const sources = freshDir("archive-7");
-  await writeDays(sources, [ARCHIVE_DATES[6]]);
+  await writeSiloDays(sources, [ARCHIVE_DATES[6]], SMALL, cells());
   const s = await publishQuietly(sources, A.dist, { extend: true, publishedAt: published(3) });
   assert.equal([s.days, s.decoded, s.reused, s.added.length], [7, 1, 0, 1]);
   const record = s.added[0];
@@ -614,7 +603,7 @@ archive("publish - extending with a folder of only day 7 holds days 1..7, decode
 
 archive("publish - extending with a revised day 3 makes a new version with the new cells; older versions keep the old", async () => {
   const sources = freshDir("archive-revised-3");
-  await writeDays(sources, [ARCHIVE_DATES[2]], SMALL, 7);
+  await writeSiloDays(sources, [ARCHIVE_DATES[2]], SMALL, cells(7));
   const s = await publishQuietly(sources, A.dist, { extend: true, publishedAt: published(4) });
   assert.equal([s.days, s.decoded, s.reused, s.added.length], [7, 1, 0, 1]);
   A.ids.push(s.added[0].id);
@@ -690,8 +679,8 @@ sharing("publish - one more day on a 60-day version writes the day piece and sev
   const first60 = freshDir("sixty");
   const last1 = freshDir("sixty-first");
   const all61 = freshDir("sixty-one");
-  await writeDays(first60, dates.slice(0, 60), TINY);
-  await writeDays(last1, dates.slice(60), TINY);
+  await writeSiloDays(first60, dates.slice(0, 60), TINY, cells());
+  await writeSiloDays(last1, dates.slice(60), TINY, cells());
   await cp(first60, all61, { recursive: true });
   await cp(last1, all61, { recursive: true });
   const dist = freshDir("sixty-dist");
@@ -738,12 +727,12 @@ const G = { dist: "", sources: "", record: null as Dataset | null };
 gaps("publish - a folder missing dates in the middle is refused, naming them and ALLOW_GAPS; nothing is published", async () => {
   G.dist = freshDir("gaps-dist");
   const other = freshDir("gaps-other");
-  await writeDays(other, ["2005-06-01"]);
+  await writeSiloDays(other, ["2005-06-01"], SMALL, cells());
   await publishQuietly(other, G.dist, { publishedAt: published(1) });
   const catalogBefore = await readFile(join(G.dist, CATALOG_FILE));
   const filesBefore = await listTree(G.dist);
   G.sources = freshDir("gaps-sources");
-  await writeDays(G.sources, GAP_DATES);
+  await writeSiloDays(G.sources, GAP_DATES, SMALL, cells());
   const err = await expectPublishError(publishQuietly(G.sources, G.dist, { publishedAt: published(2) }));
   assert.is(err.stage, "gaps");
   assert.ok(err.reason.startsWith("2 dates missing between the first and last day: 2004-01-03..2004-01-04;"), err.reason);
@@ -772,11 +761,11 @@ gaps("publish - with allowGaps the version records the missing range and never a
 
 gaps("publish - extending a gapped version keeps its recorded gap but refuses a new one", async () => {
   const next = freshDir("gaps-next");
-  await writeDays(next, ["2004-01-07"]);
+  await writeSiloDays(next, ["2004-01-07"], SMALL, cells());
   const extended = await publishQuietly(next, G.dist, { extend: true, publishedAt: published(3) });
   assert.equal([extended.added[0].period_end, extended.added[0].metadata.gaps], ["2004-01-07", [["2004-01-03", "2004-01-04"]]]);
   const later = freshDir("gaps-later");
-  await writeDays(later, ["2004-01-09"]);
+  await writeSiloDays(later, ["2004-01-09"], SMALL, cells());
   const catalogBefore = await readFile(join(G.dist, CATALOG_FILE));
   const refused = await expectPublishError(publishQuietly(later, G.dist, { extend: true, publishedAt: published(4) }));
   assert.is(refused.stage, "gaps");
@@ -802,7 +791,7 @@ async function querySources(dist: string): Promise<Record<string, unknown>[]> {
 
 provenance("publish - a folder without demo.json or silo.lock.json is labelled maintainer-supplied; sources carry only sha256 and member_path", async () => {
   const sources = freshDir("supplied");
-  await writeDays(sources, PROVENANCE_DATES);
+  await writeSiloDays(sources, PROVENANCE_DATES, SMALL, cells());
   const dist = freshDir("supplied-dist");
   const record = (await publishQuietly(sources, dist)).added[0];
   assert.is(record.title, "SILO daily maximum temperature (files supplied by the maintainer)");
@@ -818,7 +807,7 @@ provenance("publish - a folder without demo.json or silo.lock.json is labelled m
 
 provenance("publish - a folder with silo.lock.json is labelled fetched, each source with the url the lock recorded; a file that differs from it is refused", async () => {
   const sources = freshDir("fetched");
-  await writeDays(sources, PROVENANCE_DATES);
+  await writeSiloDays(sources, PROVENANCE_DATES, SMALL, cells());
   const files = [];
   for (const date of PROVENANCE_DATES) {
     const bytes = await readFile(join(sources, memberPath(date)));
@@ -836,7 +825,7 @@ provenance("publish - a folder with silo.lock.json is labelled fetched, each sou
 
   const changed = freshDir("fetched-changed");
   await cp(sources, changed, { recursive: true });
-  await writeDays(changed, [PROVENANCE_DATES[1]], SMALL, 3);
+  await writeSiloDays(changed, [PROVENANCE_DATES[1]], SMALL, cells(3));
   const catalogBefore = await readFile(join(dist, CATALOG_FILE));
   const err = await expectPublishError(publishQuietly(changed, dist));
   assert.equal([err.file, err.stage, err.variable?.silo], [memberPath(PROVENANCE_DATES[1]), "provenance", "max_temp"]);
@@ -859,7 +848,7 @@ const manyFiles = suite("many files");
 manyFiles(`cli - publishes 1,500 day files under ulimit -n ${OPEN_FILES} into one version holding every day`, async () => {
   long.sources = freshDir("long-sources");
   long.dist = freshDir("long-dist");
-  await writeDays(long.sources, LONG_DATES, TINY);
+  await writeSiloDays(long.sources, LONG_DATES, TINY, cells());
   const out = await runCli(["publish", "--sources", long.sources, "--dist", long.dist], OPEN_FILES);
   assert.is(out.code, 0, out.stderr);
   assert.ok(out.stdout.includes("days 1500 (decoded 1500, reused 0)"), out.stdout);
@@ -877,7 +866,7 @@ manyFiles(`cli - publishes 1,500 day files under ulimit -n ${OPEN_FILES} into on
 manyFiles(`cli - a corrupt file among 300 stops the publish with one line "error: <file>: <reason> [<stage>]" and no stack`, async () => {
   const sources = freshDir("corrupt-among-many");
   const dates = listDays("2001-01-01", 300);
-  await writeDays(sources, dates, TINY);
+  await writeSiloDays(sources, dates, TINY, cells());
   const bad = join(sources, memberPath(dates[150]));
   await copyFile(join(FIXTURES, "bad-truncated.tif"), bad);
   const dist = freshDir("corrupt-among-many-dist");

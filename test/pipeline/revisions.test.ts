@@ -16,14 +16,13 @@ import { type RasterView, openVersion } from "../../format/versions.js";
 import type { Window } from "../../format/grid.js";
 import type { Dataset } from "../../format/records.js";
 import { MAX_TEMP } from "../../format/variables.js";
-import { writeSiloTiff } from "../../pipeline/ingest/geotiff.js";
 import { prune } from "../../pipeline/commands/prune.js";
 import { sync } from "../../pipeline/commands/sync.js";
 import { verifyDist } from "../../pipeline/commands/verify.js";
 import { dateToMemberPath } from "../../sources/silo.js";
 import { docBlock, localize } from "../docs/doc-blocks.js";
 import { READER_ENV, runBash } from "../docs/doc-run.js";
-import { freshDirs, makeWorkDir, publishSilently, quietProgress } from "../support/helpers.js";
+import { freshDirs, makeWorkDir, publishSilently, quietProgress, writeSiloDays } from "../support/helpers.js";
 import { startNginx } from "../support/nginx.js";
 import { readRecords, request, withServer } from "../support/server-fixture.js";
 
@@ -42,14 +41,8 @@ function value(col: number, row: number, date: string, revised: boolean): number
   return (200 + ((col * 3 + row * 7 + day * 5) % 120) + (revised && date === REVISED && inPatch(col, row) ? 7 : 0)) / 10;
 }
 
-async function writeDays(folder: string, dates: string[], revised: boolean): Promise<void> {
-  const [c0, r0, w, h] = WINDOW;
-  for (const date of dates) {
-    const values = new Float32Array(w * h);
-    for (let r = 0; r < h; r++) for (let c = 0; c < w; c++) values[r * w + c] = value(c0 + c, r0 + r, date, revised);
-    await writeSiloTiff(join(folder, dateToMemberPath(date, MAX_TEMP)), WINDOW, values);
-  }
-}
+/** The cells of the first night's files (revised false), or of the night that revised REVISED. */
+const cells = (revised: boolean) => (col: number, row: number, date: string) => value(col, row, date, revised);
 
 interface Published {
   dist: string;
@@ -64,10 +57,10 @@ let published: Published;
 async function publishTwoNights(): Promise<Published> {
   const sources = fresh("sources");
   const dist = fresh("dist");
-  await writeDays(sources, DATES, false);
+  await writeSiloDays(sources, DATES, WINDOW, cells(false));
   await publishSilently(sources, dist, { publishedAt: "2004-01-19T06:00:00Z" });
   const [first] = await readRecords(dist);
-  await writeDays(sources, [REVISED], true);
+  await writeSiloDays(sources, [REVISED], WINDOW, cells(true));
   await appendFile(join(sources, dateToMemberPath(REWRITTEN, MAX_TEMP)), new Uint8Array(1)); // new bytes, the same cells
   const night = await publishSilently(sources, dist, { publishedAt: "2004-01-20T06:00:00Z" });
   // one day's piece written (the rewritten one's cells are the base's); one span revised, January's runs kept

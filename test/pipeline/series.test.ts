@@ -2,10 +2,8 @@
 // across a month close and a year close, daily appends giving what one publish gives, revisions, and which tier
 // a query reads.
 
-import { MAX_TEMP } from "../../format/variables.js";
 import { DEMO_VARIABLES } from "../../pipeline/ingest/demo.js";
 import { cp, readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { suite } from "uvu";
 import { buildDemoDist } from "../support/server-fixture.js";
 import * as assert from "uvu/assert";
@@ -25,11 +23,9 @@ import { ENTRY_BYTES } from "../../format/entries.js";
 import { GROUP_POSITIONS, GroupLattice, buildMerkle, chooseChunkSide, groupEntry, verifyGroupRecord } from "../../format/series.js";
 import type { Storage } from "../../format/storage.js";
 import { type RasterView, openVersion } from "../../format/versions.js";
-import { writeSiloTiff } from "../../pipeline/ingest/geotiff.js";
 import { binaryRanges } from "../../pipeline/publish/series.js";
 import { verifyDist } from "../../pipeline/commands/verify.js";
-import { dateToMemberPath } from "../../sources/silo.js";
-import { freshDirs, makeWorkDir, publishSilently } from "../support/helpers.js";
+import { freshDirs, makeWorkDir, publishSilently, type CellRule, writeSiloDays } from "../support/helpers.js";
 import { findSeriesChunk, flipByte, readRecords, requestFor } from "../support/server-fixture.js";
 
 const freshDir = freshDirs(makeWorkDir("series-test"));
@@ -47,15 +43,10 @@ function cellValue(col: number, row: number, date: string, shift = 0): number {
   return Math.fround((120 + ((dateToDayNumber(date) * 13) % 200) + ((col * 7 + row * 3) % 40) + shift) / 10);
 }
 
-/** The days' files; 2003-12-25 shifted by `shift` tenths in `patch` (default: everywhere), as SILO revises a day. */
-async function writeDays(dir: string, dates: string[], shift = 0, patch: Window = WINDOW): Promise<void> {
-  const [c0, r0, w, h] = WINDOW;
+/** The days' cells; 2003-12-25 shifted by `shift` tenths in `patch` (default: everywhere), as SILO revises a day. */
+function cells(shift = 0, patch: Window = WINDOW): CellRule {
   const inPatch = (c: number, r: number) => c >= patch[0] && c < patch[0] + patch[2] && r >= patch[1] && r < patch[1] + patch[3];
-  for (const date of dates) {
-    const values = new Float32Array(w * h);
-    for (let r = 0; r < h; r++) for (let c = 0; c < w; c++) values[r * w + c] = cellValue(c0 + c, r0 + r, date, date === "2003-12-25" && inPatch(c0 + c, r0 + r) ? shift : 0);
-    await writeSiloTiff(join(dir, dateToMemberPath(date, MAX_TEMP)), WINDOW, values);
-  }
+  return (col, row, date) => cellValue(col, row, date, date === "2003-12-25" && inPatch(col, row) ? shift : 0);
 }
 
 const quietly = publishSilently;
@@ -135,7 +126,7 @@ let record: Dataset;
 tiers.before(async () => {
   sources = freshDir("sources");
   dist = freshDir("dist");
-  await writeDays(sources, DATES);
+  await writeSiloDays(sources, DATES, WINDOW, cells());
   await quietly(sources, dist);
   [record] = await readRecords(dist);
 });
@@ -231,7 +222,7 @@ appends("series - a day at a time gives the spans one publish of the whole folde
   const folder = freshDir("daily-sources");
   const built: number[] = [];
   for (const [i, date] of DATES.slice(0, 45).entries()) {
-    await writeDays(folder, [date]);
+    await writeSiloDays(folder, [date], WINDOW, cells());
     const s = await quietly(folder, daily, { publishedAt: `2026-01-01T00:00:${String(i).padStart(2, "0")}Z` });
     built.push(s.series.built);
   }
@@ -239,7 +230,7 @@ appends("series - a day at a time gives the spans one publish of the whole folde
   assert.ok(Math.max(...built) <= 2, `spans built per day: ${built.join(",")}`);
   const whole = freshDir("whole-dist");
   const wholeFolder = freshDir("whole-sources");
-  await writeDays(wholeFolder, DATES.slice(0, 45));
+  await writeSiloDays(wholeFolder, DATES.slice(0, 45), WINDOW, cells());
   await quietly(wholeFolder, whole);
   const last = (await readRecords(daily)).find((r) => r.period_end === DATES[44])!;
   const [one] = await readRecords(whole);
@@ -253,7 +244,7 @@ appends("series - a cold mirror reads a place's newest 31 days in 10 requests wh
   // 30 January: the open month in three runs (1-16, 17-24, 25-30), and 31 December in the closed year's span
   const folder = freshDir("newest-sources");
   const daily = freshDir("newest-dist");
-  await writeDays(folder, listDates("2003-12-20", "2004-01-30"));
+  await writeSiloDays(folder, listDates("2003-12-20", "2004-01-30"), WINDOW, cells());
   await quietly(folder, daily);
   const mirror = await startMirrorServer({ dist: daily });
   try {
@@ -281,7 +272,7 @@ appends("series - a day revised in a patch gives a new version whose span shares
   await cp(dist, copy, { recursive: true });
   await cp(sources, revised, { recursive: true });
   // five cells of one 16 x 16 chunk (December's span: c = 16) in one of the window's four groups
-  await writeDays(revised, ["2003-12-25"], 5, [258, 258, 5, 1]);
+  await writeSiloDays(revised, ["2003-12-25"], WINDOW, cells(5, [258, 258, 5, 1]));
   const s = await quietly(revised, copy);
   assert.equal([s.decoded, s.series.built, s.series.revised, s.series.reused], [1, 0, 1, 3]); // December's span only
   const records = await readRecords(copy);
@@ -317,7 +308,7 @@ appends("series - revisions night after night keep a lineage in tiers: 8 revisio
   await cp(sources, revised, { recursive: true });
   const lengths: number[] = [];
   for (let night = 1; night <= 9; night++) {
-    await writeDays(revised, ["2003-12-25"], night, [258, 258, 5, 1]);
+    await writeSiloDays(revised, ["2003-12-25"], WINDOW, cells(night, [258, 258, 5, 1]));
     await quietly(revised, copy, { publishedAt: `2099-02-${String(night).padStart(2, "0")}T00:00:00Z` });
     const newest = (await readRecords(copy)).sort((a, b) => (a.published_at! < b.published_at! ? 1 : -1))[0];
     const view = await openRaster(copy, newest);
@@ -337,7 +328,7 @@ appends("series - a day revised everywhere writes its span whole again, with no 
   const copy = freshDir("revised-dist");
   await cp(dist, copy, { recursive: true });
   await cp(sources, revised, { recursive: true });
-  await writeDays(revised, ["2003-12-25"], 5);
+  await writeSiloDays(revised, ["2003-12-25"], WINDOW, cells(5));
   const s = await quietly(revised, copy);
   assert.equal([s.decoded, s.series.built, s.series.revised, s.series.reused], [1, 1, 0, 3]);
   const fresh = (await readRecords(copy)).find((r) => r.id !== record.id)!;

@@ -4,7 +4,6 @@
 // SIGKILL, and applies an upstream prune only once the pruned catalog is in place; docs/mirrors.md's rclone commands keep a
 // folder standing in for a bucket in step.
 
-import { MAX_TEMP } from "../../format/variables.js";
 import { execFile, spawn } from "node:child_process";
 import { readFile, readdir, stat, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
@@ -17,15 +16,13 @@ import type { Manifest } from "../../format/catalog.js";
 import type { Window } from "../../format/grid.js";
 import { CATALOG_FILE, type Ref, objectPath } from "../../format/objects.js";
 import { SyncError } from "../../pipeline/errors.js";
-import { writeSiloTiff } from "../../pipeline/ingest/geotiff.js";
 import { prune } from "../../pipeline/commands/prune.js";
 import { publish } from "../../pipeline/publish/publish.js";
 import { type SyncOptions, type SyncReport, sync } from "../../pipeline/commands/sync.js";
 import { verifyDist } from "../../pipeline/commands/verify.js";
-import { dateToMemberPath } from "../../sources/silo.js";
 import { startMirrorServer } from "../../client/mirror-server.js";
 import { type Nginx, startNginx } from "../support/nginx.js";
-import { freshDirs, makeWorkDir } from "../support/helpers.js";
+import { freshDirs, makeWorkDir, writeSiloDays } from "../support/helpers.js";
 import { docBlock } from "../docs/doc-blocks.js";
 import { flipByte } from "../support/server-fixture.js";
 
@@ -38,12 +35,10 @@ const HOUR = 3_600_000;
 const WINDOW: Window = [200, 200, 200, 150];
 const DATES = listDates("2004-01-01", "2004-01-20");
 
-async function writeDays(dir: string, dates: string[]): Promise<void> {
-  for (const date of dates) {
-    const day = dateToDayNumber(date);
-    const values = new Float32Array(WINDOW[2] * WINDOW[3]).map((_, i) => Math.fround((((i * 7919 + day * 104729) % 500) + 50) / 10));
-    await writeSiloTiff(join(dir, dateToMemberPath(date, MAX_TEMP)), WINDOW, values);
-  }
+/** Each date's cells, scattered by the cell's place in the window and the day so that they compress little. */
+function cells(col: number, row: number, date: string): number {
+  const i = (row - WINDOW[1]) * WINDOW[2] + (col - WINDOW[0]);
+  return Math.fround((((i * 7919 + dateToDayNumber(date) * 104729) % 500) + 50) / 10);
 }
 
 async function listTree(root: string, dir = root): Promise<string[]> {
@@ -85,7 +80,7 @@ const syncMirror = (options: Partial<SyncOptions> = {}): Promise<SyncReport> => 
 /** One more day published upstream from the grown folder. */
 async function publishNextDay(): Promise<void> {
   const date = DATES[10 + S.day++];
-  await writeDays(S.folder, [date]);
+  await writeSiloDays(S.folder, [date], WINDOW, cells);
   await quietly(S.folder, S.origin, `2026-02-${String(S.day).padStart(2, "0")}T00:00:00Z`);
 }
 
@@ -95,7 +90,7 @@ mirrorSuite.before(async () => {
   S.origin = freshDir("origin");
   S.folder = freshDir("sources");
   S.mirror = freshDir("mirror");
-  await writeDays(S.folder, DATES.slice(0, 10));
+  await writeSiloDays(S.folder, DATES.slice(0, 10), WINDOW, cells);
   await quietly(S.folder, S.origin, "2026-01-31T00:00:00Z");
   S.nginx = await startNginx(S.origin);
 });

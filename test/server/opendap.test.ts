@@ -11,7 +11,8 @@ import { gunzipSync } from "node:zlib";
 import { publish } from "../../pipeline/publish/publish.js";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { DATES_A, WINDOW_A, copyDist, request, valueA, withServer, writeSources, useFixture, fixture, A } from "../support/server-fixture.js";
+import { writeSiloDays } from "../support/helpers.js";
+import { DATES_A, WINDOW_A, copyDist, request, valueA, withServer, useFixture, fixture, A } from "../support/server-fixture.js";
 
 const url = (suffix: string, query = "") => `/opendap/${A}.${suffix}${query ? `?${query}` : ""}`;
 const FIRST_DAY = 12449; // 2004-02-01, days since 1970-01-01
@@ -264,7 +265,7 @@ async function recordingProxy(port: number): Promise<{ url: string; asked: { pat
 dap("opendap - a session's cookie keeps the newest alias on the version it began with after a newer one is published; ncdump sends it back", async () => {
   const dist = await copyDist(fixture);
   const next = join(fixture.root, "opendap-next-day");
-  await writeSources(next, ["2004-03-05"], WINDOW_A, (col, row) => valueA(col, row, 33));
+  await writeSiloDays(next, ["2004-03-05"], WINDOW_A, (col, row) => valueA(col, row, 33));
   const { added } = await publish({ sources: next, dist, extend: true, observations: false, log: () => {}, publishedAt: "2024-04-01T00:00:00Z" });
   const newer = added[0].id;
   await withServer(dist, async (served) => {

@@ -11,9 +11,7 @@ import { startMirrorServer } from "../../client/mirror-server.js";
 import { dateToDayNumber, listDates } from "../../format/dates.js";
 import type { Window } from "../../format/grid.js";
 import { type Variable, findVariable } from "../../format/variables.js";
-import { writeSiloTiff } from "../../pipeline/ingest/geotiff.js";
-import { dateToMemberPath } from "../../sources/silo.js";
-import { publishSilently, makeWorkDir } from "../support/helpers.js";
+import { publishSilently, makeWorkDir, writeSiloDays } from "../support/helpers.js";
 import { buildDemoDist, request, withServer } from "../support/server-fixture.js";
 
 const WORK = makeWorkDir("series-met-years");
@@ -40,15 +38,7 @@ function valueOf(silo: string, col: number, row: number, date: string): number {
 
 async function publishDays(name: string, dates: string[]): Promise<string> {
   const sources = join(WORK, `${name}-sources`);
-  const [c0, r0, w, h] = WINDOW;
-  for (const silo of MET_VARIABLES) {
-    const variable = findVariable(silo) as Variable;
-    for (const date of dates) {
-      const values = new Float32Array(w * h);
-      for (let r = 0; r < h; r++) for (let c = 0; c < w; c++) values[r * w + c] = valueOf(silo, c0 + c, r0 + r, date);
-      await writeSiloTiff(join(sources, dateToMemberPath(date, variable)), WINDOW, values);
-    }
-  }
+  for (const silo of MET_VARIABLES) await writeSiloDays(sources, dates, WINDOW, (col, row, date) => valueOf(silo, col, row, date), findVariable(silo) as Variable);
   const dist = join(WORK, `${name}-dist`);
   await publishSilently(sources, dist);
   return dist;

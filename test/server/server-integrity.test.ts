@@ -13,15 +13,15 @@ import { LocalStorage, nodePlatform } from "../../format/local.js";
 import { type ApiRequest, Service } from "../../api/service.js";
 import { ROUTES } from "../../api/interface.js";
 import { type Storage, fromUtf8 } from "../../format/storage.js";
-import { writeSiloTiff } from "../../pipeline/ingest/geotiff.js";
 import { ObjectStore } from "../../pipeline/store/objects.js";
 import { writeFileAtomic } from "../../pipeline/files/write.js";
 import { publish } from "../../pipeline/publish/publish.js";
-import { type Window, colToEdgeLon, rowToEdgeLat } from "../../format/grid.js";
+import { colToEdgeLon, rowToEdgeLat } from "../../format/grid.js";
 import { type DayHeader } from "../../format/day-piece.js";
 import { type Ref, objectPath } from "../../format/objects.js";
 import { type Dataset } from "../../format/records.js";
 import { createApp } from "../../server/app.js";
+import { writeSiloDays } from "../support/helpers.js";
 import {
   DATES_B,
   VALUE_B,
@@ -641,12 +641,7 @@ const VALUE_D = 52;
 const PUBLISHED_D = "2024-04-01T00:00:00Z";
 
 /** SILO-named GeoTIFFs of WINDOW_B on DATES_B, every cell VALUE_D: a version D that shadows B. */
-async function writeSourcesD(dir: string): Promise<void> {
-  const window: Window = WINDOW_B;
-  for (const date of DATES_B) {
-    await writeSiloTiff(join(dir, date.slice(0, 4), `${date.replaceAll("-", "")}.max_temp.tif`), window, new Float32Array(window[2] * window[3]).fill(VALUE_D));
-  }
-}
+const writeSourcesD = (dir: string) => writeSiloDays(dir, DATES_B, WINDOW_B, () => VALUE_D);
 
 live("live - a publish under a stream of requests: every answer 200 from one snapshot, the new version served within 2 s", async () => {
   const dist = await copyDist(fixture);

@@ -10,6 +10,7 @@ import * as assert from "uvu/assert";
 import { type Window, bboxToWindow } from "../../format/grid.js";
 import { listDates } from "../../format/dates.js";
 import { publish } from "../../pipeline/publish/publish.js";
+import { writeSiloDays } from "../support/helpers.js";
 import {
   CSV_HEADER_LINE,
   type Cells,
@@ -29,7 +30,6 @@ import {
   rowToCsv,
   valueA,
   withServer,
-  writeSources,
 } from "../support/server-fixture.js";
 
 const MAX_BYTES = 1_000_000;
@@ -67,7 +67,7 @@ function publishL(): Promise<Version> {
     process.on("exit", () => rmSync(root, { recursive: true, force: true }));
     const sources = join(root, "sources");
     const dist = join(root, "dist");
-    await writeSources(sources, DATES_L, WINDOW_L, valueL);
+    await writeSiloDays(sources, DATES_L, WINDOW_L, (col, row, _date, day) => valueL(col, row, day));
     await publish({ sources, dist, log: () => {}, publishedAt: "2024-01-01T00:00:00Z", observations: false });
     const [record] = await readRecords(dist);
     return { id: record.id, window: WINDOW_L, dates: DATES_L, valueOf: valueL, dist };

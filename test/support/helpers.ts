@@ -1,14 +1,18 @@
-// Set-up code test files share: a temp folder of the process's own with fresh paths under it, a publish that prints
-// nothing, a publish expected to fail, and a dist's JSON object read by its ref.
+// Set-up code test files share: a temp folder of the process's own with fresh paths under it, SILO day files made from
+// a rule, a publish that prints nothing, a publish expected to fail, and a dist's JSON object read by its ref.
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as assert from "uvu/assert";
+import type { Window } from "../../format/grid.js";
 import { objectPath, type Ref } from "../../format/objects.js";
+import { MAX_TEMP, type Variable } from "../../format/variables.js";
+import { writeSiloTiff } from "../../pipeline/ingest/geotiff.js";
 import { type PipelineError, PublishError } from "../../pipeline/errors.js";
 import { type PublishOptions, type PublishSummary, publish } from "../../pipeline/publish/publish.js";
+import { dateToMemberPath } from "../../sources/silo.js";
 
 /** A new temp folder, removed when the process exits (exit handlers run synchronously: rmSync). */
 export function makeWorkDir(prefix: string): string {
@@ -21,6 +25,23 @@ export function makeWorkDir(prefix: string): string {
 export function freshDirs(dir: string): (name: string) => string {
   let count = 0;
   return (name) => join(dir, `${++count}-${name}`);
+}
+
+/** A cell's value on one of the dates written (`day`: the date's index among them); null or NaN is a missing cell. */
+export type CellRule = (col: number, row: number, date: string, day: number) => number | null;
+
+/**
+ * SILO daily GeoTIFFs of one variable over a window of the grid, laid out as the bucket is
+ * (dir/YYYY/YYYYMMDD.<variable>.tif): each date's cells as `valueOf` gives them, stored as float32, 32 files at a time.
+ */
+export async function writeSiloDays(dir: string, dates: string[], window: Window, valueOf: CellRule, variable: Pick<Variable, "silo"> = MAX_TEMP): Promise<void> {
+  const [c0, r0, w, h] = window;
+  const writeDay = (date: string, day: number) => {
+    const values = new Float32Array(w * h);
+    for (let r = 0; r < h; r++) for (let c = 0; c < w; c++) values[r * w + c] = valueOf(c0 + c, r0 + r, date, day) ?? NaN;
+    return writeSiloTiff(join(dir, dateToMemberPath(date, variable)), window, values);
+  };
+  for (let i = 0; i < dates.length; i += 32) await Promise.all(dates.slice(i, i + 32).map((date, j) => writeDay(date, i + j)));
 }
 
 /** Progress that prints nothing (the pipeline's line/status/done reporter). */

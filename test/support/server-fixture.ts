@@ -6,7 +6,6 @@ import { connect } from "node:net";
 import { join } from "node:path";
 import * as assert from "uvu/assert";
 import type { Coverage } from "../../format/coverage.js";
-import { writeSiloTiff } from "../../pipeline/ingest/geotiff.js";
 import { publish } from "../../pipeline/publish/publish.js";
 import { writeDemo } from "../../pipeline/ingest/demo.js";
 import { Archive } from "../../format/archive.js";
@@ -28,7 +27,7 @@ import type { Window } from "../../format/grid.js";
 import { toIssues, validatorFor } from "../../schemas/validate.js";
 import { type App, type AppOptions, createApp } from "../../server/app.js";
 import { preparedFixtures } from "./fixture-cache.js";
-import { makeWorkDir } from "./helpers.js";
+import { makeWorkDir, writeSiloDays } from "./helpers.js";
 import { startNginx } from "./nginx.js";
 import { openApiValidator } from "./openapi-validator.js";
 
@@ -65,18 +64,6 @@ export function valueA(col: number, row: number, day: number): number | null {
   return Number((day + (col - 200) / 10 + (row - 200) / 10000).toFixed(4));
 }
 
-/** One SILO-window GeoTIFF per date under dir/YYYY/, with the cells valueOf gives (null is missing). */
-export async function writeSources(dir: string, dates: string[], window: Window, valueOf: (col: number, row: number, day: number) => number | null): Promise<void> {
-  const [c0, r0, w, h] = window;
-  for (const [day, date] of dates.entries()) {
-    const values = new Float32Array(w * h);
-    for (let r = 0; r < h; r++) {
-      for (let c = 0; c < w; c++) values[r * w + c] = valueOf(c0 + c, r0 + r, day) ?? NaN;
-    }
-    await writeSiloTiff(join(dir, date.slice(0, 4), `${date.replaceAll("-", "")}.max_temp.tif`), window, values);
-  }
-}
-
 export interface Fixture {
   /** a folder of this process's own, for copies and scratch files (the dist may be shared: never write into it) */
   root: string;
@@ -100,9 +87,9 @@ export async function publishFixture(root: string): Promise<void> {
   const sourcesA = join(root, "sources-a");
   const sourcesB = join(root, "sources-b");
   const sourcesC = join(root, "sources-c");
-  await writeSources(sourcesA, DATES_A, WINDOW_A, valueA);
-  await writeSources(sourcesB, DATES_B, WINDOW_B, () => VALUE_B);
-  await writeSources(sourcesC, DATES_B, WINDOW_B, () => VALUE_C);
+  await writeSiloDays(sourcesA, DATES_A, WINDOW_A, (col, row, _date, day) => valueA(col, row, day));
+  await writeSiloDays(sourcesB, DATES_B, WINDOW_B, () => VALUE_B);
+  await writeSiloDays(sourcesC, DATES_B, WINDOW_B, () => VALUE_C);
   const log = () => {};
   await publish({ sources: sourcesA, dist, log, publishedAt: PUBLISHED_A });
   await publish({ sources: sourcesB, dist, log, publishedAt: PUBLISHED_BC, datasetKey: "silo-tmax-b", observations: false });
