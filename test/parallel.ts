@@ -12,7 +12,7 @@ import { bundleWorkers } from "./support/worker-bundles.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
 /** The suites that run a second time over a dist served by nginx (withServer with SERVER_DIST=nginx). */
-export const NGINX_SUITES = /^server\/(server-(read|query|http|plans|integrity|site|series)|opendap)\.test\.ts$/;
+export const NGINX_SUITES = /^(server\/server-(http|integrity|site)|api\/(server-(read|query|plans|series)|opendap))\.test\.ts$/;
 /** What each job took in the last run, for the next run's order. */
 const DURATIONS_FILE = join(ROOT, ".cache", "test-durations.json");
 /** A test file still running after this long is stopped and counted as failed (a hang must not hold CI forever). */
@@ -98,7 +98,7 @@ export function countOutcome(tally: Tally, outcome: Outcome): void {
   }
 }
 
-/** The *.test.ts files under dir, as paths relative to it ("server/server-read.test.ts"); a pattern matches the path or the file's name. */
+/** The *.test.ts files under dir, as paths relative to it ("api/server-read.test.ts"); a pattern matches the path or the file's name. */
 function listTestFiles(dir: string, pattern: RegExp | undefined): string[] {
   return readdirSync(dir, { recursive: true, encoding: "utf8" })
     .map((path) => path.split(sep).join("/"))
@@ -189,7 +189,7 @@ function killGroup(pid: number): void {
   }
 }
 
-/** "[ 12/56  3:20] server/server-read.test.ts: 41 passed, 12.3 s": printed the moment a job ends, so a long run shows it moves. */
+/** "[ 12/56  3:20] api/server-read.test.ts: 41 passed, 12.3 s": printed the moment a job ends, so a long run shows it moves. */
 export function progressLine(o: Outcome, ended: number, total: number, elapsedMs: number): string {
   const clock = `${Math.floor(elapsedMs / 60_000)}:${String(Math.floor(elapsedMs / 1000) % 60).padStart(2, "0")}`;
   const summary = o.job.uvu ? readSummary(o.output) : null;

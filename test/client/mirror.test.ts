@@ -267,7 +267,7 @@ function buildCases(): Case[] {
     { name: "acquisition", method: "POST", path: "/api/v1/data/requests", body: requestFor(cell(250, 250), "2004-02-01", "2004-02-01"), status: 503 },
     { name: "acquisition without a body", method: "POST", path: "/api/v1/data/requests", status: 503 },
     { name: "acquisition with a body it never reads", method: "POST", path: "/api/v1/data/requests", body: "not json", contentType: "text/plain", status: 503 },
-    // the Zarr view: its metadata, redirects and 404s byte for byte (a chunk's zlib bytes are the platform's: test/server/zarr.test.ts)
+    // the Zarr view: its metadata, redirects and 404s byte for byte (a chunk's zlib bytes are the platform's: test/api/zarr.test.ts)
     { name: "zarr consolidated metadata", path: "/zarr/v2/{A}/maps/.zmetadata", status: 200 },
     { name: "zarr consolidated metadata (HEAD)", method: "HEAD", path: "/zarr/v2/{A}/series/.zmetadata", status: 200 },
     { name: "zarr array metadata", path: "/zarr/v2/{A}/series/air_temperature_max/.zarray", status: 200 },

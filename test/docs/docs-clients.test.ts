@@ -2,7 +2,7 @@
 // the plan followed, the digest checked) against a live server on the demo, the R lines with Rscript, and the mirror
 // client's blocks in a checkout of their own against `make mirror`: its command line, Node, the browser bundle and
 // page in Chromium. Only the documented addresses are replaced; the series section's curl and Python lines run in
-// series-docs.test.ts, the Zarr section's xarray and GDAL blocks in zarr-readers.test.ts.
+// series-docs.test.ts, the Zarr section's xarray and GDAL blocks in test/api/zarr-readers.test.ts.
 
 import { execFile } from "node:child_process";
 import { readFileSync, symlinkSync } from "node:fs";

@@ -1,7 +1,7 @@
 // The generated hostile requests of the server's hostile suites (fast-check, fixed seed): random and mutated data
 // requests, series calls, bodies, headers, methods, paths, percent-escapes, cursors, tile ids, huge and negative
-// numbers, duplicate and prototype keys, invalid UTF-8, deep nesting. Shared by server-hostile.test.ts (the answers
-// are contract answers) and error-messages.test.ts (every 4xx message says what to send instead).
+// numbers, duplicate and prototype keys, invalid UTF-8, deep nesting. Shared by test/server/server-hostile.test.ts
+// (the answers are contract answers) and test/api/error-messages.test.ts (every 4xx message says what to send instead).
 
 import fc from "fast-check";
 import { SERIES_PARAMETERS } from "../../api/series/params.js";

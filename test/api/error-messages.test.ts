@@ -1,7 +1,7 @@
 // Every 4xx message the hostile suites provoke says what to send instead: the 10,000 generated requests of
-// server-hostile.test.ts, the Zarr view's hostile paths, the series route's, and the mistakes people make by hand
-// (a swapped box or period, a missing field, another variable), collected over real HTTP, their distinct shapes
-// read once. SHOW_MESSAGES=1 prints every distinct message with a request that produced it.
+// test/server/server-hostile.test.ts, the Zarr view's hostile paths, the series route's, and the mistakes people make
+// by hand (a swapped box or period, a missing field, another variable), collected over real HTTP, their distinct
+// shapes read once. SHOW_MESSAGES=1 prints every distinct message with a request that produced it.
 
 import http from "node:http";
 import fc from "fast-check";

@@ -1,6 +1,6 @@
 // OPeNDAP (DAP2) over HTTP (docs/contract.md §8.6): the DDS and DAS texts, .dods bytes as XDR, constraints in every
 // form, DAP2 error bodies with their statuses, the bound's 413, the headers, and the newest alias with its session
-// cookie. The field's own clients reading it are test/server/opendap-clients.test.ts.
+// cookie. The field's own clients reading it are test/api/opendap-clients.test.ts.
 
 import { execFile } from "node:child_process";
 import http from "node:http";
