@@ -16,7 +16,7 @@ import { createMirrorClient } from "../../client/index.js";
 import { startMirrorServer } from "../../client/mirror-server.js";
 import { docBlock } from "../docs/doc-blocks.js";
 import { makeWorkDir } from "../support/helpers.js";
-import { DATES_A, assertError, assertSchema, buildDemoDist, exchange, pipelinedUnread, post, request, requestFor, sha256Base64, valueA, withServer, useFixture, fixture } from "../support/server-fixture.js";
+import { DATES_A, assertError, assertSchema, buildDemoDist, followCsvPlan, exchange, pipelinedUnread, post, request, requestFor, sha256Base64, valueA, withServer, useFixture, fixture } from "../support/server-fixture.js";
 
 const work = makeWorkDir("series-box");
 const PYTHON = "/usr/bin/python3";
@@ -161,13 +161,7 @@ box("series box - over the bound: 413 with a plan of pinned boxes, each answerin
         const refused = assertError(await request(s, path), 413, "request_too_large");
         assert.match(refused.message, `The call asks for 297 values (9 cells x 33 days x 1 variable), over the bound of ${bound} values a call.`);
         assert.is(refused.plan.length, parts, refused.plan.join("\n"));
-        let text = "";
-        for (const part of refused.plan as string[]) {
-          assert.match(part, new RegExp(`^/api/v1/series\\?bbox=[-0-9.,]+&start=.*&dataset_version=${fixture.a.id}$`));
-          const answer = await request(s, part);
-          assert.is(answer.status, 200, `${part}: ${answer.text}`);
-          text += text === "" ? answer.text : answer.text.slice(answer.text.indexOf("\n") + 1);
-        }
+        const text = await followCsvPlan(s, refused.plan, (part) => assert.match(part, new RegExp(`^/api/v1/series\\?bbox=[-0-9.,]+&start=.*&dataset_version=${fixture.a.id}$`)));
         assert.is(text, whole);
       },
       { bounds: { seriesMaxValues: bound } },
@@ -195,11 +189,8 @@ box("series box - a plan over the 413's byte bound: the first whole rows, then p
       let calls = 0;
       while (next) {
         const refused = assertError(await request(s, next), 413, "request_too_large");
-        for (const part of refused.plan as string[]) {
-          const answer = await request(s, part);
-          assert.is(answer.status, 200, `${part}: ${answer.text}`);
-          text += text === "" ? answer.text : answer.text.slice(answer.text.indexOf("\n") + 1);
-        }
+        const part = await followCsvPlan(s, refused.plan);
+        text += text === "" ? part : part.slice(part.indexOf("\n") + 1);
         next = refused.planRest;
         calls++;
       }

@@ -7,7 +7,7 @@ import stableStringify from "fast-json-stable-stringify";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { lonLatToCell } from "../../format/grid.js";
-import { DATES_A, VALUE_B, VALUE_C, assertError, copyDist, exchange, findSeriesChunk, flipByte, post, request, requestFor, sha256Base64, valueA, withServer, useFixture, fixture } from "../support/server-fixture.js";
+import { DATES_A, VALUE_B, VALUE_C, assertError, copyDist, exchange, findSeriesChunk, flipByte, followCsvPlan, post, request, requestFor, sha256Base64, valueA, withServer, useFixture, fixture } from "../support/server-fixture.js";
 
 const lonOf = (col: number) => Number((112 + 0.05 * col).toFixed(9));
 const latOf = (row: number) => Number((-10 - 0.05 * row).toFixed(9));
@@ -165,13 +165,7 @@ answers("series - over the bound: 413 with a plan of pinned calls, each within i
         const refused = assertError(await request(s, path), 413, "request_too_large");
         assert.match(refused.message, `The call asks for 99 values (3 places x 33 days x 1 variable), over the bound of ${bound} values a call.`);
         assert.is(refused.plan.length, parts, refused.plan.join("\n"));
-        let text = "";
-        for (const part of refused.plan as string[]) {
-          assert.match(part, `&dataset_version=${fixture.a.id}`);
-          const answer = await request(s, part);
-          assert.is(answer.status, 200, `${part}: ${answer.text}`);
-          text += text === "" ? answer.text : answer.text.slice(answer.text.indexOf("\n") + 1);
-        }
+        const text = await followCsvPlan(s, refused.plan, (part) => assert.match(part, `&dataset_version=${fixture.a.id}`));
         assert.is(text, whole);
       },
       { bounds: { seriesMaxValues: bound } },

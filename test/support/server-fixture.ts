@@ -363,6 +363,21 @@ export async function request(served: Served, path: string, spec: RequestSpec = 
   return answer;
 }
 
+/**
+ * The CSV answers of a 413's plan, each asked and checked 200, joined as a client joins them (the first header line
+ * only); `check` sees each part's path first.
+ */
+export async function followCsvPlan(served: Served, plan: string[], check: (part: string) => void = () => {}): Promise<string> {
+  let text = "";
+  for (const part of plan) {
+    check(part);
+    const answer = await request(served, part);
+    assert.is(answer.status, 200, `${part}: ${answer.text}`);
+    text += text === "" ? answer.text : answer.text.slice(answer.text.indexOf("\n") + 1);
+  }
+  return text;
+}
+
 /** One real HTTP exchange, not checked against the OpenAPI document (the landing page, the explorer, dist files). */
 export function exchange(served: Served, path: string, spec: RequestSpec = {}, method = spec.method ?? "GET"): Promise<Answer> {
   return new Promise((resolve, reject) => {
