@@ -36,6 +36,18 @@ export const DAY_DEFLATE = { level: 3 } as const;
  * less than half its time, and a point read inflates one chunk: 46 µs against 31 (docs/performance.md "Codecs").
  */
 export const SERIES_DEFLATE = { level: 6, strategy: constants.Z_RLE } as const;
+
+/**
+ * A block's or chunk's bytes DEFLATEd, with a window just large enough for them (a block is at most 16 kB): zlib sets
+ * up a smaller window in less time, for the same bytes. memLevel stays zlib's default 8: at 4 its symbol buffer ends a
+ * Huffman block every 1,024 symbols, and a year's chunk took 25% more time and 6% more bytes
+ * (docs/performance.md "Codecs").
+ */
+export function deflateBlock(raw: Uint8Array, settings: typeof DAY_DEFLATE | typeof SERIES_DEFLATE): Uint8Array {
+  const windowBits = Math.min(15, Math.max(9, Math.ceil(Math.log2(raw.byteLength))));
+  return new Uint8Array(deflateRawSync(raw, { ...settings, windowBits }));
+}
+
 /**
  * A revised day's unchanged blocks stay in the pieces they lie in, at most this many of them; past it the day is
  * stored whole again, so no day is ever gathered from many pieces (a rain day SILO revises night after night).
@@ -59,7 +71,7 @@ export function encodeDayBlocks(window: Window, values: Float32Array, hashed = h
       block.set(values.subarray(from, from + w), y * w);
     }
     const { codec, raw } = encodeBlockCells(block, w);
-    const bytes = raw ? new Uint8Array(deflateRawSync(raw, DAY_DEFLATE)) : new Uint8Array(0);
+    const bytes = raw ? deflateBlock(raw, DAY_DEFLATE) : new Uint8Array(0);
     return { codec, bytes, sha256: sha256Hex(bytes) };
   });
   const data = new Uint8Array(parts.reduce((n, p) => n + p.bytes.byteLength, 0));

@@ -2,14 +2,13 @@
 // group directories (offsets relative to the strip's first chunk). The same code runs in the publish's thread
 // and in series worker threads (pipeline/publish/series-worker.ts), so a large span is built on every core.
 
-import { deflateRawSync } from "node:zlib";
 import type { Archive } from "../../format/archive.js";
 import { BlockCodec, TENTHS_MISSING_CODE, encodeBlockCells, encodeTenths, valuesToTenths } from "../../format/cells.js";
 import type { StoredEntry } from "../../format/entries.js";
 import type { Window } from "../../format/grid.js";
 import { sha256Hex } from "../../format/hash.js";
 import { type ChunkPatch, ChunkOrder, EMPTY_SHA256, GROUP_POSITIONS, GroupLattice, encodeChunkPatch } from "../../format/series.js";
-import { SERIES_DEFLATE } from "./pieces.js";
+import { SERIES_DEFLATE, deflateBlock } from "./pieces.js";
 import type { DayEntry } from "../../format/version-index.js";
 
 /** Days whose strip cells are read at once. */
@@ -25,6 +24,14 @@ export interface StripResult {
 /** Encodes the chunks of the groups in `strip` (a band of whole groups of `lattice`). */
 export async function encodeStrip(days: DayEntry[], lattice: GroupLattice, strip: Window, archive: Archive): Promise<StripResult> {
   const cells = await Strip.load(days, strip, archive);
+  try {
+    return encodeChunks(cells, lattice, strip);
+  } finally {
+    cells.release();
+  }
+}
+
+function encodeChunks(cells: Strip, lattice: GroupLattice, strip: Window): StripResult {
   const groups = groupsIn(lattice, strip);
   const parts: Uint8Array[] = [];
   let offset = 0;
@@ -57,6 +64,23 @@ function groupsIn(lattice: GroupLattice, strip: Window): number[] {
   return out;
 }
 
+/**
+ * Strip buffers of this thread, kept for the next strip: a fresh one's pages are faulted in as its cells are copied,
+ * and for a year's strip of the full grid (39 MB) that took 200 ms, eight times the copy itself.
+ */
+const spareCodes: Int16Array[] = [];
+const SPARE_CODES = 2;
+
+function takeCodes(length: number): Int16Array {
+  const i = spareCodes.findIndex((b) => b.length >= length);
+  return (i >= 0 ? spareCodes.splice(i, 1)[0] : new Int16Array(length)).subarray(0, length);
+}
+
+function giveBack(codes: Int16Array): void {
+  spareCodes.unshift(new Int16Array(codes.buffer));
+  spareCodes.length = Math.min(spareCodes.length, SPARE_CODES);
+}
+
 /** Two work buffers of a thread, grown as needed: a chunk's cells, and its cells in the chosen chunk order. */
 const buffers = [new Int16Array(4096), new Int16Array(4096)];
 function scratch(which: 0 | 1, length: number): Int16Array {
@@ -69,12 +93,7 @@ export const EMPTY_ENTRY: StoredEntry = { codec: BlockCodec.Empty, order: ChunkO
 
 export type EncodedChunk = Omit<StoredEntry, "offset" | "pack"> & { bytes: Uint8Array };
 
-/**
- * A chunk is at most about 16 kB before DEFLATE: a window just large enough and a small hash table are set up in less
- * time than zlib's defaults (a window of 32 kB and memLevel 8, on every call), for the same bytes under Z_RLE.
- */
-const deflate = (raw: Int16Array | Uint8Array): Uint8Array =>
-  deflateRawSync(raw, { ...SERIES_DEFLATE, windowBits: Math.min(15, Math.max(9, Math.ceil(Math.log2(raw.byteLength)))), memLevel: 4 });
+const deflate = (raw: Uint8Array): Uint8Array => deflateBlock(raw, SERIES_DEFLATE);
 
 /**
  * A strip of a span's cells over all its days, as tenths codes, day after day; the days' float values are read
@@ -90,14 +109,23 @@ class Strip {
 
   static async load(days: DayEntry[], window: Window, archive: Archive): Promise<Strip> {
     const cells = window[2] * window[3];
-    const codes = new Int16Array(cells * days.length);
+    // every cell of it is written: each day's blocks cover the strip, an Empty block with the missing code
+    const codes = takeCodes(cells * days.length);
     // a batch of days at once: their reads are in flight together (libuv's threadpool), not one after another
     for (let first = 0; first < days.length; first += LOAD_BATCH) {
       const batch = days.slice(first, first + LOAD_BATCH);
       const held = await Promise.all(batch.map((day, k) => archive.readCodes(day, window, codes.subarray((first + k) * cells, (first + k + 1) * cells))));
-      if (held.includes(false)) return new Strip(window, days.length, null, await Promise.all(days.map((each) => archive.readCells(each, window))));
+      if (held.includes(false)) {
+        giveBack(codes);
+        return new Strip(window, days.length, null, await Promise.all(days.map((each) => archive.readCells(each, window))));
+      }
     }
     return new Strip(window, days.length, codes, null);
+  }
+
+  /** Its codes' buffer goes to the next strip of this thread. */
+  release(): void {
+    if (this.codes) giveBack(this.codes);
   }
 
   /** The strip indices of a chunk's cells, row-major. */
