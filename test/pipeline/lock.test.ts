@@ -18,6 +18,7 @@ import { findLockReach, findMount, judgeMount, parseMountInfo } from "../../pipe
 import { prune } from "../../pipeline/commands/prune.js";
 import { verifyDist } from "../../pipeline/commands/verify.js";
 import { publish } from "../../pipeline/publish/publish.js";
+import { childArgs } from "../support/child-bundles.js";
 import { writeSiloDays } from "../support/helpers.js";
 import { readRecords } from "../support/server-fixture.js";
 
@@ -96,12 +97,20 @@ function start(command: string, args: string[]): Child {
   return { proc, events, stderr: () => err, waitFor, exited };
 }
 
-/** test/support/lock-writer.ts in a process of its own, through tsx (node itself, so that a signal reaches the writer). */
-const writer = (...args: string[]) => start(process.execPath, ["--import", "tsx", "test/support/lock-writer.ts", ...args]);
+/** node's arguments that start test/support/lock-writer.ts: built beside the pipeline's built threads, else under tsx. */
+let writerArgs: string[] | null = null;
+
+/** A suite's `before` hook: builds the writer once (test/support/child-bundles.ts). */
+async function useWriter(): Promise<void> {
+  writerArgs ??= await childArgs(join(REPO, "test/support/lock-writer.ts"), "pipeline/publish");
+}
+
+/** test/support/lock-writer.ts in a process of its own (node itself, so that a signal reaches the writer). */
+const writer = (...args: string[]) => start(process.execPath, [...writerArgs!, ...args]);
 
 /** The same, as PID 1 of new PID (and mount) namespaces; `host` also gives it a UTS namespace with that host name. */
 function writerInNamespace(args: string[], host?: string): Child {
-  const inner = `${host ? `hostname ${host} && ` : ""}exec ${process.execPath} --import tsx test/support/lock-writer.ts ${args.map((a) => `'${a}'`).join(" ")}`;
+  const inner = `${host ? `hostname ${host} && ` : ""}exec ${[process.execPath, ...writerArgs!, ...args].map((a) => `'${a}'`).join(" ")}`;
   return start("unshare", [...(host ? ["--uts"] : []), "--pid", "--fork", "--mount-proc", "--kill-child", "sh", "-c", inner]);
 }
 
@@ -129,6 +138,7 @@ async function assertSettled(dist: string): Promise<void> {
 // ---------------------------------------------------------------------------------------------------------------
 
 const killed = suite("a killed writer");
+killed.before(useWriter);
 
 killed("lock - SIGKILL a publish as it writes, then publish at once: the lock is free within a second, the killed publish's files are taken back, the dist verifies", async () => {
   const { next } = await useSources();
@@ -221,6 +231,7 @@ stale.run();
 // ---------------------------------------------------------------------------------------------------------------
 
 const together = suite("writers at the same time");
+together.before(useWriter);
 
 together("lock - two publishes waiting at once for a third writer: when it lets go, one writes, then the other; both versions are published and the dist verifies", async () => {
   const { base, next } = await useSources();
@@ -273,6 +284,7 @@ together.run();
 // ---------------------------------------------------------------------------------------------------------------
 
 const namespaces = suite("another PID namespace");
+namespaces.before(useWriter);
 
 namespaces("lock - a holder that is PID 1 of another PID namespace on another host name: make publish refuses naming it, a waiting publish proceeds once it is killed", async () => {
   const { next } = await useSources();
@@ -322,6 +334,7 @@ namespaces.run();
 // ---------------------------------------------------------------------------------------------------------------
 
 const bounded = suite("the wait");
+bounded.before(useWriter);
 
 bounded("lock - a second writer (make prune) waits up to LOCK_WAIT, saying whom it waits for, then refuses naming the holder", async () => {
   const dist = await makeBase("bounded");

@@ -15,6 +15,7 @@ import { StoreError } from "../../pipeline/errors.js";
 import { JOURNAL_FILE, recoverJournal } from "../../pipeline/store/journal.js";
 import { publish, recoverDist } from "../../pipeline/publish/publish.js";
 import { verifyDist } from "../../pipeline/commands/verify.js";
+import { childArgs } from "../support/child-bundles.js";
 import { makeWorkDir, writeSiloDays } from "../support/helpers.js";
 import { request, withServer } from "../support/server-fixture.js";
 
@@ -185,10 +186,11 @@ async function publishKilled(dist: string) {
 }
 
 /** Runs the child publish; kills it `killAfterMs` after it started (null: lets it finish). Returns ms from start to its end. */
-function runChild(script: string, dist: string, killAfterMs: number | null): Promise<{ ms: number; finished: boolean }> {
+function runChild(script: string[], dist: string, killAfterMs: number | null): Promise<{ ms: number; finished: boolean }> {
   return new Promise((resolve, reject) => {
-    // node itself, with tsx as its loader: one process, so the kill reaches the publish (tsx's CLI would relay)
-    const child = spawn(process.execPath, ["--import", "tsx", script, sources!.next, dist], { cwd: REPO, stdio: ["ignore", "pipe", "inherit"] });
+    // node itself (the script built beside the pipeline's built threads, or under tsx as its loader): one process, so
+    // the kill reaches the publish (tsx's CLI would relay)
+    const child = spawn(process.execPath, [...script, sources!.next, dist], { cwd: REPO, stdio: ["ignore", "pipe", "inherit"] });
     let started = 0;
     let out = "";
     child.stdout.on("data", (chunk) => {
@@ -205,7 +207,7 @@ function runChild(script: string, dist: string, killAfterMs: number | null): Pro
 
 killed("kill - SIGKILL at 20 moments: the dist verifies and serves after each, and the next publish cleans what the killed one left", async () => {
   await useSources();
-  const script = await writeChild();
+  const script = await childArgs(await writeChild(), "pipeline/publish");
   const pristine = join(WORK, "kill-base");
   await makeBase(pristine);
   const probe = join(WORK, "kill-probe");
