@@ -103,18 +103,46 @@ function predict(f: Int16Array, at: number, x: number, y: number, planeWidth: nu
 
 /** Tenths codes (missing -32768) of `planes` planes of planeWidth x planeHeight cells, plane-major, as the Tenths codec's bytes before DEFLATE. */
 export function encodeTenths(codes: Int16Array, planeWidth: number, planeHeight: number, planes: number): Uint8Array {
+  return encodeTenthsAt({ codes, at: 0, rowStride: planeWidth, planeStride: planeWidth * planeHeight }, planeWidth, planeHeight, planes);
+}
+
+/**
+ * Where a writer's codes lie: plane p's row y starts at `at + p * planeStride + y * rowStride` (a series chunk's cells
+ * inside a strip of many days, read where they are instead of gathered first).
+ */
+export interface CodesAt {
+  codes: Int16Array;
+  at: number;
+  rowStride: number;
+  planeStride: number;
+}
+
+/** Whether any of the cells `source` places holds a value (a code other than the missing one). */
+export function holdsValue({ codes, at, rowStride, planeStride }: CodesAt, planeWidth: number, planeHeight: number, planes: number): boolean {
+  for (let p = 0; p < planes; p++) {
+    for (let y = 0, row = at + p * planeStride; y < planeHeight; y++, row += rowStride) for (let x = 0; x < planeWidth; x++) if (codes[row + x] !== TENTHS_MISSING) return true;
+  }
+  return false;
+}
+
+/** encodeTenths of the cells `source` places. */
+export function encodeTenthsAt(source: CodesAt, planeWidth: number, planeHeight: number, planes: number): Uint8Array {
   const n = planeWidth * planeHeight * planes;
   const planeCells = planeWidth * planeHeight;
   let missing = 0;
-  for (let i = 0; i < n; i++) if (codes[i] === TENTHS_MISSING) missing++;
+  for (let p = 0; p < planes; p++) {
+    for (let y = 0, row = source.at + p * source.planeStride; y < planeHeight; y++, row += source.rowStride) {
+      for (let x = 0; x < planeWidth; x++) if (source.codes[row + x] === TENTHS_MISSING) missing++;
+    }
+  }
   const mask = missing > 0 ? maskBytes(n) : 0;
   const out = new Uint8Array(1 + mask + 2 * n);
   out[0] = missing > 0 ? 1 : 0;
-  // the known cells, each missing one filled with its prediction (so its residual is 0)
-  const f = missing > 0 ? codes.slice() : codes;
+  // with cells missing: the known cells gathered, each missing one filled with its prediction (so its residual is 0)
+  const { codes: f, at: origin, rowStride: w, planeStride: ps } = missing > 0 ? { codes: gather(source, planeWidth, planeHeight, planes), at: 0, rowStride: planeWidth, planeStride: planeCells } : source;
   if (missing > 0) {
     for (let at = 0; at < n; at++) {
-      if (codes[at] !== TENTHS_MISSING) continue;
+      if (f[at] !== TENTHS_MISSING) continue;
       out[1 + (at >> 3)] |= 1 << (at & 7);
       const x = at % planeWidth;
       const y = Math.floor(at / planeWidth) % planeHeight;
@@ -122,15 +150,15 @@ export function encodeTenths(codes: Int16Array, planeWidth: number, planeHeight:
     }
   }
   // residuals first (an Int16Array wraps as the codec's arithmetic does), then their zigzag bytes, low then high
-  const r = new Int16Array(n);
-  const w = planeWidth;
-  for (let at = 0, p = 0; p < planes; p++) {
-    r[at] = f[at] - (p > 0 ? f[at - planeCells] : 0);
-    for (at++; at % w !== 0; at++) r[at] = f[at] - f[at - 1];
+  const r = residuals(n);
+  for (let k = 0, p = 0; p < planes; p++) {
+    let at = origin + p * ps;
+    r[k++] = f[at] - (p > 0 ? f[at - ps] : 0);
+    for (let x = 1; x < planeWidth; x++) r[k++] = f[at + x] - f[at + x - 1];
     for (let y = 1; y < planeHeight; y++) {
-      r[at] = f[at] - f[at - w];
-      const end = at + w;
-      for (at++; at < end; at++) r[at] = f[at] - f[at - 1] - f[at - w] + f[at - w - 1];
+      at += w;
+      r[k++] = f[at] - f[at - w];
+      for (let x = 1; x < planeWidth; x++) r[k++] = f[at + x] - f[at + x - 1] - f[at + x - w] + f[at + x - w - 1];
     }
   }
   const low = 1 + mask;
@@ -141,6 +169,22 @@ export function encodeTenths(codes: Int16Array, planeWidth: number, planeHeight:
     out[high + at] = z >>> 8;
   }
   return out;
+}
+
+/** The cells `source` places, plane-major, in an array of their own. */
+function gather({ codes, at, rowStride, planeStride }: CodesAt, planeWidth: number, planeHeight: number, planes: number): Int16Array {
+  const out = new Int16Array(planeWidth * planeHeight * planes);
+  for (let p = 0, k = 0; p < planes; p++) {
+    for (let y = 0, row = at + p * planeStride; y < planeHeight; y++, row += rowStride) for (let x = 0; x < planeWidth; x++) out[k++] = codes[row + x];
+  }
+  return out;
+}
+
+let residualBuffer = new Int16Array(0);
+/** The encoder's residuals, in one buffer of this thread grown as needed (they never outlive a call). */
+function residuals(n: number): Int16Array {
+  if (residualBuffer.length < n) residualBuffer = new Int16Array(Math.max(n, 2 * residualBuffer.length));
+  return residualBuffer;
 }
 
 /**

@@ -3,7 +3,7 @@
 // and in series worker threads (pipeline/publish/series-worker.ts), so a large span is built on every core.
 
 import type { Archive } from "../../format/archive.js";
-import { BlockCodec, TENTHS_MISSING_CODE, encodeBlockCells, encodeTenths, valuesToTenths } from "../../format/cells.js";
+import { BlockCodec, type CodesAt, encodeBlockCells, encodeTenths, encodeTenthsAt, holdsValue, valuesToTenths } from "../../format/cells.js";
 import type { StoredEntry } from "../../format/entries.js";
 import type { Window } from "../../format/grid.js";
 import { sha256Hex } from "../../format/hash.js";
@@ -138,15 +138,10 @@ class Strip {
   /** A chunk's stored bytes: its cells with all the span's days (encodeCodes); null: nothing held. */
   encodeChunk(chunk: Window): EncodedChunk | null {
     if (chunk[2] === 0 || chunk[3] === 0) return null;
-    const cells = this.cellsOf(chunk);
-    if (!this.codes) return this.encodeFloats(cells, chunk[2]);
-    const { days } = this;
-    const n = cells.length;
-    const size = this.window[2] * this.window[3];
-    const codes = this.codes;
-    const byDay = scratch(0, n * days);
-    for (let d = 0, at = 0; d < days; d++) for (let i = 0; i < n; i++, at++) byDay[at] = codes[d * size + cells[i]];
-    return encodeCodes(byDay, chunk[2], chunk[3], days);
+    if (!this.codes) return this.encodeFloats(this.cellsOf(chunk), chunk[2]);
+    // the chunk's cells are read where they lie in the strip, a plane a day
+    const [sc, sr, sw, sh] = this.window;
+    return encodeCodes({ codes: this.codes, at: (chunk[1] - sr) * sw + (chunk[0] - sc), rowStride: sw, planeStride: sw * sh }, chunk[2], chunk[3], this.days);
   }
 
   /** A chunk of a strip that holds values tenths cannot: each cell's days as float32 (or tenths if they fit). */
@@ -164,15 +159,10 @@ function encodeFloatChunk(values: Float32Array, days: number): EncodedChunk | nu
   return { codec, order: ChunkOrder.Cells, bytes, length: bytes.byteLength, sha256: sha256Hex(bytes) };
 }
 
-/**
- * A chunk's stored bytes from its tenths codes, days-major (each day's `width` x `height` cells, row-major; missing
- * -32768): one Tenths plane a day (format/cells.ts); null when nothing is held.
- */
-function encodeCodes(byDay: Int16Array, width: number, height: number, days: number): EncodedChunk | null {
-  let present = false;
-  for (let i = 0; i < byDay.length && !present; i++) present = byDay[i] !== TENTHS_MISSING_CODE;
-  if (!present) return null;
-  const bytes = deflate(encodeTenths(byDay, width, height, days));
+/** A chunk's stored bytes from its tenths codes (missing -32768), a plane of `width` x `height` cells a day; null when nothing is held. */
+function encodeCodes(codes: CodesAt, width: number, height: number, days: number): EncodedChunk | null {
+  if (!holdsValue(codes, width, height, days)) return null;
+  const bytes = deflate(encodeTenthsAt(codes, width, height, days));
   return { codec: BlockCodec.Tenths, order: ChunkOrder.Days, bytes, length: bytes.byteLength, sha256: sha256Hex(bytes) };
 }
 
@@ -203,5 +193,5 @@ export function encodeChunkValues(values: Float32Array, width: number, height: n
   if (!valuesToTenths(values, codes)) return encodeFloatChunk(values, days);
   const byDay = scratch(0, cells * days);
   for (let i = 0; i < cells; i++) for (let d = 0; d < days; d++) byDay[d * cells + i] = codes[i * days + d];
-  return encodeCodes(byDay, width, height, days);
+  return encodeCodes({ codes: byDay, at: 0, rowStride: width, planeStride: cells }, width, height, days);
 }
