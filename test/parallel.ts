@@ -15,6 +15,12 @@ const ROOT = resolve(import.meta.dirname, "..");
 export const NGINX_SUITES = /^(server\/server-(http|integrity|site)|api\/(server-(read|query|plans|series)|opendap))\.test\.ts$/;
 /** What each job took in the last run, for the next run's order. */
 const DURATIONS_FILE = join(ROOT, ".cache", "test-durations.json");
+/**
+ * What each job took in a whole run on 2 cores, committed: the order of a clean clone (CI), which has no
+ * .cache/test-durations.json, and of a job the last run did not measure. By size instead, the longest files started
+ * late (the docs' examples are short files that run for a minute or more).
+ */
+const SEED_DURATIONS_FILE = join(ROOT, "test", "durations.json");
 /** A test file still running after this long is stopped and counted as failed (a hang must not hold CI forever). */
 const DEFAULT_TIMEOUT_SEC = 1200;
 
@@ -63,6 +69,8 @@ export interface RunOptions {
   timeoutSec?: number;
   /** where measured durations are read and kept (null: neither) */
   durationsFile?: string | null;
+  /** durations read (never written) for the jobs durationsFile has none of; null: none (default: test/durations.json, for test/'s own files) */
+  seedDurationsFile?: string | null;
   write?: (text: string) => void;
 }
 
@@ -285,7 +293,8 @@ export async function runTests(options: RunOptions): Promise<Tally> {
   const jobs = planJobs(options);
   const concurrency = Math.max(1, options.jobs ?? availableParallelism());
   const durationsFile = options.durationsFile === undefined ? DURATIONS_FILE : options.durationsFile;
-  const durations = readDurations(durationsFile);
+  const seedFile = options.seedDurationsFile === undefined ? (options.dir ? null : SEED_DURATIONS_FILE) : options.seedDurationsFile;
+  const durations = { ...readDurations(seedFile), ...readDurations(durationsFile) };
   const started = performance.now();
   if (options.workers) await useBuiltWorkers(write);
   write(`${jobs.length} jobs, ${concurrency} at a time; a line as each ends, then its output in name order\n`);
