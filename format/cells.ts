@@ -82,6 +82,19 @@ export function valuesToTenths(values: Float32Array, out: Int16Array): boolean {
   return true;
 }
 
+/** What toTenthsCode gives for a value no tenths code reads back as (outside int16). */
+export const NOT_TENTHS = 0x8000;
+
+/**
+ * A value's tenths code (the missing code for NaN), or NOT_TENTHS: the rule of valuesToTenths for one value, for a
+ * reader that converts a table of every stored number once instead of every cell.
+ */
+export function toTenthsCode(v: number): number {
+  if (v !== v) return TENTHS_MISSING;
+  const k = Math.round(v * 10);
+  return k < -32767 || k > 32767 || tenths()[k + 32768] !== v ? NOT_TENTHS : k;
+}
+
 /** A residual's zigzag form: 0, -1, 1, -2, 2... as 0, 1, 2, 3, 4... (16 bits). */
 const zigzag = (r: number) => ((r << 1) ^ (r >> 15)) & 0xffff;
 const unzigzag = (z: number) => (z >>> 1) ^ -(z & 1);
@@ -277,6 +290,12 @@ export function encodeBlockCells(values: Float32Array, width: number): { codec: 
   const tenths = new Int16Array(values.length);
   if (!valuesToTenths(values, tenths)) return { codec: BlockCodec.Float32, raw: new Uint8Array(values.slice().buffer) };
   return { codec: BlockCodec.Tenths, raw: encodeTenths(tenths, width, values.length / width, 1) };
+}
+
+/** encodeBlockCells of a block whose cells are tenths codes (missing -32768), read where they lie. */
+export function encodeBlockCodes(source: CodesAt, width: number, height: number): { codec: BlockCodec; raw: Uint8Array | null } {
+  if (!holdsValue(source, width, height, 1)) return { codec: BlockCodec.Empty, raw: null };
+  return { codec: BlockCodec.Tenths, raw: encodeTenthsAt(source, width, height, 1) };
 }
 
 /** The most bytes inflating a block may give: a bound for the decompressor (the codec checks what it gave). */

@@ -4,6 +4,7 @@
 
 import type { Window } from "../../format/grid.js";
 import { colToLon, rowToLat } from "../../format/grid.js";
+import { NOT_TENTHS, toTenthsCode } from "../../format/cells.js";
 import { float32ToShortest } from "../../format/number-text.js";
 
 // Pre-1950s SILO files mark the ocean with -3276.8 while declaring -32767 (docs/contract.md §6.1); a float32 file
@@ -37,6 +38,11 @@ export interface SiloDay {
   /** row-major over the window, north-up, NaN = missing */
   values: Float32Array;
   missing: number;
+  /**
+   * the values' tenths codes (format/cells.ts; missing -32768), when packed samples were read through a table and
+   * every value is a tenth: the day's blocks are encoded from them without converting each value again
+   */
+  codes?: Int16Array;
 }
 
 /** Where a day's cells came from, for messages: "value 75.5 at cell (col .., row ..) of <where>". */
@@ -53,6 +59,10 @@ export function toSiloValues(raw: RawCells, window: Window, packing: Packing, so
   // 16-bit and 8-bit samples (SILO's packed int16) through a table of every stored number's value, made once a day:
   // the same function's answers, a load a cell instead of a call (a full-grid year is 209 million cells)
   const table = raw instanceof Int16Array || raw instanceof Uint16Array || raw instanceof Int8Array || raw instanceof Uint8Array ? unpackTable(raw, unpack) : null;
+  // and each stored number's tenths code, so the cells' codes come with their values, a load a cell
+  const codeTable = table ? Int32Array.from(table, toTenthsCode) : null;
+  const codes = table ? new Int16Array(width * height) : null;
+  let allTenths = true;
   let missing = 0;
   for (let r = 0; r < height; r++) {
     const from = (southUp ? height - 1 - r : r) * width;
@@ -60,9 +70,13 @@ export function toSiloValues(raw: RawCells, window: Window, packing: Packing, so
     if (table) {
       const bias = raw instanceof Int16Array ? 32768 : raw instanceof Int8Array ? 128 : 0;
       for (let c = 0; c < width; c++) {
-        const v = table[raw[from + c] + bias];
+        const stored = raw[from + c] + bias;
+        const v = table[stored];
         values[to + c] = v;
         if (v !== v) missing++;
+        const code = codeTable![stored];
+        if (code === NOT_TENTHS) allTenths = false;
+        codes![to + c] = code;
       }
       continue;
     }
@@ -73,7 +87,7 @@ export function toSiloValues(raw: RawCells, window: Window, packing: Packing, so
     }
   }
   checkPlausible(values, window, plausible, fail);
-  return { values, missing };
+  return codes && allTenths ? { values, missing, codes } : { values, missing };
 }
 
 /** The value of every number a 16-bit or 8-bit sample can hold, at index stored + bias (signed types start at their minimum). */

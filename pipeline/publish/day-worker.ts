@@ -120,7 +120,7 @@ async function runDay(task: DayTask): Promise<{ result: DayResult; transfer: Arr
   if (task.baseCells && task.baseCells.cells === cells && task.baseCells.window.join() === day.window.join()) {
     return { result: { ok: true, sha256, kept, decoded: null, overruled }, transfer: [] };
   }
-  const decoded = encodeDayBlocks(day.window, day.values, { cells, missing });
+  const decoded = encodeDayBlocks(day.window, day.values, { cells, missing }, day.codes);
   return { result: { ok: true, sha256, kept, decoded, overruled }, transfer: [decoded.data.buffer as ArrayBuffer] };
 }
 

@@ -4,7 +4,7 @@
 
 import { constants, deflateRawSync } from "node:zlib";
 import { listBlocks } from "../../format/blocks.js";
-import { type BlockCodec, canonicalizeMissing, encodeBlockCells } from "../../format/cells.js";
+import { type BlockCodec, canonicalizeMissing, encodeBlockCells, encodeBlockCodes, valuesToTenths } from "../../format/cells.js";
 import { type DayHeader, type PieceBlock, assembleDayPiece } from "../../format/day-piece.js";
 import { lineageOf } from "../../format/entries.js";
 import type { Window } from "../../format/grid.js";
@@ -60,17 +60,16 @@ export function hashCells(values: Float32Array): { cells: string; missing: numbe
   return { cells: sha256Hex(new Uint8Array(values.buffer, values.byteOffset, values.byteLength)), missing };
 }
 
-/** Deterministic: the same cells give the same block bytes on the same zlib; ids never depend on these bytes. */
-export function encodeDayBlocks(window: Window, values: Float32Array, hashed = hashCells(values)): EncodedDay {
+/**
+ * Deterministic: the same cells give the same block bytes on the same zlib; ids never depend on these bytes. `codes`:
+ * the values' tenths codes when the reader has them (SiloDay.codes), else they are worked out here; when every value
+ * is a tenth, each block is encoded from the day's codes where they lie, else block by block from its values.
+ */
+export function encodeDayBlocks(window: Window, values: Float32Array, hashed = hashCells(values), codes = tenthsOf(values)): EncodedDay {
   const [wc, wr, ww] = window;
   const parts = listBlocks(window).map((part) => {
     const [c, r, w, h] = part.window;
-    const block = new Float32Array(w * h);
-    for (let y = 0; y < h; y++) {
-      const from = (r - wr + y) * ww + (c - wc);
-      block.set(values.subarray(from, from + w), y * w);
-    }
-    const { codec, raw } = encodeBlockCells(block, w);
+    const { codec, raw } = codes ? encodeBlockCodes({ codes, at: (r - wr) * ww + (c - wc), rowStride: ww, planeStride: w * h }, w, h) : encodeBlockCells(copyBlock(values, ww, part.window, wc, wr), w);
     const bytes = raw ? deflateBlock(raw, DAY_DEFLATE) : new Uint8Array(0);
     return { codec, bytes, sha256: sha256Hex(bytes) };
   });
@@ -81,6 +80,22 @@ export function encodeDayBlocks(window: Window, values: Float32Array, hashed = h
     at += p.bytes.byteLength;
   }
   return { window, ...hashed, blocks: parts.map((p) => ({ codec: p.codec, sha256: p.sha256, length: p.bytes.byteLength })), data };
+}
+
+/** The tenths codes of a day's values, or null when some value is not a tenth. */
+function tenthsOf(values: Float32Array): Int16Array | null {
+  const codes = new Int16Array(values.length);
+  return valuesToTenths(values, codes) ? codes : null;
+}
+
+/** A block's cells copied out of the day's values (rows of `dayWidth` from the window's corner wc, wr). */
+function copyBlock(values: Float32Array, dayWidth: number, [c, r, w, h]: Window, wc: number, wr: number): Float32Array {
+  const block = new Float32Array(w * h);
+  for (let y = 0; y < h; y++) {
+    const from = (r - wr + y) * dayWidth + (c - wc);
+    block.set(values.subarray(from, from + w), y * w);
+  }
+  return block;
 }
 
 /** The day's piece: whole, or, revising `base` (the same date's entry in the base version), only its changed blocks. */

@@ -3,7 +3,7 @@
 
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { BlockCodec, decodeTenths, decodeTenthsCell, encodeTenths, tenthsValue } from "../../format/cells.js";
+import { BlockCodec, NOT_TENTHS, decodeTenths, decodeTenthsCell, encodeBlockCells, encodeBlockCodes, encodeTenths, encodeTenthsAt, tenthsValue, toTenthsCode, valuesToTenths } from "../../format/cells.js";
 import { ChunkOrder, applyChunkPatch, decodeChunkPatch, encodeChunkPatch } from "../../format/series.js";
 
 const tenths = suite("tenths codec");
@@ -17,6 +17,35 @@ const BYTES = [1, 0b1000, 20, 4, 2, 0, 10, 0, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0];
 tenths("a block's bytes: flag, mask, zigzag low bytes, then high bytes", () => {
   assert.equal(Array.from(encodeTenths(CODES, 2, 2, 2)), BYTES);
   assert.equal(Array.from(decodeTenths(Uint8Array.from(BYTES), 2, 2, 2)), Array.from(CODES));
+});
+
+tenths("a chunk's cells read through strides give the bytes of the same cells gathered", () => {
+  // a strip of 3 rows x 4 columns over 2 days; the chunk is its 2 x 2 cells at column 1, row 1 (CODES' two planes)
+  const strip = new Int16Array(24).fill(99);
+  CODES.forEach((code, i) => (strip[Math.floor(i / 4) * 12 + (1 + Math.floor((i % 4) / 2)) * 4 + 1 + (i % 2)] = code));
+  assert.equal(Array.from(encodeTenthsAt({ codes: strip, at: 5, rowStride: 4, planeStride: 12 }, 2, 2, 2)), BYTES);
+});
+
+tenths("a value's tenths code: the rule of valuesToTenths, value by value", () => {
+  // float32s, as a table of a file's stored numbers holds them
+  const values = [0, -0, 0.1, -0.1, 25.3, 3276.7, -3276.7, 3276.8, 0.05, 0.1 + 1e-6, Number.NaN, 1e9].map(Math.fround);
+  const codes = values.map(toTenthsCode);
+  assert.equal(codes, [0, 0, 1, -1, 253, 32767, -32767, NOT_TENTHS, NOT_TENTHS, NOT_TENTHS, -32768, NOT_TENTHS]);
+  for (const [i, v] of values.entries()) {
+    const out = new Int16Array(1);
+    assert.is(valuesToTenths(Float32Array.of(v), out), codes[i] !== NOT_TENTHS, `value ${v}`);
+    if (codes[i] !== NOT_TENTHS) assert.is(out[0], codes[i], `value ${v}`);
+  }
+});
+
+tenths("a day block from its codes where they lie: the bytes of the block from its values", () => {
+  const values = Float32Array.from([1.5, 2.5, Number.NaN, 3, 4.5, 5, 6, 7.5, 8]);
+  const codes = new Int16Array(9);
+  assert.ok(valuesToTenths(values, codes));
+  // the block is the day's 2 x 2 cells at column 1, row 1 of a 3 x 3 day
+  const block = Float32Array.from([values[4], values[5], values[7], values[8]]);
+  assert.equal(encodeBlockCodes({ codes, at: 4, rowStride: 3, planeStride: 4 }, 2, 2), encodeBlockCells(block, 2));
+  assert.equal(encodeBlockCodes({ codes: Int16Array.from([M, M, M, M]), at: 0, rowStride: 2, planeStride: 4 }, 2, 2), { codec: BlockCodec.Empty, raw: null });
 });
 
 tenths("no missing cell: no mask, flag 0", () => {
