@@ -1,13 +1,13 @@
 // make test's runner (test/parallel.ts) over small test files of its own, and the shared fixtures' key and manifest.
 
 import { execFile } from "node:child_process";
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { checkManifest, fixtureKey, listManifest, MANIFEST_FILE, preparedFixtures } from "./support/fixture-cache.js";
+import { checkManifest, fixtureKey, listManifest, MANIFEST_FILE, preparedFixtures, removeOthers } from "./support/fixture-cache.js";
 import { freshDirs, makeWorkDir } from "./support/helpers.js";
 import { runTests } from "./parallel.js";
 
@@ -129,6 +129,14 @@ fixtures("fixtures - the key changes with any input file, and comes back with th
   writeFileSync(join(root, "package-lock.json"), "{}\n");
   assert.is(fixtureKey(root), first);
   assert.is(preparedFixtures(root), null);
+});
+
+fixtures("fixtures - a new key removes older keys and the half-built folders of gone processes, not one a living run builds", async () => {
+  const home = freshDir("fixtures-home");
+  // a pid no process holds: above any pid_max Linux allows
+  for (const name of ["aaaa", "bbbb", "bbbb.tmp-4194305", `cccc.tmp-${process.pid}`]) mkdirSync(join(home, name, "demo"), { recursive: true });
+  await removeOthers("aaaa", home);
+  assert.equal(readdirSync(home).sort(), ["aaaa", `cccc.tmp-${process.pid}`]);
 });
 
 fixtures("fixtures - the manifest names every file a test changed, added or removed in a prepared folder", async () => {

@@ -72,9 +72,23 @@ export async function checkManifest(folder: string): Promise<string[]> {
   return problems.sort();
 }
 
-/** Removes every prepared folder but `keep` (older keys, half-built temporary folders). */
-export async function removeOthers(keep: string): Promise<void> {
-  const home = fixturesHome();
+/**
+ * Removes every prepared folder but `keep`: older keys, and folders half-built by processes that are gone. A folder
+ * another living process is building (`<key>.tmp-<pid>`: a second test run in the same checkout) is left to it;
+ * removing it under that process once left a folder that looked whole and held half the fixtures.
+ */
+export async function removeOthers(keep: string, home = fixturesHome()): Promise<void> {
   if (!existsSync(home)) return;
-  for (const name of await readdir(home)) if (name !== keep) await rm(join(home, name), { recursive: true, force: true });
+  for (const name of await readdir(home)) if (name !== keep && !isBuiltByLivingProcess(name)) await rm(join(home, name), { recursive: true, force: true });
+}
+
+function isBuiltByLivingProcess(name: string): boolean {
+  const pid = /\.tmp-(\d+)$/.exec(name)?.[1];
+  if (!pid) return false;
+  try {
+    process.kill(Number(pid), 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
 }

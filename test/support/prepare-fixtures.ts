@@ -27,8 +27,10 @@ async function prepare(): Promise<void> {
   await publishFixture(join(building, "fixture"));
   await publishDemo(join(building, "demo"));
   await writeFile(join(building, MANIFEST_FILE), `${JSON.stringify(await listManifest(building), null, 1)}\n`);
-  await rename(building, folder);
-  console.log(`shared fixtures: ${folder} (built in ${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  // another run of the same checkout may have finished the same key first: its folder is as good, and stays
+  const renamed = await rename(building, folder).then(() => true, (err: NodeJS.ErrnoException) => (err.code === "ENOTEMPTY" || err.code === "EEXIST" ? false : Promise.reject(err)));
+  if (!renamed) await rm(building, { recursive: true, force: true });
+  console.log(`shared fixtures: ${folder} (built in ${((performance.now() - started) / 1000).toFixed(1)} s${renamed ? "" : "; another run's, finished first, kept"})`);
 }
 
 await prepare();
