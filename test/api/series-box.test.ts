@@ -16,24 +16,12 @@ import { createMirrorClient } from "../../client/index.js";
 import { startMirrorServer } from "../../client/mirror-server.js";
 import { docBlock } from "../docs/doc-blocks.js";
 import { makeWorkDir } from "../support/helpers.js";
-import { DATES_A, assertError, assertSchema, buildDemoDist, followCsvPlan, exchange, pipelinedUnread, post, request, requestFor, sha256Base64, valueA, withServer, useFixture, fixture } from "../support/server-fixture.js";
+import { DATES_A, assertError, assertSchema, buildDemoDist, followCsvPlan, exchange, pipelinedUnread, post, request, requestFor, sha256Base64, valueA, withServer, useFixture, fixture, expectSeriesCsvA } from "../support/server-fixture.js";
 
 const work = makeWorkDir("series-box");
 const PYTHON = "/usr/bin/python3";
 const sha256 = (bytes: string | Buffer) => createHash("sha256").update(bytes).digest("hex");
 const tool = (command: string, args: string[]) => execFileSync(command, args, { encoding: "utf8", maxBuffer: 64 * 2 ** 20, stdio: ["ignore", "pipe", "pipe"] });
-
-/** The CSV the route answers for version A's cells (row-major) over some of its dates, from the fixture's rule. */
-function expectCsvA(cells: [number, number][], dates: string[]): string {
-  let out = "longitude,latitude,date,air_temperature_max\n";
-  for (const [col, row] of cells) {
-    for (const date of dates) {
-      const value = valueA(col, row, DATES_A.indexOf(date));
-      out += `${colToLon(col)},${rowToLat(row)},${date},${value === null ? "" : value}\n`;
-    }
-  }
-  return out;
-}
 
 /** Cells of a window [col, row, width, height], north to south, west to east. */
 function cellsOf(c0: number, r0: number, width: number, height: number): [number, number][] {
@@ -58,7 +46,7 @@ box("series box - the box's cells by the query's rule, cell by cell (north to so
   await withServer(fixture.dist, async (s) => {
     const answer = await request(s, `/api/v1/series?bbox=${BOX}&${PERIOD}`);
     assert.is(answer.status, 200, answer.text);
-    assert.is(answer.text, expectCsvA(cellsOf(250, 260, 4, 4), FEB));
+    assert.is(answer.text, expectSeriesCsvA(cellsOf(250, 260, 4, 4), FEB));
     assert.is(answer.headers["content-type"], "text/csv; charset=utf-8");
     assert.is(answer.headers["service-dataset-version"], fixture.a.id);
     assert.is(answer.headers["service-period"], `${FEB[0]}/${FEB[4]}`);
@@ -71,7 +59,7 @@ box("series box - answers written in reused buffers: 24 boxes pipelined, unread 
   // 16 x 16 cells over every date of version A: 8,448 rows, about 320 kB a box, 7.7 MB for the 24 that wait
   const boxAt = (i: number): [number, number] => [200 + (i % 6) * 17, 200 + Math.floor(i / 6) * 13];
   const path = ([c0, r0]: [number, number]) => `/api/v1/series?bbox=${edgesOf(c0, r0, 16, 16)}&start=${DATES_A[0]}&end=${DATES_A[DATES_A.length - 1]}`;
-  const expected = ([c0, r0]: [number, number]) => expectCsvA(cellsOf(c0, r0, 16, 16), DATES_A);
+  const expected = ([c0, r0]: [number, number]) => expectSeriesCsvA(cellsOf(c0, r0, 16, 16), DATES_A);
   await withServer(fixture.dist, async (s) => {
     // asked twice, the answer cache keeps it: its working buffer must never serve another answer
     const kept = boxAt(48);
@@ -101,10 +89,10 @@ box("series box - edges on cell centres: west and south take the centre, east an
     // west on col 250's centre (in), east on col 254's (out), north on row 260's (out), south on row 264's (in)
     const centres = await request(s, `/api/v1/series?bbox=${colToLon(250)},${rowToLat(264)},${colToLon(254)},${rowToLat(260)}&${PERIOD}`);
     assert.is(centres.status, 200, centres.text);
-    assert.is(centres.text, expectCsvA(cellsOf(250, 261, 4, 4), FEB));
+    assert.is(centres.text, expectSeriesCsvA(cellsOf(250, 261, 4, 4), FEB));
     // a box a hair inside the edges of one cell holds its one centre
     const one = await request(s, `/api/v1/series?bbox=124.4999,-23.0001,124.5001,-22.9999&${PERIOD}`);
-    assert.is(one.text, expectCsvA([[250, 260]], FEB));
+    assert.is(one.text, expectSeriesCsvA([[250, 260]], FEB));
   });
 });
 
@@ -152,7 +140,7 @@ box("series box - refused: no centre inside, outside the grid, west east of east
 box("series box - over the bound: 413 with a plan of pinned boxes, each answering 200, whose answers in order are the call's (rows, runs of a row, a cell's dates)", async () => {
   const path = `/api/v1/series?bbox=${edgesOf(250, 260, 3, 3)}&start=2004-02-01&end=2004-03-04`;
   const whole = await withServer(fixture.dist, async (s) => (await request(s, path)).text);
-  assert.is(whole, expectCsvA(cellsOf(250, 260, 3, 3), DATES_A));
+  assert.is(whole, expectSeriesCsvA(cellsOf(250, 260, 3, 3), DATES_A));
   // 9 cells x 33 days: bands of two rows (200), runs of two cells (70), a cell in ranges of dates (20)
   for (const [bound, parts] of [[200, 2], [70, 6], [20, 18]] as const) {
     await withServer(
@@ -379,7 +367,7 @@ papercuts("series - a period past what is published is answered for the publishe
     const m = past.json().manifest;
     assert.equal([m.start, m.end, m.days, m.asked], ["2004-02-01", "2004-03-04", 33, { start: "2004-01-01", end: "2004-12-31" }]);
     const csv = await request(s, "/api/v1/series?lat=-23&lon=124.5&start=2004-02-20&end=2005-01-01");
-    assert.is(csv.text, expectCsvA([[250, 260]], DATES_A.slice(19)));
+    assert.is(csv.text, expectSeriesCsvA([[250, 260]], DATES_A.slice(19)));
     assert.is(csv.headers["service-period"], "2004-02-20/2004-03-04");
     const inside = await request(s, "/api/v1/series?lat=-23&lon=124.5&start=2004-02-02&end=2004-02-03&format=json");
     assert.is(inside.json().manifest.asked, undefined, "a period inside what is published has no asked");
@@ -396,7 +384,7 @@ papercuts("series - the query's 422 for a long period suggests a series call tha
     const call = /GET (\/api\/v1\/series\?\S+)/.exec(long.issues[0].message)![1];
     const answer = await request(s, call);
     assert.is(answer.status, 200, `${call}: ${answer.text}`);
-    assert.is(answer.text, expectCsvA(cellsOf(250, 260, 2, 2), DATES_A));
+    assert.is(answer.text, expectSeriesCsvA(cellsOf(250, 260, 2, 2), DATES_A));
     // a box of 200 cells: one bbox call, not the first of two
     const big = assertError(await post(s, "/api/v1/data/query", requestFor({ col: 200, row: 200, width: 20, height: 10 }, "2004-02-01", "2004-03-04")), 422, "invalid_request");
     const boxCall = /GET (\/api\/v1\/series\?\S+)/.exec(big.issues[0].message)![1];

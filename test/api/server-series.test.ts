@@ -7,23 +7,9 @@ import stableStringify from "fast-json-stable-stringify";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { lonLatToCell } from "../../format/grid.js";
-import { DATES_A, VALUE_B, VALUE_C, assertError, copyDist, exchange, findSeriesChunk, flipByte, followCsvPlan, post, request, requestFor, sha256Base64, valueA, withServer, useFixture, fixture } from "../support/server-fixture.js";
+import { DATES_A, VALUE_B, VALUE_C, assertError, expectSeriesCsvA, copyDist, exchange, findSeriesChunk, flipByte, followCsvPlan, post, request, requestFor, sha256Base64, valueA, withServer, useFixture, fixture } from "../support/server-fixture.js";
 
-const lonOf = (col: number) => Number((112 + 0.05 * col).toFixed(9));
-const latOf = (row: number) => Number((-10 - 0.05 * row).toFixed(9));
 const sha256 = (text: string | Buffer) => createHash("sha256").update(text).digest("hex");
-
-/** The CSV the route answers for version A's cells over some of its dates, computed here from the fixture's rule. */
-function expectCsvA(cells: [number, number][], dates: string[]): string {
-  let out = "longitude,latitude,date,air_temperature_max\n";
-  for (const [col, row] of cells) {
-    for (const date of dates) {
-      const value = valueA(col, row, DATES_A.indexOf(date));
-      out += `${lonOf(col)},${latOf(row)},${date},${value === null ? "" : value}\n`;
-    }
-  }
-  return out;
-}
 
 const answers = suite("series route: answers");
 answers.before(useFixture);
@@ -32,7 +18,7 @@ answers("series - one place over the whole period by default: tidy CSV, exact by
   await withServer(fixture.dist, async (s) => {
     const answer = await request(s, "/api/v1/series?lat=-23&lon=124.5");
     assert.is(answer.status, 200, answer.text);
-    assert.is(answer.text, expectCsvA([[250, 260]], DATES_A));
+    assert.is(answer.text, expectSeriesCsvA([[250, 260]], DATES_A));
     assert.is(answer.headers["content-type"], "text/csv; charset=utf-8");
     assert.is(answer.headers["service-dataset-version"], fixture.a.id);
     assert.is(answer.headers.link, `</api/v1/datasets/${fixture.a.id}>; rel="describedby"`);
@@ -52,7 +38,7 @@ answers("series - places in the order asked, across 29 February, an ocean cell's
     const answer = await request(s, "/api/v1/series?lat=-25.6,-23,-25.6&lon=127.6,124.5,127.6&start=2004-02-27&end=2004-03-02");
     assert.is(answer.status, 200, answer.text);
     const dates = ["2004-02-27", "2004-02-28", "2004-02-29", "2004-03-01", "2004-03-02"];
-    assert.is(answer.text, expectCsvA([[312, 312], [250, 260], [312, 312]], dates));
+    assert.is(answer.text, expectSeriesCsvA([[312, 312], [250, 260], [312, 312]], dates));
     assert.ok(answer.text.includes("127.6,-25.6,2004-02-29,\n"), "missing is an empty field, never 0");
   });
 });
@@ -92,7 +78,7 @@ answers("series - JSON: the manifest with versions, hashes and sources by refere
       assert.ok(lists.every((l: { sha256: string }[]) => l.length >= 1 && /^[0-9a-f]{64}$/.test(l[0].sha256)));
     }
     const csv = await request(s, path.replace("&format=json", ""));
-    assert.is(csv.text, expectCsvA([[250, 260], [312, 312]], dates));
+    assert.is(csv.text, expectSeriesCsvA([[250, 260], [312, 312]], dates));
   });
 });
 
@@ -119,7 +105,7 @@ answers("series - the place rule: the cell whose area holds the point; on an edg
     const edge = await request(s, "/api/v1/series?lat=-23.025&lon=124.525&start=2004-02-01&end=2004-02-03");
     assert.is(edge.status, 200, edge.text);
     assert.is(edge.text, centre.text, "a point on an edge answers as the centre of the cell east and north of it");
-    assert.is(edge.text, expectCsvA([[251, 260]], ["2004-02-01", "2004-02-02", "2004-02-03"]));
+    assert.is(edge.text, expectSeriesCsvA([[251, 260]], ["2004-02-01", "2004-02-02", "2004-02-03"]));
   });
 });
 
@@ -258,7 +244,7 @@ refusals("contract - a query over 31 days, or for another variable, is the contr
     assert.match(long.message, call);
     const answer = await request(s, call);
     assert.is(answer.status, 200, answer.text);
-    assert.is(answer.text, expectCsvA([[250, 260], [251, 260]], DATES_A));
+    assert.is(answer.text, expectSeriesCsvA([[250, 260], [251, 260]], DATES_A));
 
     const big = assertError(await post(s, "/api/v1/data/query", requestFor({ col: 200, row: 200, width: 20, height: 10 }, "2004-02-01", "2004-03-04")), 422, "invalid_request");
     assert.match(big.issues[0].message, "GET /api/v1/series?bbox=121.975,-20.475,122.975,-19.975&start=2004-02-01&end=2004-03-04&format=json answers it in one call (the box's 200 cells over the whole period");

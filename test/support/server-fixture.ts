@@ -496,6 +496,22 @@ export function expectRowsA(cells: Cells, dates: string[]): QueryRow[] {
   return expectRows(WINDOW_A, DATES_A, valueA, cells, dates);
 }
 
+/** A cell's centre, computed here from the grid's definition (112 degrees east, 10 south, 0.05 a cell), not by format/grid.ts. */
+export const lonOf = (col: number) => Number((112 + 0.05 * col).toFixed(9));
+export const latOf = (row: number) => Number((-10 - 0.05 * row).toFixed(9));
+
+/** The CSV the series route answers for version A's cells (row-major) over some of its dates, from the fixture's rule. */
+export function expectSeriesCsvA(cells: [number, number][], dates: string[]): string {
+  let out = "longitude,latitude,date,air_temperature_max\n";
+  for (const [col, row] of cells) {
+    for (const date of dates) {
+      const value = valueA(col, row, DATES_A.indexOf(date));
+      out += `${lonOf(col)},${latOf(row)},${date},${value === null ? "" : value}\n`;
+    }
+  }
+  return out;
+}
+
 export const CSV_HEADER_LINE = "date,longitude,latitude,variable,value,unit,tile,row,col\r\n";
 
 /** One CSV line of a row (docs/contract.md §3: non-null fields double-quoted, null empty, CRLF). */
