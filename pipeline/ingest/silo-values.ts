@@ -4,7 +4,7 @@
 
 import type { Window } from "../../format/grid.js";
 import { colToLon, rowToLat } from "../../format/grid.js";
-import { NOT_TENTHS, toTenthsCode } from "../../format/cells.js";
+import { MISSING_BITS, NOT_TENTHS, toTenthsCode } from "../../format/cells.js";
 import { float32ToShortest } from "../../format/number-text.js";
 
 // Pre-1950s SILO files mark the ocean with -3276.8 while declaring -32767 (docs/contract.md §6.1); a float32 file
@@ -35,8 +35,9 @@ export function attributeValue(stored: number, isFloat32: boolean): number {
 }
 
 export interface SiloDay {
-  /** row-major over the window, north-up, NaN = missing */
+  /** row-major over the window, north-up; a missing cell is the one NaN pattern of canonical cells (format/cells.ts MISSING_BITS) */
   values: Float32Array;
+  /** how many cells are missing */
   missing: number;
   /**
    * the values' tenths codes (format/cells.ts; missing -32768), when packed samples were read through a table and
@@ -49,61 +50,111 @@ export interface SiloDay {
 export type Fail = (reason: string) => never;
 
 /**
- * Stored cells -> SILO values over the window: unpacked, missing as NaN, plausible. `southUp` stored rows run
- * south to north (a NetCDF file whose latitudes ascend) and are flipped. Calls `fail` on the first implausible value.
+ * Stored cells -> SILO values over the window: unpacked, missing as the canonical NaN, plausible. `southUp` stored
+ * rows run south to north (a NetCDF file whose latitudes ascend) and are flipped. Calls `fail` on the first
+ * implausible value. One pass over the cells does it all: a full-grid year is 209 million of them.
  */
 export function toSiloValues(raw: RawCells, window: Window, packing: Packing, southUp: boolean, plausible: readonly [number, number], fail: Fail): SiloDay {
   const [, , width, height] = window;
   const values = raw instanceof Float32Array && !southUp ? raw : new Float32Array(width * height);
-  const unpack = makeUnpack(packing);
-  // 16-bit and 8-bit samples (SILO's packed int16) through a table of every stored number's value, made once a day:
-  // the same function's answers, a load a cell instead of a call (a full-grid year is 209 million cells)
-  const table = raw instanceof Int16Array || raw instanceof Uint16Array || raw instanceof Int8Array || raw instanceof Uint8Array ? unpackTable(raw, unpack) : null;
-  // and each stored number's tenths code, so the cells' codes come with their values, a load a cell
-  const codeTable = table ? tenthsCodes(table) : null;
-  const codes = table ? new Int16Array(width * height) : null;
-  let allTenths = true;
+  const day =
+    raw instanceof Int16Array || raw instanceof Uint16Array || raw instanceof Int8Array || raw instanceof Uint8Array
+      ? fromTable(raw, values, width, height, southUp, StoredTable.of(raw, packing, plausible))
+      : fromNumbers(raw, values, width, height, southUp, makeUnpack(packing), plausible);
+  if (day.implausible) checkPlausible(values, window, plausible, fail);
+  return day.codes && day.allTenths ? { values, missing: day.missing, codes: day.codes } : { values, missing: day.missing };
+}
+
+interface Pass {
+  missing: number;
+  implausible: boolean;
+  allTenths: boolean;
+  codes: Int16Array | null;
+}
+
+/** A stored number's entry in StoredTable.entries: its tenths code in the low 16 bits, then what it is. */
+const MISSING = 1 << 16;
+const IMPLAUSIBLE = 1 << 17;
+const NOT_A_TENTH = 1 << 18;
+
+/**
+ * Everything about each number a 16-bit or 8-bit sample can hold (SILO's packed int16), at index stored + bias (signed
+ * types start at their minimum): a cell then costs two loads, not a call.
+ */
+class StoredTable {
+  readonly bias: number;
+  /** the value's float32 bits, missing as the canonical NaN: copied as integers, so no NaN pattern can change */
+  readonly bits: Uint32Array;
+  readonly entries: Int32Array;
+
+  constructor(raw: Int16Array | Uint16Array | Int8Array | Uint8Array, unpack: (stored: number) => number, [lo, hi]: readonly [number, number]) {
+    const [min, count] = raw instanceof Int16Array ? [-32768, 65536] : raw instanceof Uint16Array ? [0, 65536] : raw instanceof Int8Array ? [-128, 256] : [0, 256];
+    this.bias = -min;
+    const values = new Float32Array(count);
+    this.bits = new Uint32Array(values.buffer);
+    this.entries = new Int32Array(count);
+    // a loop: Int32Array.from(table, fn) goes through the iterator protocol
+    for (let i = 0; i < count; i++) {
+      const v = unpack(min + i);
+      values[i] = v;
+      const code = toTenthsCode(v);
+      if (v !== v) this.bits[i] = MISSING_BITS;
+      const kind = v !== v ? MISSING : (v < lo || v > hi ? IMPLAUSIBLE : 0) | (code === NOT_TENTHS ? NOT_A_TENTH : 0);
+      this.entries[i] = (code & 0xffff) | kind;
+    }
+  }
+
+  /** The table of the packing: a file's days share one, so it is made once a file, not once a day. */
+  static of(raw: Int16Array | Uint16Array | Int8Array | Uint8Array, packing: Packing, plausible: readonly [number, number]): StoredTable {
+    const key = JSON.stringify([raw.constructor.name, packing, plausible]);
+    if (lastTable?.key !== key) lastTable = { key, table: new StoredTable(raw, makeUnpack(packing), plausible) };
+    return lastTable.table;
+  }
+}
+
+let lastTable: { key: string; table: StoredTable } | undefined;
+
+function fromTable(raw: Int16Array | Uint16Array | Int8Array | Uint8Array, values: Float32Array, width: number, height: number, southUp: boolean, table: StoredTable): Pass {
+  const bits = new Uint32Array(values.buffer, values.byteOffset, values.length);
+  const codes = new Int16Array(width * height);
+  const { bias, bits: tableBits, entries } = table;
   let missing = 0;
+  let seen = 0;
   for (let r = 0; r < height; r++) {
     const from = (southUp ? height - 1 - r : r) * width;
     const to = r * width;
-    if (table) {
-      const bias = raw instanceof Int16Array ? 32768 : raw instanceof Int8Array ? 128 : 0;
-      for (let c = 0; c < width; c++) {
-        const stored = raw[from + c] + bias;
-        const v = table[stored];
-        values[to + c] = v;
-        if (v !== v) missing++;
-        const code = codeTable![stored];
-        if (code === NOT_TENTHS) allTenths = false;
-        codes![to + c] = code;
-      }
-      continue;
-    }
     for (let c = 0; c < width; c++) {
-      const v = unpack(raw[from + c]);
-      values[to + c] = v;
-      if (v !== v) missing++;
+      const stored = raw[from + c] + bias;
+      const entry = entries[stored];
+      bits[to + c] = tableBits[stored];
+      // an Int16Array keeps the low 16 bits: the code
+      codes[to + c] = entry;
+      missing += (entry >>> 16) & 1;
+      seen |= entry;
     }
   }
-  checkPlausible(values, window, plausible, fail);
-  return codes && allTenths ? { values, missing, codes } : { values, missing };
+  return { missing, implausible: (seen & IMPLAUSIBLE) !== 0, allTenths: (seen & NOT_A_TENTH) === 0, codes };
 }
 
-/** The value of every number a 16-bit or 8-bit sample can hold, at index stored + bias (signed types start at their minimum). */
-function unpackTable(raw: Int16Array | Uint16Array | Int8Array | Uint8Array, unpack: (stored: number) => number): Float32Array {
-  const [min, count] = raw instanceof Int16Array ? [-32768, 65536] : raw instanceof Uint16Array ? [0, 65536] : raw instanceof Int8Array ? [-128, 256] : [0, 256];
-  const table = new Float32Array(count);
-  for (let i = 0; i < count; i++) table[i] = unpack(min + i);
-  return table;
-}
-
-/** The tenths code of every entry of an unpacking table (NOT_TENTHS where none reads back as it). */
-function tenthsCodes(table: Float32Array): Int32Array {
-  // a loop: Int32Array.from(table, fn) goes through the iterator protocol, 65,536 times a day
-  const codes = new Int32Array(table.length);
-  for (let i = 0; i < table.length; i++) codes[i] = toTenthsCode(table[i]);
-  return codes;
+function fromNumbers(raw: RawCells, values: Float32Array, width: number, height: number, southUp: boolean, unpack: (stored: number) => number, [lo, hi]: readonly [number, number]): Pass {
+  const bits = new Uint32Array(values.buffer, values.byteOffset, values.length);
+  let missing = 0;
+  let implausible = false;
+  for (let r = 0; r < height; r++) {
+    const from = (southUp ? height - 1 - r : r) * width;
+    const to = r * width;
+    for (let c = 0; c < width; c++) {
+      const v = unpack(raw[from + c]);
+      if (v !== v) {
+        bits[to + c] = MISSING_BITS;
+        missing++;
+      } else {
+        values[to + c] = v;
+        if (v < lo || v > hi) implausible = true;
+      }
+    }
+  }
+  return { missing, implausible, allTenths: false, codes: null };
 }
 
 /** One stored number -> its float32 value, NaN when missing. */

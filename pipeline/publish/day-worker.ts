@@ -15,7 +15,7 @@ import type { Prefer } from "./day-sources.js";
 import { PublishError, describeError } from "../errors.js";
 import { decodeSiloTiff } from "../ingest/geotiff.js";
 import { type NetcdfYear, openAnnualFile } from "../ingest/netcdf.js";
-import { type EncodedDay, encodeDayBlocks, hashCells } from "./pieces.js";
+import { type EncodedDay, cellsSha256, encodeDayBlocks } from "./pieces.js";
 import type { SiloDay } from "../ingest/silo-values.js";
 
 export type SourceTask =
@@ -113,7 +113,7 @@ async function runDay(task: DayTask): Promise<{ result: DayResult; transfer: Arr
   if (task.baseSha256 && isSameSet(sha256, task.baseSha256)) return { result: { ok: true, sha256, kept: all, decoded: null }, transfer: [] };
   const variable = toVariable(task.variable);
   const days = await Promise.all(task.sources.map((s, i) => decodeSource(s, bytes[i], variable)));
-  const hashed = days.map((d) => hashCells(d.values));
+  const hashed = days.map((d) => ({ cells: cellsSha256(d.values), missing: d.missing }));
   const { kept, overruled } = settleForms(task, days, hashed.map((h) => h.cells));
   const day = days[kept[0]];
   const { cells, missing } = hashed[kept[0]];

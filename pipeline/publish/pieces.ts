@@ -57,7 +57,12 @@ export const MAX_DAY_PACKS = 4;
 /** The sha256 of a day's canonical cells (missing made one NaN pattern, in place) and its missing count. */
 export function hashCells(values: Float32Array): { cells: string; missing: number } {
   const missing = canonicalizeMissing(values);
-  return { cells: sha256Hex(new Uint8Array(values.buffer, values.byteOffset, values.byteLength)), missing };
+  return { cells: cellsSha256(values), missing };
+}
+
+/** The sha256 of cells whose missing ones are the canonical NaN already (a SiloDay's: pipeline/ingest/silo-values.ts). */
+export function cellsSha256(values: Float32Array): string {
+  return sha256Hex(new Uint8Array(values.buffer, values.byteOffset, values.byteLength));
 }
 
 /**
