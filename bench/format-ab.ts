@@ -9,24 +9,27 @@
 // - this build's year with 1 thread and with every core: the scaling docs/publishing.md "The backfill" extrapolates;
 // - reads (max_temp's year, each build's server on its own dist, in turn): a point query of 31 days and the year's
 //   series at another place anywhere on the land grid each request, and another tile and date of the day pieces
-//   (goal: no slower; wrk, 10 connections, BENCH_SECONDS each).
+//   (goal: no slower; wrk, 10 connections, BENCH_SECONDS each);
+// - a cold mirror client over a static host reading one place over thirty years of a 64 x 64 window, each build's client
+//   (bench/mirror-read-probe.ts) on its own build's dist of the same files (goal: fewer bytes, no more requests).
 //
 // The baseline is built from BENCH_BASELINE_COMMIT (default 2e3aa02, the last climate-dist-3 commit) in a git
 // worktree, bundled as `make bench` bundles this build's probe. BENCH_AB_ROUNDS (default 2) rounds.
 //
-// Runs alone: BENCH_ONLY=format-ab node_modules/.bin/tsx bench/run.ts.
+// Runs alone: BENCH_ONLY=format-ab node_modules/.bin/tsx bench/run.ts; the mirror row alone: BENCH_ONLY=mirror-ab.
 
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { cp, mkdir, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
+import { type Window, colToLon, rowToLat } from "../format/grid.js";
 import { type Variable, MAX_TEMP, findVariable } from "../format/variables.js";
 import { makeLandMask } from "../pipeline/ingest/demo.js";
 import { formatBytes } from "../pipeline/progress.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { makeSiloLikeMaxTemp, makeSiloLikeRain } from "./silo-like.js";
-import { BENCH_CACHE, YEAR_CACHE, listDays, makeFullGridDays } from "./sources.js";
+import { BENCH_CACHE, YEAR_CACHE, listDays, makeFullGridDays, makeSiloLikeWindowDays } from "./sources.js";
 import { linkFolder } from "./tools.js";
 import { runWrk, startServerBundle, variedQueryScript, variedTileScript } from "./load.js";
 
@@ -45,7 +48,11 @@ const MAKE_NETCDF = "test/fixtures/make-netcdf-fixtures.py";
 const ESBUILD = ["--bundle", "--platform=node", "--format=esm", "--target=node20", "--log-level=warning", "--packages=external", "--outdir=build", "--entry-names=[name]"];
 /** Land of the bench's grid, as bench/ab.ts reads it: columns, then rows. */
 const LAND: [[number, number], [number, number]] = [[300, 650], [120, 420]];
-const ENTRIES = ["pipeline/cli.ts", "pipeline/publish/day-worker.ts", "pipeline/publish/series-worker.ts", "bench/publish-probe.ts"];
+const ENTRIES = ["pipeline/cli.ts", "pipeline/publish/day-worker.ts", "pipeline/publish/series-worker.ts", "bench/publish-probe.ts", "bench/mirror-read-probe.ts"];
+/** The mirror row's archive: a 64 x 64 window of SILO-like max_temp over thirty years, and the place it reads. */
+const THIRTY_WINDOW: Window = [480, 280, 64, 64];
+const THIRTY_YEARS = listDays("1974-01-01", 10_957);
+const THIRTY_PLACE = { col: 511, row: 301 };
 
 export interface FormatAbContext {
   work: string;
@@ -59,6 +66,8 @@ export interface FormatAbContext {
 interface Build {
   name: string;
   probe: string;
+  /** bench/mirror-read-probe.ts bundled with this build's client */
+  mirrorProbe: string;
   server: string;
   cwd: string;
 }
@@ -86,13 +95,15 @@ function buildBaseline(work: string, log: (line: string) => void): Build {
   log(`building the baseline's publish probe from ${BASELINE_COMMIT} in ${tree}`);
   execFileSync("git", ["worktree", "add", "--detach", "--force", tree, BASELINE_COMMIT], { stdio: "ignore" });
   execFileSync("ln", ["-s", resolve("node_modules"), join(tree, "node_modules")]);
+  // the mirror row's probe is this tree's file, bundled with the baseline's client (the same calls in both)
+  execFileSync("cp", ["bench/mirror-read-probe.ts", join(tree, "bench/mirror-read-probe.ts")]);
   execFileSync(resolve("node_modules/.bin/esbuild"), [...ESBUILD, ...ENTRIES], { cwd: tree });
   // its server as make builds it, with the validators its start loads
   execFileSync(resolve("node_modules/.bin/esbuild"), ["server/main.ts", "--bundle", "--platform=node", "--format=esm", "--target=node20", "--outfile=build/server.js", "--log-level=warning", "--banner:js=import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);"], { cwd: tree });
   execFileSync(resolve("node_modules/.bin/tsx"), ["schemas/precompile.ts", "build/validators.js"], { cwd: tree });
   // the same explorer page for both: it is stored in the dist, and its bytes are no part of the comparison
   execFileSync("cp", ["build/explorer.html", join(tree, "build/explorer.html")]);
-  return { name: "climate-dist-3", probe: join(tree, "build/publish-probe.js"), server: join(tree, "build/server.js"), cwd: tree };
+  return { name: "climate-dist-3", probe: join(tree, "build/publish-probe.js"), mirrorProbe: join(tree, "build/mirror-read-probe.js"), server: join(tree, "build/server.js"), cwd: tree };
 }
 
 /** The year's days of `variable` as full-grid COGs and as one annual NetCDF file, made once into .cache/bench. */
@@ -232,6 +243,33 @@ async function benchReads(ctx: FormatAbContext, builds: [Build, Build], years: M
   }
 }
 
+/**
+ * A cold mirror client over a static host reading one place over thirty years (client.series), each build's client on
+ * its own build's dist of the same SILO-like files: requests and bytes fetched (goal: fewer bytes, no more requests).
+ */
+async function benchMirror(ctx: FormatAbContext, builds: [Build, Build]): Promise<void> {
+  const cache = join(BENCH_CACHE, "silo-like-thirty-years");
+  await makeSiloLikeWindowDays(cache, THIRTY_YEARS, THIRTY_WINDOW, ctx.log);
+  const sources = await linkFolder(join(ctx.work, "thirty-years"), cache, THIRTY_YEARS, [MAX_TEMP]);
+  const [first, last] = [THIRTY_YEARS[0], THIRTY_YEARS[THIRTY_YEARS.length - 1]];
+  const reads = builds.map((build) => {
+    const dist = join(ctx.work, `thirty-years-${build.name}`);
+    ctx.log(`${build.name} publishes ${fmt(THIRTY_YEARS.length)} days of a 64 x 64 window, then its client reads one place over them`);
+    const published = runProbe(build, sources, dist);
+    const out = execFileSync("node", [build.mirrorProbe, dist, String(rowToLat(THIRTY_PLACE.row)), String(colToLon(THIRTY_PLACE.col)), first, last], { cwd: build.cwd, encoding: "utf8" });
+    return { ...(JSON.parse(out.trim().split("\n").pop()!) as { status: number; sha256: string; requests: number; bytes: number }), published };
+  });
+  const [a, b] = reads;
+  if (a.status !== 200 || b.status !== 200 || a.sha256 !== b.sha256) throw new Error(`the builds' mirror clients answered differently: ${JSON.stringify(reads)}`);
+  ctx.say(`  a cold mirror client over a static host: one place over thirty years (${first}..${last}, client.series), each build's client on its own dist`);
+  for (const [build, r] of [[builds[0], a], [builds[1], b]] as const) {
+    ctx.say(`    ${build.name.padEnd(16)} ${fmt(r.requests).padStart(4)} requests ${formatBytes(r.bytes).padStart(9)}   (the dist: ${formatBytes(r.published.bytesWritten)}, published in ${fmt(r.published.wallMs / 1000, 1)} s)`);
+  }
+  ctx.say(`    ratios: requests ${fmt(b.requests / a.requests, 2)}, bytes ${fmt(b.bytes / a.bytes, 2)} (goal: fewer bytes, no more requests)`);
+  Object.assign(ctx.figures, { ab_mirror_30y_requests: b.requests, ab_mirror_30y_base_requests: a.requests, ab_mirror_30y_bytes: b.bytes, ab_mirror_30y_base_bytes: a.bytes });
+  if (b.bytes >= a.bytes || b.requests > a.requests) ctx.fail(`the mirror client's thirty years: ${fmt(b.requests)} requests and ${formatBytes(b.bytes)} against ${fmt(a.requests)} and ${formatBytes(a.bytes)}`);
+}
+
 /** GET /api/v1/series of a whole year at another land place each request (every cell of the box in turn, as variedQueryScript). */
 function seriesYearScript(): string {
   return `local n = 0
@@ -247,15 +285,20 @@ end
 `;
 }
 
-export async function benchFormatAb(ctx: FormatAbContext): Promise<void> {
+/** Every row, or (`mirrorOnly`, BENCH_ONLY=mirror-ab) the mirror client's thirty years alone. */
+export async function benchFormatAb(ctx: FormatAbContext, mirrorOnly = false): Promise<void> {
   const baseline = buildBaseline(ctx.work, ctx.log);
   try {
-    const current: Build = { name: "climate-dist-4", probe: resolve("build/publish-probe.js"), server: resolve("build/server.js"), cwd: process.cwd() };
+    const current: Build = { name: "climate-dist-4", probe: resolve("build/publish-probe.js"), mirrorProbe: resolve("build/mirror-read-probe.js"), server: resolve("build/server.js"), cwd: process.cwd() };
     ctx.say();
-    ctx.say(`publishing a SILO-like full-grid year: ${baseline.name} (${BASELINE_COMMIT}) beside this build, in turn, a new process each (start-up included), ${availableParallelism()} cores`);
-    const years = await benchVariable(ctx, [baseline, current], MAX_TEMP, makeSiloLikeMaxTemp);
-    await benchReads(ctx, [baseline, current], years);
-    await benchVariable(ctx, [baseline, current], findVariable("daily_rain")!, makeSiloLikeRain);
+    ctx.say(`${baseline.name} (${BASELINE_COMMIT}) beside this build, in turn, a new process each (start-up included), ${availableParallelism()} cores`);
+    if (!mirrorOnly) {
+      ctx.say(`publishing a SILO-like full-grid year`);
+      const years = await benchVariable(ctx, [baseline, current], MAX_TEMP, makeSiloLikeMaxTemp);
+      await benchReads(ctx, [baseline, current], years);
+      await benchVariable(ctx, [baseline, current], findVariable("daily_rain")!, makeSiloLikeRain);
+    }
+    await benchMirror(ctx, [baseline, current]);
   } finally {
     execFileSync("git", ["worktree", "remove", "--force", baseline.cwd], { stdio: "ignore" });
   }

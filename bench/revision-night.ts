@@ -7,11 +7,9 @@
 //
 // Runs alone: BENCH_ONLY=revision-night node_modules/.bin/tsx bench/run.ts.
 
-import { existsSync } from "node:fs";
 import { cp, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Window } from "../format/grid.js";
-import { GRID } from "../format/grid.js";
 import { MAX_TEMP } from "../format/variables.js";
 import { makeLandMask } from "../pipeline/ingest/demo.js";
 import { writeSiloTiff } from "../pipeline/ingest/geotiff.js";
@@ -19,7 +17,7 @@ import { formatBytes } from "../pipeline/progress.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { random } from "./revisions.js";
 import { makeSiloLikeMaxTemp } from "./silo-like.js";
-import { BENCH_CACHE, listDays } from "./sources.js";
+import { BENCH_CACHE, cropWindow, listDays, makeSiloLikeWindowDays } from "./sources.js";
 import { linkFolder, runProbe } from "./tools.js";
 
 type Say = (line?: string) => void;
@@ -41,23 +39,6 @@ export interface RevisionNightContext {
   fail: (why: string) => void;
 }
 
-/** The window's cells of a full-grid day. */
-function crop(values: Float32Array): Float32Array {
-  const [c0, r0, w, h] = WINDOW;
-  const out = new Float32Array(w * h);
-  for (let r = 0; r < h; r++) out.set(values.subarray((r0 + r) * GRID.width + c0, (r0 + r) * GRID.width + c0 + w), r * w);
-  return out;
-}
-
-/** The window's days as small GeoTIFFs, made once into .cache/bench/revision-night. */
-async function makeDays(cache: string, log: (line: string) => void): Promise<void> {
-  const missing = DAYS.filter((d) => !existsSync(join(cache, dateToMemberPath(d, MAX_TEMP))));
-  if (missing.length === 0) return;
-  log(`making ${missing.length} days of a 200 x 160 window of SILO-like max_temp in ${cache} (once)`);
-  const mask = makeLandMask();
-  for (const date of missing) await writeSiloTiff(join(cache, dateToMemberPath(date, MAX_TEMP)), WINDOW, crop(makeSiloLikeMaxTemp(date, mask)));
-}
-
 /** Nine of the last 90 files rewritten in `folder` (links replaced by files), each with two patches of 3 to 12 cells' radius. */
 async function rewriteRecent(folder: string, round: number): Promise<void> {
   const next = random(4400 + round);
@@ -67,7 +48,7 @@ async function rewriteRecent(folder: string, round: number): Promise<void> {
   const mask = makeLandMask();
   const [, , w, h] = WINDOW;
   for (const date of chosen) {
-    const values = crop(makeSiloLikeMaxTemp(date, mask));
+    const values = cropWindow(makeSiloLikeMaxTemp(date, mask), WINDOW);
     for (let patch = 0; patch < 2; patch++) {
       const radius = 3 + Math.floor(next() * 10);
       const [cx, cy] = [radius + Math.floor(next() * (w - 2 * radius)), radius + Math.floor(next() * (h - 2 * radius))];
@@ -88,7 +69,7 @@ async function rewriteRecent(folder: string, round: number): Promise<void> {
 /** The nights, each onto its own copy of the base: bytes written and time, medians of the rounds. */
 export async function benchRevisionNight(ctx: RevisionNightContext): Promise<void> {
   const cache = join(BENCH_CACHE, "revision-night");
-  await makeDays(cache, ctx.log);
+  await makeSiloLikeWindowDays(cache, DAYS, WINDOW, ctx.log);
   const base = join(ctx.work, "night-base");
   const folder = await linkFolder(join(ctx.work, "night-sources"), cache, DAYS.slice(0, -1));
   ctx.log(`publishing the base: ${DAYS.length - 1} days of a 200 x 160 window`);

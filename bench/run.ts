@@ -114,6 +114,7 @@ const figures: Record<string, number> = {};
 if (ONLY === "opendap") process.exit((await benchOpendapAlone()) > 0 ? 1 : 0);
 if (ONLY === "codecs") process.exit((await benchAlone("codecs", () => benchCodecs({ say, log, figures }))) > 0 ? 1 : 0);
 if (ONLY === "format-ab") process.exit((await benchAlone("format-ab", (fail) => benchFormatAb({ work, say, log, figures, fail }))) > 0 ? 1 : 0);
+if (ONLY === "mirror-ab") process.exit((await benchAlone("mirror-ab", (fail) => benchFormatAb({ work, say, log, figures, fail }, true))) > 0 ? 1 : 0);
 if (ONLY === "revision-night") process.exit((await benchAlone("revision-night", (fail) => benchRevisionNight({ work, say, log, figures, fail }))) > 0 ? 1 : 0);
 if (ONLY === "revisions" || ONLY.startsWith("revisions-")) process.exit((await benchRevisionsAlone(ONLY)) > 0 ? 1 : 0);
 const fail = (why: string) => {

@@ -85,3 +85,20 @@ export async function makeSmallDays(folder: string, dates: string[], window: Win
     await writeSiloTiff(join(folder, dateToMemberPath(date, MAX_TEMP)), window, values);
   }
 }
+
+/** A window's cells of a full-grid day. */
+export function cropWindow(values: Float32Array, [c0, r0, w, h]: Window): Float32Array {
+  const out = new Float32Array(w * h);
+  for (let r = 0; r < h; r++) out.set(values.subarray((r0 + r) * GRID.width + c0, (r0 + r) * GRID.width + c0 + w), r * w);
+  return out;
+}
+
+/** A window of SILO-like max_temp days as small GeoTIFFs, made once into `folder` (each day's whole grid is made: 55 ms). */
+export async function makeSiloLikeWindowDays(folder: string, dates: string[], window: Window, log: (line: string) => void): Promise<void> {
+  const missing = dates.filter((d) => !existsSync(join(folder, dateToMemberPath(d, MAX_TEMP))));
+  if (missing.length === 0) return;
+  log(`making ${missing.length} days of a ${window[2]} x ${window[3]} window of SILO-like max_temp in ${folder} (once; kept for later runs)`);
+  const mask = makeLandMask();
+  for (const date of missing) await writeSiloTiff(join(folder, dateToMemberPath(date, MAX_TEMP)), window, cropWindow(makeSiloLikeMaxTemp(date, mask), window));
+}
+
