@@ -102,10 +102,6 @@ $(REDOC_JS):
 build/publish-probe.js: $(PIPELINE_JS) bench/publish-probe.ts
 	@$(ESBUILD_NODE) bench/publish-probe.ts --packages=external --outdir=build --entry-names=[name]
 
-# the bench's mirror read: one cold client.series over a static host of a dist (bench/format-ab.ts)
-build/mirror-read-probe.js: node_modules/.package-lock.json $(SERVER_SOURCES) $(wildcard client/*.ts) bench/mirror-read-probe.ts
-	@$(ESBUILD_NODE) bench/mirror-read-probe.ts --packages=external --outdir=build --entry-names=[name]
-
 $(VALIDATORS_JS): node_modules/.package-lock.json $(wildcard schemas/*.json schemas/dist/*.json) schemas/validate.ts schemas/fingerprint.ts schemas/precompile.ts
 	@$(TSX) schemas/precompile.ts $@
 
@@ -169,7 +165,7 @@ test: ## typecheck and run every test; ends with "N passed, N failed"
 typecheck: install ## strict TypeScript check
 	@npx tsc --noEmit -p .
 
-bench: install build/publish-probe.js build/mirror-read-probe.js ## benchmarks, every figure beside a baseline of the same run; the last line is JSON
+bench: install build/publish-probe.js ## benchmarks, every figure beside a baseline of the same run; the last line is JSON
 	@bash test/support/ensure-gdal.sh >/dev/null && bash test/support/ensure-python.sh && bash test/support/ensure-command.sh wrk wrk && bash test/support/ensure-command.sh nginx nginx-light && $(TSX) bench/run.ts
 
 fixtures: ## regenerate the committed test fixtures: GeoTIFFs (GDAL) and annual NetCDF files (netCDF4)

@@ -11,7 +11,7 @@
 //   series at another place anywhere on the land grid each request, and another tile and date of the day pieces
 //   (goal: no slower; wrk, 10 connections, BENCH_SECONDS each);
 // - a cold mirror client over a static host reading one place over thirty years of a 64 x 64 window, each build's client
-//   (bench/mirror-read-probe.ts) on its own build's dist of the same files (goal: fewer bytes, no more requests).
+//   (bench/mirror-read-probe.ts, run in the build's tree) on its own build's dist of the same files (goal: fewer bytes, no more requests).
 //
 // The baseline is built from BENCH_BASELINE_COMMIT (default 2e3aa02, the last climate-dist-3 commit) in a git
 // worktree, bundled as `make bench` bundles this build's probe. BENCH_AB_ROUNDS (default 2) rounds.
@@ -48,7 +48,7 @@ const MAKE_NETCDF = "test/fixtures/make-netcdf-fixtures.py";
 const ESBUILD = ["--bundle", "--platform=node", "--format=esm", "--target=node20", "--log-level=warning", "--packages=external", "--outdir=build", "--entry-names=[name]"];
 /** Land of the bench's grid, as bench/ab.ts reads it: columns, then rows. */
 const LAND: [[number, number], [number, number]] = [[300, 650], [120, 420]];
-const ENTRIES = ["pipeline/cli.ts", "pipeline/publish/day-worker.ts", "pipeline/publish/series-worker.ts", "bench/publish-probe.ts", "bench/mirror-read-probe.ts"];
+const ENTRIES = ["pipeline/cli.ts", "pipeline/publish/day-worker.ts", "pipeline/publish/series-worker.ts", "bench/publish-probe.ts"];
 /** The mirror row's archive: a 64 x 64 window of SILO-like max_temp over thirty years, and the place it reads. */
 const THIRTY_WINDOW: Window = [480, 280, 64, 64];
 const THIRTY_YEARS = listDays("1974-01-01", 10_957);
@@ -66,8 +66,6 @@ export interface FormatAbContext {
 interface Build {
   name: string;
   probe: string;
-  /** bench/mirror-read-probe.ts bundled with this build's client */
-  mirrorProbe: string;
   server: string;
   cwd: string;
 }
@@ -95,7 +93,7 @@ function buildBaseline(work: string, log: (line: string) => void): Build {
   log(`building the baseline's publish probe from ${BASELINE_COMMIT} in ${tree}`);
   execFileSync("git", ["worktree", "add", "--detach", "--force", tree, BASELINE_COMMIT], { stdio: "ignore" });
   execFileSync("ln", ["-s", resolve("node_modules"), join(tree, "node_modules")]);
-  // the mirror row's probe is this tree's file, bundled with the baseline's client (the same calls in both)
+  // the mirror row's probe is this tree's file, run with the baseline's client (the same calls in both)
   execFileSync("cp", ["bench/mirror-read-probe.ts", join(tree, "bench/mirror-read-probe.ts")]);
   execFileSync(resolve("node_modules/.bin/esbuild"), [...ESBUILD, ...ENTRIES], { cwd: tree });
   // its server as make builds it, with the validators its start loads
@@ -103,7 +101,7 @@ function buildBaseline(work: string, log: (line: string) => void): Build {
   execFileSync(resolve("node_modules/.bin/tsx"), ["schemas/precompile.ts", "build/validators.js"], { cwd: tree });
   // the same explorer page for both: it is stored in the dist, and its bytes are no part of the comparison
   execFileSync("cp", ["build/explorer.html", join(tree, "build/explorer.html")]);
-  return { name: "climate-dist-3", probe: join(tree, "build/publish-probe.js"), mirrorProbe: join(tree, "build/mirror-read-probe.js"), server: join(tree, "build/server.js"), cwd: tree };
+  return { name: "climate-dist-3", probe: join(tree, "build/publish-probe.js"), server: join(tree, "build/server.js"), cwd: tree };
 }
 
 /** The year's days of `variable` as full-grid COGs and as one annual NetCDF file, made once into .cache/bench. */
@@ -256,7 +254,7 @@ async function benchMirror(ctx: FormatAbContext, builds: [Build, Build]): Promis
     const dist = join(ctx.work, `thirty-years-${build.name}`);
     ctx.log(`${build.name} publishes ${fmt(THIRTY_YEARS.length)} days of a 64 x 64 window, then its client reads one place over them`);
     const published = runProbe(build, sources, dist);
-    const out = execFileSync("node", [build.mirrorProbe, dist, String(rowToLat(THIRTY_PLACE.row)), String(colToLon(THIRTY_PLACE.col)), first, last], { cwd: build.cwd, encoding: "utf8" });
+    const out = execFileSync(resolve("node_modules/.bin/tsx"), ["bench/mirror-read-probe.ts", dist, String(rowToLat(THIRTY_PLACE.row)), String(colToLon(THIRTY_PLACE.col)), first, last], { cwd: build.cwd, encoding: "utf8" });
     return { ...(JSON.parse(out.trim().split("\n").pop()!) as { status: number; sha256: string; requests: number; bytes: number }), published };
   });
   const [a, b] = reads;
@@ -289,7 +287,7 @@ end
 export async function benchFormatAb(ctx: FormatAbContext, mirrorOnly = false): Promise<void> {
   const baseline = buildBaseline(ctx.work, ctx.log);
   try {
-    const current: Build = { name: "climate-dist-4", probe: resolve("build/publish-probe.js"), mirrorProbe: resolve("build/mirror-read-probe.js"), server: resolve("build/server.js"), cwd: process.cwd() };
+    const current: Build = { name: "climate-dist-4", probe: resolve("build/publish-probe.js"), server: resolve("build/server.js"), cwd: process.cwd() };
     ctx.say();
     ctx.say(`${baseline.name} (${BASELINE_COMMIT}) beside this build, in turn, a new process each (start-up included), ${availableParallelism()} cores`);
     if (!mirrorOnly) {

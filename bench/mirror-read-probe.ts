@@ -1,8 +1,8 @@
 // One cold mirror client over a static host of a dist (client/mirror-server.ts): client.series of a place over a period,
 // printed as one line of JSON: the answer's status and sha256, the requests and bytes the client fetched. bench/format-ab.ts
-// bundles it with each build's client, so each reads its own format.
+// runs it in each build's tree, so each build's client reads its own format.
 //
-// node build/mirror-read-probe.js <dist> <lat> <lon> <start> <end>
+// node_modules/.bin/tsx bench/mirror-read-probe.ts <dist> <lat> <lon> <start> <end>
 
 import { createHash } from "node:crypto";
 import { createMirrorClient } from "../client/index.js";
