@@ -215,18 +215,25 @@ export function decodeTenths(raw: Uint8Array, planeWidth: number, planeHeight: n
   const low = 1 + mask;
   const high = low + n;
   const w = planeWidth;
-  let z = 0;
+  // the left and upper-left cells ride in locals (wrapped to int16 as the array would), so a cell waits on no load of
+  // the one just stored
   for (let at = 0, p = 0; p < planes; p++) {
-    z = raw[low + at] | (raw[high + at] << 8);
-    f[at] = (p > 0 ? f[at - planeCells] : 0) + unzigzag(z);
-    for (at++; at % w !== 0; at++) (z = raw[low + at] | (raw[high + at] << 8)), (f[at] = f[at - 1] + unzigzag(z));
+    let left = (((p > 0 ? f[at - planeCells] : 0) + unzigzag(raw[low + at] | (raw[high + at] << 8))) << 16) >> 16;
+    f[at] = left;
+    for (const end = at++ + w; at < end; at++) {
+      left = ((left + unzigzag(raw[low + at] | (raw[high + at] << 8))) << 16) >> 16;
+      f[at] = left;
+    }
     for (let y = 1; y < planeHeight; y++) {
-      z = raw[low + at] | (raw[high + at] << 8);
-      f[at] = f[at - w] + unzigzag(z);
+      let upLeft = f[at - w];
+      left = ((upLeft + unzigzag(raw[low + at] | (raw[high + at] << 8))) << 16) >> 16;
+      f[at] = left;
       const end = at + w;
       for (at++; at < end; at++) {
-        z = raw[low + at] | (raw[high + at] << 8);
-        f[at] = f[at - 1] + f[at - w] - f[at - w - 1] + unzigzag(z);
+        const up = f[at - w];
+        left = ((left + up - upLeft + unzigzag(raw[low + at] | (raw[high + at] << 8))) << 16) >> 16;
+        f[at] = left;
+        upLeft = up;
       }
     }
   }
