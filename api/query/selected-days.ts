@@ -4,6 +4,7 @@
 import { type Coverage, holdsDate } from "../../format/coverage.js";
 import { type Window, containsWindow } from "../../format/grid.js";
 import type { SourceEntry } from "../../format/records.js";
+import type { SeriesSpan } from "../../format/series.js";
 import type { DayEntry } from "../../format/version-index.js";
 import type { RasterView } from "../../format/versions.js";
 import { type SpanSlice, chooseSeriesTier } from "../tiers.js";
@@ -54,6 +55,17 @@ async function readSeriesDays(view: RasterView, window: Window, dates: string[])
 export async function readSelectedCells(view: RasterView, window: Window, days: SelectedDay[], source: CellSource): Promise<DayCells[]> {
   let cells: Float32Array[];
   if (source.kind === "days") cells = await Promise.all(source.entries.map((e) => view.readCells(e, window)));
-  else cells = (await Promise.all(source.slices.map((s) => view.readSeries(s.span, window, s.from, s.to)))).flat();
+  else cells = (await Promise.all(source.slices.map((s) => (window[2] * window[3] === 1 ? readPlace(view, s.span, window, s.from, s.to) : view.readSeries(s.span, window, s.from, s.to))))).flat();
   return days.map((d, i) => ({ date: d.date, window: d.window, cells: cells[i] }));
 }
+
+/**
+ * One cell's days of a span, a view a day: through readSeriesPoint, which decodes only this cell's days of its chunk and
+ * keeps nothing (the next request asks another place), where readSeries decodes and caches the whole chunk.
+ */
+async function readPlace(view: RasterView, span: SeriesSpan, [col, row]: Window, from: number, to: number): Promise<Float32Array[]> {
+  const all = new Float32Array(to - from);
+  await view.readSeriesPoint(span, col, row, from, to, all, 0);
+  return Array.from({ length: to - from }, (_, d) => all.subarray(d, d + 1));
+}
+
