@@ -10,8 +10,9 @@
 // - reads (max_temp's year, each build's server on its own dist, in turn): a point query of 31 days and the year's
 //   series at another place anywhere on the land grid each request, and another tile and date of the day pieces
 //   (goal: no slower; wrk, 10 connections, BENCH_SECONDS each);
-// - a cold mirror client over a static host reading one place over thirty years of a 64 x 64 window, each build's client
-//   (bench/mirror-read-probe.ts, run in the build's tree) on its own build's dist of the same files (goal: fewer bytes, no more requests).
+// - a cold mirror client over a static host reading one place over thirty years of a 64 x 64 window, each build's
+//   client (bench/mirror-read-probe.ts, run in the build's tree) on its own build's dist of the same files (goal:
+//   fewer bytes, no more requests).
 //
 // The baseline is built from BENCH_BASELINE_COMMIT (default 2e3aa02, the last climate-dist-3 commit) in a git
 // worktree, bundled as `make bench` bundles this build's probe. BENCH_AB_ROUNDS (default 2) rounds.

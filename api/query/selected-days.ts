@@ -55,7 +55,11 @@ async function readSeriesDays(view: RasterView, window: Window, dates: string[])
 export async function readSelectedCells(view: RasterView, window: Window, days: SelectedDay[], source: CellSource): Promise<DayCells[]> {
   let cells: Float32Array[];
   if (source.kind === "days") cells = await Promise.all(source.entries.map((e) => view.readCells(e, window)));
-  else cells = (await Promise.all(source.slices.map((s) => (window[2] * window[3] === 1 ? readPlace(view, s.span, window, s.from, s.to) : view.readSeries(s.span, window, s.from, s.to))))).flat();
+  else {
+    const one = window[2] * window[3] === 1;
+    const read = (s: SpanSlice) => (one ? readPlace(view, s.span, window, s.from, s.to) : view.readSeries(s.span, window, s.from, s.to));
+    cells = (await Promise.all(source.slices.map(read))).flat();
+  }
   return days.map((d, i) => ({ date: d.date, window: d.window, cells: cells[i] }));
 }
 
@@ -68,4 +72,3 @@ async function readPlace(view: RasterView, span: SeriesSpan, [col, row]: Window,
   await view.readSeriesPoint(span, col, row, from, to, all, 0);
   return Array.from({ length: to - from }, (_, d) => all.subarray(d, d + 1));
 }
-
