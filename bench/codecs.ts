@@ -139,12 +139,12 @@ function zstdCodec(level: number): Codec {
 
 const DAY_CODECS: Codec[] = [
   rowDifferences((w) => w),
-  tenthsCodec("predicted planes, DEFLATE 3 (dist-4)", { level: 3 }),
+  tenthsCodec("predicted planes, DEFLATE 6 Z_RLE (dist-4)", zRle),
+  tenthsCodec("predicted planes, DEFLATE 3", { level: 3 }),
   tenthsCodec("predicted planes, DEFLATE 6", { level: 6 }),
   bitPacked,
   zstdCodec(3),
   zstdCodec(9),
-  tenthsCodec("predicted planes, DEFLATE 6 Z_RLE", zRle),
 ];
 
 /**
@@ -161,7 +161,7 @@ const SERIES: { codec: Codec; side: number; group: number }[] = [
   { codec: bitPacked, side: 4, group: GROUP_CHUNKS },
   { codec: zstdCodec(3), side: 4, group: GROUP_CHUNKS },
 ];
-/** climate-dist-4's rows of each table: day blocks at DEFLATE 3, series chunks of 4 x 4 cells under Z_RLE. */
+/** climate-dist-4's rows of each table: day blocks under Z_RLE, series chunks of 4 x 4 cells under Z_RLE. */
 const DIST_4_DAY = 1;
 const DIST_4_SERIES = 4;
 

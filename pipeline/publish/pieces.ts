@@ -24,28 +24,17 @@ export interface EncodedDay {
 }
 
 /**
- * Day blocks: DEFLATE level 3, zlib's default strategy. Every tile and map read inflates them, and a 64 x 64 block
- * of this level's output inflates in 15 µs against 87 µs for Z_RLE's (the strategy the series chunks use), for 13%
- * more bytes (0.317 B a value of maximum temperature against 0.281) in about the same encoding time
- * (docs/performance.md "Codecs").
+ * Day blocks and series chunks alike: DEFLATE with run-length matches only (zlib's Z_RLE), in a window just large
+ * enough for the bytes (a block is at most 16 kB: zlib sets up a smaller window in less time, for the same bytes).
+ * On the Tenths codec's byte planes (low bytes small, high bytes nearly all zero) it stores what level 6's default
+ * strategy stores in less than half its time: a day's blocks of the SILO-like max_temp year take 71.8 kB against level
+ * 3's 81.7 kB, encoded in 3.9 ms against 8.4, and a block inflates in 16.7 µs against 12.3 (a tile, 16 blocks, read
+ * about 4% slower). memLevel stays zlib's default 8: at 4 its symbol buffer ends a Huffman block every 1,024
+ * symbols, and a year's chunk took 25% more time and 6% more bytes (docs/performance.md "Codecs").
  */
-export const DAY_DEFLATE = { level: 3 } as const;
-/**
- * Series chunks: DEFLATE with run-length matches only (zlib's Z_RLE) at level 6. On the Tenths codec's byte planes
- * of a chunk (low bytes small, high bytes nearly all zero) it stores what level 6's default strategy stores in
- * less than half its time, and a point read inflates one chunk: 46 µs against 31 (docs/performance.md "Codecs").
- */
-export const SERIES_DEFLATE = { level: 6, strategy: constants.Z_RLE } as const;
-
-/**
- * A block's or chunk's bytes DEFLATEd, with a window just large enough for them (a block is at most 16 kB): zlib sets
- * up a smaller window in less time, for the same bytes. memLevel stays zlib's default 8: at 4 its symbol buffer ends a
- * Huffman block every 1,024 symbols, and a year's chunk took 25% more time and 6% more bytes
- * (docs/performance.md "Codecs").
- */
-export function deflateBlock(raw: Uint8Array, settings: typeof DAY_DEFLATE | typeof SERIES_DEFLATE): Uint8Array {
+export function deflateBlock(raw: Uint8Array): Uint8Array {
   const windowBits = Math.min(15, Math.max(9, Math.ceil(Math.log2(raw.byteLength))));
-  return new Uint8Array(deflateRawSync(raw, { ...settings, windowBits }));
+  return new Uint8Array(deflateRawSync(raw, { level: 6, strategy: constants.Z_RLE, windowBits }));
 }
 
 /**
@@ -75,7 +64,7 @@ export function encodeDayBlocks(window: Window, values: Float32Array, hashed = h
   const parts = listBlocks(window).map((part) => {
     const [c, r, w, h] = part.window;
     const { codec, raw } = codes ? encodeBlockCodes({ codes, at: (r - wr) * ww + (c - wc), rowStride: ww, planeStride: w * h }, w, h) : encodeBlockCells(copyBlock(values, ww, part.window, wc, wr), w);
-    const bytes = raw ? deflateBlock(raw, DAY_DEFLATE) : new Uint8Array(0);
+    const bytes = raw ? deflateBlock(raw) : new Uint8Array(0);
     return { codec, bytes, sha256: sha256Hex(bytes) };
   });
   const data = new Uint8Array(parts.reduce((n, p) => n + p.bytes.byteLength, 0));

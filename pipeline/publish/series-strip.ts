@@ -8,7 +8,7 @@ import type { StoredEntry } from "../../format/entries.js";
 import type { Window } from "../../format/grid.js";
 import { sha256Hex } from "../../format/hash.js";
 import { type ChunkPatch, ChunkOrder, EMPTY_SHA256, GROUP_POSITIONS, GroupLattice, encodeChunkPatch } from "../../format/series.js";
-import { SERIES_DEFLATE, deflateBlock } from "./pieces.js";
+import { deflateBlock } from "./pieces.js";
 import type { DayEntry } from "../../format/version-index.js";
 
 /** Days whose strip cells are read at once. */
@@ -93,7 +93,6 @@ export const EMPTY_ENTRY: StoredEntry = { codec: BlockCodec.Empty, order: ChunkO
 
 export type EncodedChunk = Omit<StoredEntry, "offset" | "pack"> & { bytes: Uint8Array };
 
-const deflate = (raw: Uint8Array): Uint8Array => deflateBlock(raw, SERIES_DEFLATE);
 
 /**
  * A strip of a span's cells over all its days, as tenths codes, day after day; the days' float values are read
@@ -155,14 +154,14 @@ class Strip {
 function encodeFloatChunk(values: Float32Array, days: number): EncodedChunk | null {
   const { codec, raw } = encodeBlockCells(values, days);
   if (!raw) return null;
-  const bytes = deflate(raw);
+  const bytes = deflateBlock(raw);
   return { codec, order: ChunkOrder.Cells, bytes, length: bytes.byteLength, sha256: sha256Hex(bytes) };
 }
 
 /** A chunk's stored bytes from its tenths codes (missing -32768), a plane of `width` x `height` cells a day; null when nothing is held. */
 function encodeCodes(codes: CodesAt, width: number, height: number, days: number): EncodedChunk | null {
   if (!holdsValue(codes, width, height, days)) return null;
-  const bytes = deflate(encodeTenthsAt(codes, width, height, days));
+  const bytes = deflateBlock(encodeTenthsAt(codes, width, height, days));
   return { codec: BlockCodec.Tenths, order: ChunkOrder.Days, bytes, length: bytes.byteLength, sha256: sha256Hex(bytes) };
 }
 
@@ -179,7 +178,7 @@ export function encodePatch(base: StoredEntry, days: number[], byDay: Float32Arr
   const patch: ChunkPatch = tenths
     ? { base, days, codec: BlockCodec.Tenths, cells: encodeTenths(codes, width, height, days.length) }
     : { base, days, codec: BlockCodec.Float32, cells: new Uint8Array(values.buffer) };
-  const bytes = deflate(encodeChunkPatch(patch));
+  const bytes = deflateBlock(encodeChunkPatch(patch));
   return { codec: BlockCodec.Patch, order: ChunkOrder.Days, bytes, length: bytes.byteLength, sha256: sha256Hex(bytes) };
 }
 
