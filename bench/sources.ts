@@ -70,20 +70,25 @@ export async function makeFullGridDays(folder: string, dates: string[], log: (li
   await rm(scratch, { recursive: true, force: true });
 }
 
-/** Small-window days (uncompressed GeoTIFF, a few hundred bytes each): the shape of a long archive, cheaply. */
-export async function makeSmallDays(folder: string, dates: string[], window: Window, log: (line: string) => void): Promise<void> {
+/** The days of `dates` that `folder` lacks, each written as a small GeoTIFF of `window` from `valuesOf`: made once, kept for later runs. */
+async function makeWindowDays(folder: string, dates: string[], window: Window, what: string, log: (line: string) => void, valuesOf: (date: string) => Float32Array): Promise<void> {
   const missing = dates.filter((d) => !existsSync(join(folder, dateToMemberPath(d, MAX_TEMP))));
   if (missing.length === 0) return;
-  log(`making ${missing.length} small-window days in ${folder} (once; kept for later runs)`);
+  log(`making ${missing.length} ${what} in ${folder} (once; kept for later runs)`);
+  for (const date of missing) await writeSiloTiff(join(folder, dateToMemberPath(date, MAX_TEMP)), window, valuesOf(date));
+}
+
+/** Small-window days (uncompressed GeoTIFF, a few hundred bytes each): the shape of a long archive, cheaply. */
+export function makeSmallDays(folder: string, dates: string[], window: Window, log: (line: string) => void): Promise<void> {
   const cells = window[2] * window[3];
-  for (const date of missing) {
+  return makeWindowDays(folder, dates, window, "small-window days", log, (date) => {
     const day = dateToDayNumber(date);
     const values = new Float32Array(cells);
     // every day distinct (no two share a piece): the cells cycle every 400 days, the first cell every 240,000
     for (let i = 0; i < cells; i++) values[i] = Math.fround((((((day * 7 + i * 13) % 400) + 400) % 400) + 50) / 10);
     values[0] = Math.fround(((Math.floor(day / 400) % 600) + 600) % 600 / 10);
-    await writeSiloTiff(join(folder, dateToMemberPath(date, MAX_TEMP)), window, values);
-  }
+    return values;
+  });
 }
 
 /** A window's cells of a full-grid day. */
@@ -93,12 +98,8 @@ export function cropWindow(values: Float32Array, [c0, r0, w, h]: Window): Float3
   return out;
 }
 
-/** A window of SILO-like max_temp days as small GeoTIFFs, made once into `folder` (each day's whole grid is made: 55 ms). */
-export async function makeSiloLikeWindowDays(folder: string, dates: string[], window: Window, log: (line: string) => void): Promise<void> {
-  const missing = dates.filter((d) => !existsSync(join(folder, dateToMemberPath(d, MAX_TEMP))));
-  if (missing.length === 0) return;
-  log(`making ${missing.length} days of a ${window[2]} x ${window[3]} window of SILO-like max_temp in ${folder} (once; kept for later runs)`);
+/** A window of SILO-like max_temp days (each day's whole grid is made, then cropped: 55 ms a day). */
+export function makeSiloLikeWindowDays(folder: string, dates: string[], window: Window, log: (line: string) => void): Promise<void> {
   const mask = makeLandMask();
-  for (const date of missing) await writeSiloTiff(join(folder, dateToMemberPath(date, MAX_TEMP)), window, cropWindow(makeSiloLikeMaxTemp(date, mask), window));
+  return makeWindowDays(folder, dates, window, `days of a ${window[2]} x ${window[3]} window of SILO-like max_temp`, log, (date) => cropWindow(makeSiloLikeMaxTemp(date, mask), window));
 }
-

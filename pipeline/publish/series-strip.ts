@@ -93,7 +93,6 @@ export const EMPTY_ENTRY: StoredEntry = { codec: BlockCodec.Empty, order: ChunkO
 
 export type EncodedChunk = Omit<StoredEntry, "offset" | "pack"> & { bytes: Uint8Array };
 
-
 /**
  * A strip of a span's cells over all its days, as tenths codes, day after day; the days' float values are read
  * instead only when some value is not tenths.
