@@ -57,6 +57,15 @@ interface PendingBlock {
   path: string;
   resolve: (block: StoredBlock) => void;
   reject: (err: unknown) => void;
+  /** a block read once: decoded into the shared scratch and used at once, before anything else can decode */
+  use?: (block: StoredBlock) => void;
+}
+
+/** The tenths codes of the block being used at once (PendingBlock.use): one array, so a map allocates none a block. */
+let scratch = new Int16Array(0);
+function scratchCodes(cells: number): Int16Array {
+  if (scratch.length < cells) scratch = new Int16Array(cells);
+  return scratch;
 }
 
 /** Block-local rows [row0, row1) and columns [col0, col1) of a block inside an area, and the area row and column of its first cell. */
@@ -221,7 +230,12 @@ export class Archive {
    * `target` when given (a Zarr chunk: no array of the area's own, no copy), else into a new array.
    */
   async readCells(day: DayEntry, area: Window, target?: CellTarget, reuse: BlockReuse = "cache"): Promise<Float32Array> {
-    return fillCells(await this.readArea(day, area, reuse), target ?? { out: new Float32Array(area[2] * area[3]), at: 0, stride: area[2] });
+    const into = target ?? { out: new Float32Array(area[2] * area[3]), at: 0, stride: area[2] };
+    // a block read once is written out as soon as it is decoded: no array of codes a block for the collector (a
+    // full-grid map is 1.2 MB of them)
+    if (reuse === "once") await this.readArea(day, area, reuse, (part) => fillCells([part], into));
+    else fillCells(await this.readArea(day, area, reuse), into);
+    return into.out;
   }
 
   /**
@@ -239,31 +253,45 @@ export class Archive {
     return fillCodes(parts, codes, area[2]) ? codes : fillCells(parts, { out: new Float32Array(area[2] * area[3]), at: 0, stride: area[2] });
   }
 
-  /** The blocks of `area`, each with the rows and columns of it that lie in `area` and where they start there. */
-  private async readArea(day: DayEntry, area: Window, reuse: BlockReuse): Promise<AreaPart[]> {
+  /**
+   * The blocks of `area`, each with the rows and columns of it that lie in `area` and where they start there; or,
+   * with `use` (blocks read once), each part given to it as soon as its block is decoded, its codes valid only then.
+   */
+  private async readArea(day: DayEntry, area: Window, reuse: BlockReuse, use?: (part: AreaPart) => void): Promise<AreaPart[]> {
     if (!containsWindow(day.window, area)) throw new Error(`area ${area.join(",")} is outside the window of ${day.date}`);
     const header = await this.readHeader(day);
     const parts = this.orderOf(day.window).select(area);
-    const blocks = await this.readBlocks(day, header, parts, reuse);
     const [ac, ar, aw, ah] = area;
-    return parts.map(({ window: [bc, br, bw, bh] }, i) => {
+    const placed = parts.map(({ window: [bc, br, bw, bh] }) => {
       const [c0, r0] = [Math.max(ac, bc), Math.max(ar, br)];
-      return { block: blocks[i], row0: r0 - br, row1: Math.min(ar + ah, br + bh) - br, col0: c0 - bc, col1: Math.min(ac + aw, bc + bw) - bc, row: r0 - ar, col: c0 - ac };
+      return { row0: r0 - br, row1: Math.min(ar + ah, br + bh) - br, col0: c0 - bc, col1: Math.min(ac + aw, bc + bw) - bc, row: r0 - ar, col: c0 - ac };
     });
+    const blocks = await this.readBlocks(day, header, parts, reuse, use && ((i, block) => use({ block, ...placed[i] })));
+    return placed.map((p, i) => ({ block: blocks[i], ...p }));
   }
 
-  private readBlocks(day: DayEntry, header: DayHeader, parts: BlockPart[], reuse: BlockReuse): Promise<StoredBlock[]> {
+  /** The blocks of `parts`; with `use`, each given to it as soon as it is decoded (see readArea). */
+  private readBlocks(day: DayEntry, header: DayHeader, parts: BlockPart[], reuse: BlockReuse, use?: (i: number, block: StoredBlock) => void): Promise<StoredBlock[]> {
     const lineage = lineageOf(day);
     const wanted: PendingBlock[] = [];
-    const results = parts.map((part) => {
+    const results = parts.map((part, i) => {
       const entry = header.block(part.index);
-      if (entry.codec === BlockCodec.Empty) return Promise.resolve(toStoredBlock(entry.codec, null, part.window[2], part.window[3]));
-      const cost = rawBlockBytes(entry.codec, part.window[2] * part.window[3]) + 64;
-      const pack = lineage[entry.pack].sha256;
-      // keyed by where the bytes lie, so a block shared by the versions of a revised day is read once
-      const key = `${pack}@${entry.offset}`;
-      const load = () => new Promise<StoredBlock>((resolve, reject) => wanted.push({ part, entry, path: objectPath(pack, "day"), resolve, reject }));
-      return reuse === "cache" ? this.blocks.getOrLoad(key, cost, load) : (this.blocks.get(key) ?? load());
+      let block: Promise<StoredBlock>;
+      if (entry.codec === BlockCodec.Empty) block = Promise.resolve(toStoredBlock(entry.codec, null, part.window[2], part.window[3]));
+      else {
+        const cost = rawBlockBytes(entry.codec, part.window[2] * part.window[3]) + 64;
+        const pack = lineage[entry.pack].sha256;
+        // keyed by where the bytes lie, so a block shared by the versions of a revised day is read once
+        const key = `${pack}@${entry.offset}`;
+        const pending = (resolve: (block: StoredBlock) => void, reject: (err: unknown) => void): PendingBlock => ({ part, entry, path: objectPath(pack, "day"), resolve, reject });
+        if (reuse === "cache") block = this.blocks.getOrLoad(key, cost, () => new Promise((resolve, reject) => wanted.push(pending(resolve, reject))));
+        else {
+          const cached = this.blocks.get(key);
+          if (!cached && use) return new Promise<StoredBlock>((resolve, reject) => wanted.push({ ...pending(resolve, reject), use: (b) => use(i, b) }));
+          block = cached ?? new Promise((resolve, reject) => wanted.push(pending(resolve, reject)));
+        }
+      }
+      return use ? block.then((b) => (use(i, b), b)) : block;
     });
     // Neighbouring blocks of one piece are read in one range (a tile's blocks are contiguous); each is verified on its own.
     wanted.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.entry.offset - b.entry.offset));
@@ -300,7 +328,12 @@ export class Archive {
         const raw = await this.platform.inflateRaw(piece, rawBlockBytes(entry.codec, bw * bh)).catch((err) => {
           throw new IntegrityError(this.storage.describe(path), `block ${w.part.index} does not inflate (${(err as Error).message})`);
         });
-        w.resolve(toStoredBlock(entry.codec, raw, bw, bh));
+        if (!w.use) w.resolve(toStoredBlock(entry.codec, raw, bw, bh));
+        else {
+          const block = toStoredBlock(entry.codec, raw, bw, bh, [bw, bh], scratchCodes(bw * bh));
+          w.use(block);
+          w.resolve(block);
+        }
       } catch (err) {
         w.reject(err instanceof IntegrityError ? err : new IntegrityError(this.storage.describe(path), (err as Error).message));
       }

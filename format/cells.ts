@@ -205,13 +205,15 @@ function residuals(n: number): Int16Array {
  * The codes a Tenths block's inflated bytes hold (missing -32768), plane-major; throws when they do not fit its shape.
  * Every cell is predicted as encodeTenths did, a missing cell's residual being 0, so one pass of plain stores (an
  * Int16Array wraps as the codec's arithmetic does) decodes the block and a second marks the mask's cells missing.
+ * Into `into` when given (at least the block's cells long), else into a new array.
  */
-export function decodeTenths(raw: Uint8Array, planeWidth: number, planeHeight: number, planes: number): Int16Array {
+export function decodeTenths(raw: Uint8Array, planeWidth: number, planeHeight: number, planes: number, into?: Int16Array): Int16Array {
   const n = planeWidth * planeHeight * planes;
   const planeCells = planeWidth * planeHeight;
   const mask = raw[0] === 1 ? maskBytes(n) : 0;
   if (raw.byteLength === 0 || raw[0] > 1 || raw.byteLength !== 1 + mask + 2 * n) throw new Error(`a tenths block of ${n} cells inflates to ${raw.byteLength} bytes`);
-  const f = new Int16Array(n);
+  // every cell is written before it is read, so a reused array needs no clearing
+  const f = into ? into.subarray(0, n) : new Int16Array(n);
   const low = 1 + mask;
   const high = low + n;
   const w = planeWidth;
@@ -327,13 +329,14 @@ const EMPTY_BLOCK: Omit<StoredBlock, "width"> = { codec: BlockCodec.Empty, tenth
 
 /**
  * A block from its inflated bytes, rows of `width` cells, `height` rows; its Tenths planes are `plane` (width x height
- * cells: a series chunk's c x c cells a day), else the whole block. Throws when the bytes do not fit.
+ * cells: a series chunk's c x c cells a day), else the whole block. Throws when the bytes do not fit. A Tenths
+ * block's codes go into `into` when given: a block used at once and never kept.
  */
-export function toStoredBlock(codec: BlockCodec, raw: Uint8Array | null, width: number, height: number, plane: [number, number] = [width, height]): StoredBlock {
+export function toStoredBlock(codec: BlockCodec, raw: Uint8Array | null, width: number, height: number, plane: [number, number] = [width, height], into?: Int16Array): StoredBlock {
   if (codec === BlockCodec.Empty) return { ...EMPTY_BLOCK, width };
   const cells = width * height;
   if (!raw) throw new Error("a block with no bytes");
-  if (codec === BlockCodec.Tenths) return { codec, width, tenths: decodeTenths(raw, plane[0], plane[1], cells / (plane[0] * plane[1])), floats: null };
+  if (codec === BlockCodec.Tenths) return { codec, width, tenths: decodeTenths(raw, plane[0], plane[1], cells / (plane[0] * plane[1]), into), floats: null };
   if (codec !== BlockCodec.Float32) throw new Error(`unknown block codec ${codec}`);
   if (raw.byteLength !== cells * 4) throw new Error(`block inflates to ${raw.byteLength} bytes, expected ${cells * 4}`);
   // kept (in a cache) as a typed view of its bytes: copied out when misaligned (little-endian, as on every platform

@@ -266,6 +266,42 @@ golden("publish - day pieces hold the source cells exactly, missing cells as NaN
   }
 });
 
+golden("publish - a read once (decoded straight into its target) gives a cached read's cells, some blocks cached already", async () => {
+  const [record] = await readRecords(goldenDist);
+  const [c0, r0, w, h] = SMALL;
+  // a target wider than the area, the area's rows at an offset into it, as a Zarr chunk or an OPeNDAP body takes them
+  const stride = w + 3;
+  for (const cachedFirst of [false, true]) {
+    const archive = new Archive(new LocalStorage(goldenDist), nodePlatform);
+    const view = await openVersion(archive, record);
+    if (view.kind !== "raster") return assert.unreachable("a raster version");
+    for (const date of GOLDEN_DATES) {
+      const day = (await view.findDay(date))!;
+      // the area's upper-left blocks in the block cache before the read once
+      if (cachedFirst) await archive.readCells(day, [c0, r0, 2, 2]);
+      const floats = new Float32Array(2 + stride * h);
+      const words = new Float32Array(2 + stride * h);
+      await archive.readCells(day, SMALL, { out: floats, at: 2, stride }, "once");
+      await archive.readCells(day, SMALL, { out: words, at: 2, stride, bigEndian: true }, "once");
+      const bits = new Uint32Array(words.buffer);
+      const wire = new DataView(words.buffer);
+      let checked = 0;
+      for (let i = 0; i < w * h; i++) {
+        const at = 2 + Math.floor(i / w) * stride + (i % w);
+        const expected = cellValue(c0 + (i % w), r0 + Math.floor(i / w), date);
+        const label = `${date} cell ${i}${cachedFirst ? ", some blocks cached" : ""}`;
+        assert.ok(Number.isNaN(expected) ? Number.isNaN(floats[at]) : floats[at] === expected, `${label}: ${floats[at]}, expected ${expected}`);
+        if (Number.isNaN(expected)) assert.is(bits[at], 0x0000c07f, `${label}: the canonical NaN, big-endian`);
+        else assert.is(wire.getFloat32(at * 4), expected, label);
+        checked++;
+      }
+      assert.is(checked, w * h);
+      // nothing outside the area's cells was written
+      assert.equal([floats[0], floats[1], floats[2 + w], bits[0], bits[2 + w]], [0, 0, 0, 0, 0]);
+    }
+  }
+});
+
 golden.run();
 
 // ---------------------------------------------------------------------------------------------------------------
