@@ -19,6 +19,7 @@ import { type MirrorServer, startMirrorServer } from "../../client/mirror-server
 import { webPlatform } from "../../client/platform.js";
 import type { CatalogRoot } from "../../format/catalog.js";
 import { objectPath } from "../../format/objects.js";
+import { childArgs } from "../support/child-bundles.js";
 import {
   type Answer,
   type Served,
@@ -750,14 +751,18 @@ command.before(useFixture);
 
 const root = join(import.meta.dirname, "../..");
 
+let mirrorArgs: string[] | undefined;
+
 /**
- * The command `npm run mirror` runs (package.json: tsx client/cli.ts), started as one node process with tsx as its
- * loader: npm and tsx's relaying parent cost a second of CPU a call and change nothing the command prints or exits
- * with. The npm script itself runs as documented in test/docs/docs-clients.test.ts.
+ * The command `npm run mirror` runs (package.json: tsx client/cli.ts), started as one node process, bundled first when
+ * make test runs (test/support/child-bundles.ts): npm, tsx's relaying parent and its loader cost a second of CPU a
+ * call and change nothing the command prints or exits with. The npm script itself runs as documented in
+ * test/docs/docs-clients.test.ts.
  */
 async function runMirror(args: string[]): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+  mirrorArgs ??= await childArgs(join(root, "client/cli.ts"), "client");
   try {
-    const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", "client/cli.ts", ...args], { cwd: root, encoding: "buffer", maxBuffer: 8 << 20 });
+    const { stdout, stderr } = await run(process.execPath, [...mirrorArgs, ...args], { cwd: root, encoding: "buffer", maxBuffer: 8 << 20 });
     return { code: 0, stdout, stderr: stderr.toString() };
   } catch (err) {
     const e = err as { code: number; stdout: Buffer; stderr: Buffer };

@@ -23,6 +23,7 @@ import { CHANGE_RANGES_MAX } from "../../pipeline/publish/changes.js";
 import { dateToMemberPath } from "../../sources/silo.js";
 import { freshDirs, makeWorkDir, publishSilently, writeSiloDays } from "../support/helpers.js";
 import { readRecords } from "../support/server-fixture.js";
+import { childArgs } from "../support/child-bundles.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const freshDir = freshDirs(makeWorkDir("diff-test"));
@@ -185,14 +186,16 @@ diff("diff - the objects read grow with the changed months, not with the archive
 
 diff("diff - npm run mirror -- diff prints a line per changed date with the old and new source sha256; an unknown version exits 1", async () => {
   const run = promisify(execFile);
-  const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", "client/cli.ts", "diff", V.mirror!.url, V.ids.reviseOne, V.ids.reviseThree], { cwd: REPO });
+  // the command npm runs, bundled first when make test runs (test/support/child-bundles.ts): tsx's loader costs a second a start
+  const cli = await childArgs(join(REPO, "client/cli.ts"), "client");
+  const { stdout, stderr } = await run(process.execPath, [...cli, "diff", V.mirror!.url, V.ids.reviseOne, V.ids.reviseThree], { cwd: REPO });
   const expected = await expectedDiff(V.ids.reviseOne, V.ids.reviseThree);
   const lines = expected.map((d) => `${d.date}\trevised\t${d.old!.sources[0]}\t${d.new!.sources[0]}`);
   assert.is(stdout, ["date\tchange\told_source_sha256\tnew_source_sha256", ...lines, ""].join("\n"));
   assert.match(stderr, /^3 dates differ \(0 added, 3 revised, 0 removed\); 15 requests, \d+ bytes read from the mirror\n$/);
-  const json = await run(process.execPath, ["--import", "tsx", "client/cli.ts", "diff", V.mirror!.url, V.ids.reviseOne, V.ids.reviseThree, "--json"], { cwd: REPO });
+  const json = await run(process.execPath, [...cli, "diff", V.mirror!.url, V.ids.reviseOne, V.ids.reviseThree, "--json"], { cwd: REPO });
   assert.equal(json.stdout.trim().split("\n").map((l) => JSON.parse(l)), expected);
-  const unknown = await run(process.execPath, ["--import", "tsx", "client/cli.ts", "diff", V.mirror!.url, V.ids.first, "silo-tmax-20000101-20000102-0000000000000000"], { cwd: REPO }).catch((err) => err);
+  const unknown = await run(process.execPath, [...cli, "diff", V.mirror!.url, V.ids.first, "silo-tmax-20000101-20000102-0000000000000000"], { cwd: REPO }).catch((err) => err);
   assert.is(unknown.code, 1);
   assert.match(unknown.stderr, /dataset version silo-tmax-20000101-20000102-0000000000000000 is not published on this mirror/);
 });

@@ -25,6 +25,7 @@ import { type Nginx, startNginx } from "../support/nginx.js";
 import { freshDirs, makeWorkDir, writeSiloDays } from "../support/helpers.js";
 import { docBlock } from "../docs/doc-blocks.js";
 import { flipByte } from "../support/server-fixture.js";
+import { childArgs } from "../support/child-bundles.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const WORK = makeWorkDir("sync-test");
@@ -176,8 +177,10 @@ mirrorSuite("sync - killed with SIGKILL mid-way and run again (make sync's comma
   try {
     for (let i = 0; i < 3; i++) await publishNextDay();
     const catalog = await readFile(join(S.mirror, CATALOG_FILE));
-    // node itself (tsx as a loader), not the tsx wrapper: SIGKILL must reach the process that syncs
-    const child = spawn(process.execPath, ["--import", "tsx", "pipeline/cli.ts", "sync", "--from", slow.url, "--dist", S.mirror], { cwd: REPO, stdio: "ignore" });
+    // node itself, not the tsx wrapper: SIGKILL must reach the process that syncs (bundled first when make test runs,
+    // test/support/child-bundles.ts)
+    const cli = await childArgs(join(REPO, "pipeline/cli.ts"), "pipeline/publish");
+    const child = spawn(process.execPath, [...cli, "sync", "--from", slow.url, "--dist", S.mirror], { cwd: REPO, stdio: "ignore" });
     const exited = new Promise<NodeJS.Signals | null>((done) => child.once("exit", (_code, signal) => done(signal)));
     // killed once it has received a file besides catalog.json and the three manifests, while receiving others
     // (at 2 kB/s, sent 1 kB at a time, a file of the few kB these are cannot complete between this look and the kill)
@@ -191,7 +194,7 @@ mirrorSuite("sync - killed with SIGKILL mid-way and run again (make sync's comma
     assert.ok((await readFile(join(S.mirror, CATALOG_FILE))).equals(catalog), "the killed sync never replaced catalog.json");
     const leftovers = await listTree(join(S.mirror, ".sync")).catch(() => []);
     assert.ok(leftovers.length > 0, "it was receiving files when killed");
-    const { stdout } = await promisify(execFile)("node_modules/.bin/tsx", ["pipeline/cli.ts", "sync", "--from", S.nginx!.url, "--dist", S.mirror], { cwd: REPO });
+    const { stdout } = await promisify(execFile)(process.execPath, [...cli, "sync", "--from", S.nginx!.url, "--dist", S.mirror], { cwd: REPO });
     assert.match(stdout, /^synced .* from http:\/\/127\.0\.0\.1:\d+\/: \d+ files placed \(.*\), \d+ already here, 3 publish manifests read, catalog\.json replaced last/, stdout);
     await assertSameFiles(S.origin, S.mirror);
     await assertVerified(S.mirror);

@@ -332,7 +332,8 @@ nights("update - night 7, the bucket failing part of rain's period: temperature 
   await bucket.revise("max_temp", addDays(D5, -5), PATCHES);
   await bucket.revise("daily_rain", addDays(D5, -9), PATCHES);
   const failing = bucket.dailyPath("daily_rain", addDays(D5, -30));
-  bucket.failures.set(failing, { kind: "503" });
+  // retried at once: the backoff between attempts is download.test's; this night is about what follows them
+  bucket.failures.set(failing, { kind: "503", retryAfterS: 0 });
   const rainBefore = newestVersions().rain;
   const lock = await readFile(join(SOURCES, "silo.lock.json"), "utf8");
   const rainFile = join(SOURCES, D5.slice(0, 4), `${addDays(D5, -9).replaceAll("-", "")}.daily_rain.tif`);

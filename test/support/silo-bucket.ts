@@ -33,10 +33,14 @@ export interface Patch {
   delta: number;
 }
 
-/** How a path fails: 503 to every request, or never answered (a stall); `times` requests only, then as usual. */
+/**
+ * How a path fails: 503 to every request, or never answered (a stall); `times` requests only, then as usual. A 503
+ * with `retryAfterS` says Retry-After (0: a client retries at once, as a test of what follows the retries wants).
+ */
 export interface Failure {
   kind: "503" | "stall";
   times?: number;
+  retryAfterS?: number;
 }
 
 /** One answer the bucket gave. */
@@ -197,7 +201,10 @@ class Bucket {
     res.on("finish", () => this.answers.push({ path, status: res.statusCode, conditional }));
     const failure = this.failures.get(path);
     if (failure && (failure.times === undefined || failure.times-- > 0)) {
-      if (failure.kind === "503") return void res.writeHead(503, { "content-type": "application/xml" }).end("<Error><Code>SlowDown</Code></Error>");
+      if (failure.kind === "503") {
+        const retry = failure.retryAfterS === undefined ? {} : { "retry-after": String(failure.retryAfterS) };
+        return void res.writeHead(503, { "content-type": "application/xml", ...retry }).end("<Error><Code>SlowDown</Code></Error>");
+      }
       // a stall: the request is read and never answered (the client's stall watch gives up on it)
       if (req.socket) this.stalled.add(req.socket);
       return;
