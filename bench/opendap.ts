@@ -17,6 +17,7 @@ import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { inflateRawSync } from "node:zlib";
 import { MAX_FILE_VALUES } from "../api/contract.js";
 import { GRID, colToLon, rowToLat } from "../format/grid.js";
 import { formatBytes } from "../pipeline/progress.js";
@@ -28,7 +29,6 @@ import { LocalStorage, nodePlatform } from "../format/local.js";
 import { objectPath } from "../format/objects.js";
 import { Snapshot } from "../format/snapshot.js";
 import { type RasterView, openVersion } from "../format/versions.js";
-import { inflateRawSync } from "node:zlib";
 import { type Proc, readRss, runWrk, startServer, startStatic } from "./load.js";
 
 const run = promisify(execFile);
@@ -137,11 +137,12 @@ async function mapFloor(dist: string, id: string, body: Uint8Array): Promise<{ h
     }
     return ms;
   };
-  const raws = stored.map((b) => inflateRawSync(b.piece, { chunkSize: rawBlockBytes(b.codec, b.w * b.h) + 1 }));
+  const inflate = (b: (typeof stored)[number]) => inflateRawSync(b.piece, { chunkSize: rawBlockBytes(b.codec, b.w * b.h) + 1 });
+  const raws = stored.map(inflate);
   const scratch = new Int16Array(BLOCK_SIDE * BLOCK_SIDE);
   return {
     hashMs: best(() => createHash("sha256").update(body).digest()),
-    inflateMs: best(() => stored.forEach((b) => inflateRawSync(b.piece, { chunkSize: rawBlockBytes(b.codec, b.w * b.h) + 1 }))),
+    inflateMs: best(() => stored.forEach(inflate)),
     decodeMs: best(() => stored.forEach((b, i) => toStoredBlock(b.codec, raws[i], b.w, b.h, [b.w, b.h], scratch))),
     blocks: stored.length,
   };

@@ -283,12 +283,13 @@ export class Archive {
         const pack = lineage[entry.pack].sha256;
         // keyed by where the bytes lie, so a block shared by the versions of a revised day is read once
         const key = `${pack}@${entry.offset}`;
-        const pending = (resolve: (block: StoredBlock) => void, reject: (err: unknown) => void): PendingBlock => ({ part, entry, path: objectPath(pack, "day"), resolve, reject });
-        if (reuse === "cache") block = this.blocks.getOrLoad(key, cost, () => new Promise((resolve, reject) => wanted.push(pending(resolve, reject))));
+        const load = (used?: PendingBlock["use"]) => new Promise<StoredBlock>((resolve, reject) => wanted.push({ part, entry, path: objectPath(pack, "day"), resolve, reject, use: used }));
+        if (reuse === "cache") block = this.blocks.getOrLoad(key, cost, () => load());
         else {
           const cached = this.blocks.get(key);
-          if (!cached && use) return new Promise<StoredBlock>((resolve, reject) => wanted.push({ ...pending(resolve, reject), use: (b) => use(i, b) }));
-          block = cached ?? new Promise((resolve, reject) => wanted.push(pending(resolve, reject)));
+          // a block read here is given to `use` as it is decoded, into the scratch array
+          if (!cached && use) return load((b) => use(i, b));
+          block = cached ?? load();
         }
       }
       return use ? block.then((b) => (use(i, b), b)) : block;
