@@ -17,7 +17,7 @@ import { formatBytes } from "../pipeline/progress.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { random } from "./revisions.js";
 import { makeSiloLikeMaxTemp } from "./silo-like.js";
-import { BENCH_CACHE, cropWindow, listDays, makeSiloLikeWindowDays } from "./sources.js";
+import { BENCH_CACHE, listDays, makeSiloLikeWindowDays } from "./sources.js";
 import { linkFolder, runProbe } from "./tools.js";
 
 type Say = (line?: string) => void;
@@ -48,7 +48,7 @@ async function rewriteRecent(folder: string, round: number): Promise<void> {
   const mask = makeLandMask();
   const [, , w, h] = WINDOW;
   for (const date of chosen) {
-    const values = cropWindow(makeSiloLikeMaxTemp(date, mask), WINDOW);
+    const values = makeSiloLikeMaxTemp(date, mask, WINDOW);
     for (let patch = 0; patch < 2; patch++) {
       const radius = 3 + Math.floor(next() * 10);
       const [cx, cy] = [radius + Math.floor(next() * (w - 2 * radius)), radius + Math.floor(next() * (h - 2 * radius))];

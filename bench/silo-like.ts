@@ -11,7 +11,7 @@
 // latitude and season, its amount growing steeply above it (heavy-tailed).
 
 import { dateToDayNumber } from "../format/dates.js";
-import { GRID, colToLon, rowToLat } from "../format/grid.js";
+import { GRID, type Window, colToLon, rowToLat } from "../format/grid.js";
 
 /** A standard normal from a 32-bit hash of the integers given (deterministic, no state). */
 function gaussian(seed: number, a: number, b: number, c: number): number {
@@ -96,20 +96,20 @@ const COARSE_STEP = 0.25;
 const coarseLons = Float64Array.from({ length: Math.ceil((GRID.width * 0.05) / COARSE_STEP) + 3 }, (_, i) => colToLon(0) - COARSE_STEP + i * COARSE_STEP);
 const coarseLats = Float64Array.from({ length: Math.ceil((GRID.height * 0.05) / COARSE_STEP) + 3 }, (_, i) => rowToLat(0) + COARSE_STEP - i * COARSE_STEP);
 
-function toCells(field: Float32Array, out: Float32Array): void {
-  const width = coarseLons.length;
-  for (let row = 0; row < GRID.height; row++) {
+/** Bilinear interpolation to the window's cells from `field`, the lattice's points x0.. by y0.. (`width` a row). */
+function toCells(field: Float32Array, width: number, x0: number, y0: number, [c0, r0, w, h]: Window, out: Float32Array): void {
+  for (let row = r0; row < r0 + h; row++) {
     const y = (coarseLats[0] - rowToLat(row)) / COARSE_STEP;
     const yi = Math.floor(y);
     const fy = y - yi;
-    for (let col = 0; col < GRID.width; col++) {
+    for (let col = c0; col < c0 + w; col++) {
       const x = (colToLon(col) - coarseLons[0]) / COARSE_STEP;
       const xi = Math.floor(x);
       const fx = x - xi;
-      const at = yi * width + xi;
+      const at = (yi - y0) * width + xi - x0;
       const top = field[at] * (1 - fx) + field[at + 1] * fx;
       const bottom = field[at + width] * (1 - fx) + field[at + width + 1] * fx;
-      out[row * GRID.width + col] += top * (1 - fy) + bottom * fy;
+      out[(row - r0) * w + col - c0] += top * (1 - fy) + bottom * fy;
     }
   }
 }
@@ -131,15 +131,25 @@ const WEATHER_R: Layer = { seed: 21, spacing: 5, phi: 0.75, lags: 10, driftDeg: 
 const MIDDLE_R: Layer = { seed: 23, spacing: 1.2, phi: 0.5, lags: 6, driftDeg: 1, sd: 0.5 };
 const FINE_R: Layer = { seed: 22, spacing: 0.4, phi: 0.2, lags: 3, driftDeg: 0.6, sd: 0.3 };
 
-/** The anomalies of a day at every cell: the layers summed on the coarse lattice, then to cells. */
-function anomalies(day: number, layers: Layer[]): Float32Array {
-  const coarse = new Float32Array(coarseLons.length * coarseLats.length);
+/**
+ * The anomalies of a day at the window's cells: the layers summed on the coarse lattice's points the window needs,
+ * then to cells. A point's value does not depend on which others are sampled, so a window's cells are exactly the
+ * whole grid's, at a fraction of the cost.
+ */
+function anomalies(day: number, layers: Layer[], window: Window): Float32Array {
+  const [c0, r0, w, h] = window;
+  const xOf = (col: number) => Math.floor((colToLon(col) - coarseLons[0]) / COARSE_STEP);
+  const yOf = (row: number) => Math.floor((coarseLats[0] - rowToLat(row)) / COARSE_STEP);
+  const [x0, y0] = [xOf(c0), yOf(r0)];
+  const lons = coarseLons.subarray(x0, xOf(c0 + w - 1) + 2);
+  const lats = coarseLats.subarray(y0, yOf(r0 + h - 1) + 2);
+  const coarse = new Float32Array(lons.length * lats.length);
   for (const layer of layers) {
-    const part = sampleLayer(layer, day, coarseLons, coarseLats);
+    const part = sampleLayer(layer, day, lons, lats);
     for (let i = 0; i < coarse.length; i++) coarse[i] += part[i];
   }
-  const out = new Float32Array(GRID.width * GRID.height);
-  toCells(coarse, out);
+  const out = new Float32Array(w * h);
+  toCells(coarse, lons.length, x0, y0, window, out);
   return out;
 }
 
@@ -148,45 +158,50 @@ const toTenths = (v: number) => Math.fround(Math.round(v * 10) / 10);
 /** Day of the year's angle (0 on 15 January, the middle of the southern summer). */
 const seasonOf = (day: number) => (2 * Math.PI * (day - dateToDayNumber("2003-01-15"))) / 365.25;
 
-/** Maximum temperature of a date at every cell, tenths of degC, NaN off land (`mask` 1 on land). */
-export function makeSiloLikeMaxTemp(date: string, mask: Uint8Array): Float32Array {
+const WHOLE_GRID: Window = [0, 0, GRID.width, GRID.height];
+
+/** Maximum temperature of a date at the window's cells (the whole grid's by default), tenths of degC, NaN off land (`mask` 1 on land, whole-grid). */
+export function makeSiloLikeMaxTemp(date: string, mask: Uint8Array, window: Window = WHOLE_GRID): Float32Array {
+  const [c0, r0, w, h] = window;
   const day = dateToDayNumber(date);
-  const out = anomalies(day, [WEATHER_T, MIDDLE_T, FINE_T]);
+  const out = anomalies(day, [WEATHER_T, MIDDLE_T, FINE_T], window);
   const ground = terrainField();
   const season = Math.cos(seasonOf(day));
-  for (let row = 0; row < GRID.height; row++) {
+  for (let row = r0; row < r0 + h; row++) {
     const south = -rowToLat(row) - 10; // 0 at the north edge, 34 at the south
-    for (let col = 0; col < GRID.width; col++) {
+    for (let col = c0; col < c0 + w; col++) {
       const i = row * GRID.width + col;
+      const o = (row - r0) * w + col - c0;
       if (!mask[i]) {
-        out[i] = NaN;
+        out[o] = NaN;
         continue;
       }
       const inland = Math.min(1, Math.abs(colToLon(col) - 133) < 12 ? 1 - Math.abs(colToLon(col) - 133) / 12 : 0);
       const climate = 31 - 0.35 * south + inland * 4 + (1 + 0.12 * south + inland * 3) * season;
-      out[i] = toTenths(Math.max(-15, Math.min(55, climate + out[i] + ground[i])));
+      out[o] = toTenths(Math.max(-15, Math.min(55, climate + out[o] + ground[i])));
     }
   }
   return out;
 }
 
-/** Daily rain of a date at every cell, tenths of mm: mostly zero, in patches, heavy-tailed; NaN off land. */
-export function makeSiloLikeRain(date: string, mask: Uint8Array): Float32Array {
+/** Daily rain of a date at the window's cells (the whole grid's by default), tenths of mm: mostly zero, in patches, heavy-tailed; NaN off land. */
+export function makeSiloLikeRain(date: string, mask: Uint8Array, window: Window = WHOLE_GRID): Float32Array {
+  const [c0, r0, w, h] = window;
   const day = dateToDayNumber(date);
-  const latent = anomalies(day, [WEATHER_R, MIDDLE_R, FINE_R]);
+  const latent = anomalies(day, [WEATHER_R, MIDDLE_R, FINE_R], window);
   const season = Math.cos(seasonOf(day));
-  for (let row = 0; row < GRID.height; row++) {
+  for (let row = r0; row < r0 + h; row++) {
     const south = -rowToLat(row) - 10;
     // wetter in the north's summer, in the south's winter: the threshold the latent field must pass
     const threshold = 0.8 + 0.012 * south - (south < 17 ? 0.35 * season : -0.25 * season);
-    for (let col = 0; col < GRID.width; col++) {
-      const i = row * GRID.width + col;
-      if (!mask[i]) {
-        latent[i] = NaN;
+    for (let col = c0; col < c0 + w; col++) {
+      const o = (row - r0) * w + col - c0;
+      if (!mask[row * GRID.width + col]) {
+        latent[o] = NaN;
         continue;
       }
-      const above = latent[i] - threshold;
-      latent[i] = above <= 0 ? 0 : toTenths(Math.min(300, 0.2 + 14 * above ** 1.5 * Math.exp(0.7 * above)));
+      const above = latent[o] - threshold;
+      latent[o] = above <= 0 ? 0 : toTenths(Math.min(300, 0.2 + 14 * above ** 1.5 * Math.exp(0.7 * above)));
     }
   }
   return latent;

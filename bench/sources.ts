@@ -91,15 +91,8 @@ export function makeSmallDays(folder: string, dates: string[], window: Window, l
   });
 }
 
-/** A window's cells of a full-grid day. */
-export function cropWindow(values: Float32Array, [c0, r0, w, h]: Window): Float32Array {
-  const out = new Float32Array(w * h);
-  for (let r = 0; r < h; r++) out.set(values.subarray((r0 + r) * GRID.width + c0, (r0 + r) * GRID.width + c0 + w), r * w);
-  return out;
-}
-
-/** A window of SILO-like max_temp days (each day's whole grid is made, then cropped: 55 ms a day). */
+/** A window of SILO-like max_temp days: the whole grid's cells of the window, made alone (0.3 ms a day of 16 x 16 cells). */
 export function makeSiloLikeWindowDays(folder: string, dates: string[], window: Window, log: (line: string) => void): Promise<void> {
   const mask = makeLandMask();
-  return makeWindowDays(folder, dates, window, `days of a ${window[2]} x ${window[3]} window of SILO-like max_temp`, log, (date) => cropWindow(makeSiloLikeMaxTemp(date, mask), window));
+  return makeWindowDays(folder, dates, window, `days of a ${window[2]} x ${window[3]} window of SILO-like max_temp`, log, (date) => makeSiloLikeMaxTemp(date, mask, window));
 }
