@@ -122,6 +122,8 @@ export class Archive {
   private readonly blocks: LruCache<Promise<StoredBlock>>;
   private readonly coalesceBytes: number;
   private readonly orders = new LruCache<BlockOrder>(256);
+  /** chunks a point read has decoded one cell of, lately: the next point read of one decodes it whole and keeps it */
+  private readonly pointChunks = new LruCache<true>(4096);
 
   constructor(
     readonly storage: Storage,
@@ -471,10 +473,16 @@ export class Archive {
     const cell = (row - chunk[1]) * chunk[2] + (col - chunk[0]);
     const stored = groupEntry(await this.readGroup(span, group), position);
     const pack = lineageOf(span)[stored.pack]?.sha256;
-    // a whole tenths chunk not in the cache: only this cell's days decoded, nothing kept (another place asks another chunk)
-    if (stored.codec === BlockCodec.Tenths && stored.order === ChunkOrder.Days && !this.blocks.get(`chunk:${pack}@${stored.offset}`)) {
+    // A whole tenths chunk first asked by a point read: only this cell's days decoded, nothing kept (a place anywhere
+    // asks another chunk, and would push out what boxes share). Asked again while remembered (the same place, or
+    // one of its 15 neighbours), it is decoded whole and kept, so places asked again read from memory.
+    const key = `chunk:${pack}@${stored.offset}`;
+    const bytes = rawBlockBytes(stored.codec, chunk[2] * chunk[3] * days);
+    const again = this.pointChunks.get(key) !== undefined && this.blocks.admits(bytes);
+    if (stored.codec === BlockCodec.Tenths && stored.order === ChunkOrder.Days && !again && !this.blocks.get(key)) {
+      this.pointChunks.set(key, true, 1);
       const where = `chunk ${group}/${position}`;
-      const raw = await this.readChunkBytes(pack, stored, rawBlockBytes(stored.codec, chunk[2] * chunk[3] * days), where);
+      const raw = await this.readChunkBytes(pack, stored, bytes, where);
       try {
         return decodeTenthsCell(raw, chunk[2], chunk[3], days, cell, from, to, out, at);
       } catch (err) {

@@ -181,7 +181,8 @@ function countingStorage(root: string): Storage & { reads: Record<string, number
   };
 }
 
-tiers("series - a place over days reads series chunks, one date reads its day piece: both answer the same rows", async () => {
+/** A service over a counting storage of the tiers' dist, and a query through it (its answer's rows, 200 asserted). */
+function countedService() {
   const storage = countingStorage(dist);
   const service = new Service({ routes: ROUTES, storage, platform: nodePlatform });
   const ask = async (body: unknown) => {
@@ -189,6 +190,11 @@ tiers("series - a place over days reads series chunks, one date reads its day pi
     assert.is(answer.status, 200, Buffer.from(answer.body).toString());
     return JSON.parse(Buffer.from(answer.body).toString()) as { data: { date: string; value: number | null; tile: string; row: number; col: number }[] };
   };
+  return { storage, ask };
+}
+
+tiers("series - a place over days reads series chunks, one date reads its day piece: both answer the same rows", async () => {
+  const { storage, ask } = countedService();
   const point = await ask(requestFor({ col: 255, row: 256, width: 1, height: 1 }, "2003-12-25", "2004-01-24"));
   assert.equal([storage.reads.ser ?? 0, storage.reads.day ?? 0], [4, 0]); // two spans: a group directory and a chunk each
   const expected = listDates("2003-12-25", "2004-01-24").map((d) => cellValue(255, 256, d));
@@ -197,6 +203,20 @@ tiers("series - a place over days reads series chunks, one date reads its day pi
   const oneDate = await ask(requestFor({ col: 255, row: 256, width: 1, height: 1 }, "2004-01-07", "2004-01-07"));
   assert.equal([storage.reads.ser, storage.reads.day], [0, 2]); // its header and its block
   assert.equal(oneDate.data, point.data.filter((r) => r.date === "2004-01-07"));
+});
+
+tiers("series - a place asked again is read from memory from its third ask on, and so are its chunk's other cells", async () => {
+  const { storage, ask } = countedService();
+  const reads: number[] = [];
+  for (const col of [255, 255, 255, 254]) {
+    storage.reads.ser = 0;
+    const answer = await ask(requestFor({ col, row: 256, width: 1, height: 1 }, "2003-12-25", "2004-01-24"));
+    reads.push(storage.reads.ser);
+    const expected = listDates("2003-12-25", "2004-01-24").map((d) => cellValue(col, 256, d));
+    assert.equal(answer.data.map((r) => r.value), expected.map((v) => (v !== v ? null : float32ToShortest(v))), `col ${col}`);
+  }
+  // two spans: a group directory and a chunk each, then the chunks alone (decoded whole and kept), then nothing
+  assert.equal(reads, [4, 2, 0, 0]);
 });
 
 tiers("series - make verify checks every chunk against the day pieces, and reports a damaged one", async () => {
