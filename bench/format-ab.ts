@@ -10,6 +10,8 @@
 // - reads (max_temp's year, each build's server on its own dist, in turn): a point query of 31 days and the year's
 //   series at another place anywhere on the land grid each request, and another tile and date of the day pieces
 //   (goal: no slower; wrk, 10 connections, BENCH_SECONDS each);
+// - a place over 20,000 SILO-like days of a 64 x 64 window, each build's server on its own dist: sequential series
+//   calls at another place each, and at places asked again (goal: no slower);
 // - a cold mirror client over a static host reading one place over thirty years of a 64 x 64 window, each build's
 //   client (bench/mirror-read-probe.ts, run in the build's tree) on its own build's dist of the same files (goal:
 //   fewer bytes, no more requests).
@@ -17,7 +19,8 @@
 // The baseline is built from BENCH_BASELINE_COMMIT (default 2e3aa02, the last climate-dist-3 commit) in a git
 // worktree, bundled as `make bench` bundles this build's probe. BENCH_AB_ROUNDS (default 2) rounds.
 //
-// Runs alone: BENCH_ONLY=format-ab node_modules/.bin/tsx bench/run.ts; the mirror row alone: BENCH_ONLY=mirror-ab.
+// Runs alone: BENCH_ONLY=format-ab node_modules/.bin/tsx bench/run.ts; the mirror row alone: BENCH_ONLY=mirror-ab; the
+// long archive's alone: BENCH_ONLY=long-ab.
 
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -53,6 +56,9 @@ const ENTRIES = ["pipeline/cli.ts", "pipeline/publish/day-worker.ts", "pipeline/
 /** The mirror row's archive: a 64 x 64 window of SILO-like max_temp over thirty years, and the place it reads. */
 const THIRTY_WINDOW: Window = [480, 280, 64, 64];
 const THIRTY_YEARS = listDays("1974-01-01", 10_957);
+/** The long archive's row: 20,000 days of a 64 x 64 window of SILO-like max_temp. */
+const LONG_WINDOW: Window = [400, 300, 64, 64];
+const LONG_DAYS = listDays("1950-01-01", 20_000);
 const THIRTY_PLACE = { col: 511, row: 301 };
 
 export interface FormatAbContext {
@@ -243,6 +249,64 @@ async function benchReads(ctx: FormatAbContext, builds: [Build, Build], years: M
 }
 
 /**
+ * A place over the long archive (20,000 SILO-like days of a 64 x 64 window), each build publishing it and its server
+ * reading it, in turn: p50 of sequential GET /api/v1/series calls, each at another place of the window (no cache can
+ * answer them), and, as its own row, at places asked again (the window's corner of 8 x 8 cells, from their third
+ * round). Goal: no slower.
+ */
+async function benchLongPlace(ctx: FormatAbContext, builds: [Build, Build]): Promise<void> {
+  const cache = join(BENCH_CACHE, "long64-silo-like");
+  await makeSiloLikeWindowDays(cache, LONG_DAYS, LONG_WINDOW, ctx.log);
+  const sources = await linkFolder(join(ctx.work, "long-sources"), cache, LONG_DAYS);
+  const dists = builds.map((build) => {
+    const dist = join(ctx.work, `long-${build.name}`);
+    ctx.log(`${build.name} publishes ${fmt(LONG_DAYS.length)} days of a ${LONG_WINDOW[2]} x ${LONG_WINDOW[3]} window`);
+    runProbe(build, sources, dist);
+    return dist;
+  });
+  const [c0, r0, w, h] = LONG_WINDOW;
+  const [first, last] = [LONG_DAYS[0], LONG_DAYS[LONG_DAYS.length - 1]];
+  const url = (col: number, row: number) => `/api/v1/series?lat=${rowToLat(row)}&lon=${colToLon(col)}&start=${first}&end=${last}`;
+  const rows = [
+    // 40 places in 40 of the window's 256 squares of 4 x 4 cells: none in another's chunk of either build (a year's
+    // chunk is 4 x 4 cells, 2 x 2 in climate-dist-3)
+    { key: "cold", name: "another place each call", places: Array.from({ length: 40 }, (_, n) => [c0 + (((n * 37) % 256) % 16) * 4 + (n % 4), r0 + Math.floor(((n * 37) % 256) / 16) * 4 + ((n * 3) % 4)]), skip: 0 },
+    { key: "again", name: "places asked again (8 x 8 cells, 4 rounds)", places: Array.from({ length: 4 * 64 }, (_, n) => [c0 + (n % 8), r0 + (Math.floor(n / 8) % 8)]), skip: 2 * 64 },
+  ];
+  const times = new Map<string, number[]>();
+  const sizes = new Set<string>();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [b, build] of (round % 2 ? [1, 0] : [0, 1]).map((i) => [i, builds[i]] as const)) {
+      const server = await startServerBundle(build.server, dists[b], {}, () => {});
+      try {
+        for (const row of rows) {
+          const taken: number[] = [];
+          for (const [n, [col, r]] of row.places.entries()) {
+            const started = performance.now();
+            const res = await fetch(`${server.url}${url(col, r)}`);
+            const body = await res.text();
+            if (res.status !== 200) throw new Error(`${build.name}: ${res.status} for a place over the long archive: ${body.slice(0, 200)}`);
+            if (n >= row.skip) taken.push(performance.now() - started);
+            if (n === 0) sizes.add(`${row.key} ${body.length}`);
+          }
+          times.set(`${build.name} ${row.key}`, [...(times.get(`${build.name} ${row.key}`) ?? []), median(taken)]);
+        }
+      } finally {
+        await server.stop();
+      }
+    }
+  }
+  if (sizes.size !== rows.length) throw new Error(`the builds' series answers differ in length: ${[...sizes].join(", ")}`);
+  ctx.say(`  a place over ${fmt(LONG_DAYS.length)} SILO-like days (${first}..${last}, a ${w} x ${h} window), GET /api/v1/series CSV, sequential calls, p50 (medians of ${ROUNDS})`);
+  for (const row of rows) {
+    const [a, b] = builds.map((build) => median(times.get(`${build.name} ${row.key}`)!));
+    ctx.say(`    ${row.name.padEnd(56)} ${builds[0].name} ${fmt(a, 1).padStart(6)} ms   ${builds[1].name} ${fmt(b, 1).padStart(6)} ms   ratio ${fmt(b / a, 2)}`);
+    Object.assign(ctx.figures, { [`ab_long_place_${row.key}_p50_ms`]: b, [`ab_long_place_${row.key}_base_p50_ms`]: a });
+    if (b > a / 0.9) ctx.fail(`a place over ${fmt(LONG_DAYS.length)} days, ${row.name}: p50 ${fmt(b / a, 2)} of the baseline's (goal: no slower)`);
+  }
+}
+
+/**
  * A cold mirror client over a static host reading one place over thirty years (client.series), each build's client on
  * its own build's dist of the same SILO-like files: requests and bytes fetched (goal: fewer bytes, no more requests).
  */
@@ -284,20 +348,21 @@ end
 `;
 }
 
-/** Every row, or (`mirrorOnly`, BENCH_ONLY=mirror-ab) the mirror client's thirty years alone. */
-export async function benchFormatAb(ctx: FormatAbContext, mirrorOnly = false): Promise<void> {
+/** Every row, or one alone: the mirror client's thirty years (BENCH_ONLY=mirror-ab), a place over the long archive (long-ab). */
+export async function benchFormatAb(ctx: FormatAbContext, only?: "mirror" | "long"): Promise<void> {
   const baseline = buildBaseline(ctx.work, ctx.log);
   try {
     const current: Build = { name: "climate-dist-4", probe: resolve("build/publish-probe.js"), server: resolve("build/server.js"), cwd: process.cwd() };
     ctx.say();
     ctx.say(`${baseline.name} (${BASELINE_COMMIT}) beside this build, in turn, a new process each (start-up included), ${availableParallelism()} cores`);
-    if (!mirrorOnly) {
+    if (!only) {
       ctx.say(`publishing a SILO-like full-grid year`);
       const years = await benchVariable(ctx, [baseline, current], MAX_TEMP, makeSiloLikeMaxTemp);
       await benchReads(ctx, [baseline, current], years);
       await benchVariable(ctx, [baseline, current], findVariable("daily_rain")!, makeSiloLikeRain);
     }
-    await benchMirror(ctx, [baseline, current]);
+    if (only !== "mirror") await benchLongPlace(ctx, [baseline, current]);
+    if (only !== "long") await benchMirror(ctx, [baseline, current]);
   } finally {
     execFileSync("git", ["worktree", "remove", "--force", baseline.cwd], { stdio: "ignore" });
   }

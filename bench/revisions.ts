@@ -25,7 +25,7 @@ import { formatBytes } from "../pipeline/progress.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { type Nginx, startNginx } from "../test/support/nginx.js";
 import { startServer } from "./load.js";
-import { listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
+import { listDays, makeFullGridDays, makeSiloLikeWindowDays } from "./sources.js";
 import { makeFullGridVariableDays } from "./variable-sources.js";
 import { sizeOfTree } from "./tools.js";
 
@@ -58,7 +58,7 @@ export interface RevisionContext {
   work: string;
   /** full-grid COGs of max_temp and daily_rain, 2003-01-01 .. the last night (bench/sources.ts) */
   yearCache: string;
-  /** small-window days (bench/sources.ts makeSmallDays) */
+  /** small-window days (bench/sources.ts makeSiloLikeWindowDays) */
   longCache: string;
   say: Say;
   log: (line: string) => void;
@@ -420,7 +420,7 @@ export async function benchRevisionLength(ctx: RevisionContext): Promise<number>
   const { work, longCache, say, figures, log } = ctx;
   const long = listDays("1950-01-01", Number(process.env.BENCH_LONG_DAYS ?? 20_000) + 1);
   const short = long.slice(-366);
-  await makeSmallDays(longCache, long, [400, 300, 64, 64], log);
+  await makeSiloLikeWindowDays(longCache, long, [400, 300, 64, 64], log);
   log("revision night onto a 365-day and a long archive of a 64 x 64 window (annual files made once)");
   // the daily files a maintainer keeps: the open year and the one before (rain's revision window reaches it)
   const dailyFrom = `${Number(long[long.length - 1].slice(0, 4)) - 1}-01-01`;

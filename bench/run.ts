@@ -24,9 +24,9 @@
 // years on the series route (bench/series-box.ts; alone with BENCH_ONLY=box): CSV and NetCDF, and the memory of 8
 // NetCDF answers of the bound's size at once; (3e) OPeNDAP (bench/opendap.ts; alone with BENCH_ONLY=opendap): a place over
 // 20,000 days beside the series route, a full-grid map beside sirv, ncdump -h, CDO over 31 steps, 8 bound-size answers;
-// (3f) issue 44's rows: the codecs' A/B (bench/codecs.ts; BENCH_ONLY=codecs), a SILO-like year published by
-// climate-dist-3's build and this one (bench/format-ab.ts; BENCH_ONLY=format-ab), and a revision night beside an
-// append-only one (bench/revision-night.ts; BENCH_ONLY=revision-night).
+// (3f) issue 44's rows: the codecs' A/B (bench/codecs.ts; BENCH_ONLY=codecs), a SILO-like year and a long archive
+// published by climate-dist-3's build and this one (bench/format-ab.ts; BENCH_ONLY=format-ab, the long archive's row
+// alone: long-ab), and a revision night beside an append-only one (bench/revision-night.ts; BENCH_ONLY=revision-night).
 
 import { MAX_TEMP } from "../format/variables.js";
 import { execFileSync } from "node:child_process";
@@ -43,7 +43,7 @@ import type { Window } from "../format/grid.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { type Proc, type WrkResult, postScript, readRss, runWrk, startBareNode, startServer, startStatic, variedQueryScript, variedTileScript } from "./load.js";
 import { benchAnnual, benchGrownArchive, benchSourcesAlone } from "./sources-bench.js";
-import { BENCH_CACHE, YEAR_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
+import { BENCH_CACHE, YEAR_CACHE, listDays, makeFullGridDays, makeSiloLikeWindowDays } from "./sources.js";
 import { addDays, appendSeason, measureMirrorReads, pointQuery, seriesRead } from "./series.js";
 import { benchRemote } from "./remote.js";
 import { benchSync } from "./sync.js";
@@ -114,7 +114,8 @@ const figures: Record<string, number> = {};
 if (ONLY === "opendap") process.exit((await benchOpendapAlone()) > 0 ? 1 : 0);
 if (ONLY === "codecs") process.exit((await benchAlone("codecs", () => benchCodecs({ say, log, figures }))) > 0 ? 1 : 0);
 if (ONLY === "format-ab") process.exit((await benchAlone("format-ab", (fail) => benchFormatAb({ work, say, log, figures, fail }))) > 0 ? 1 : 0);
-if (ONLY === "mirror-ab") process.exit((await benchAlone("mirror-ab", (fail) => benchFormatAb({ work, say, log, figures, fail }, true))) > 0 ? 1 : 0);
+if (ONLY === "mirror-ab") process.exit((await benchAlone("mirror-ab", (fail) => benchFormatAb({ work, say, log, figures, fail }, "mirror"))) > 0 ? 1 : 0);
+if (ONLY === "long-ab") process.exit((await benchAlone("long-ab", (fail) => benchFormatAb({ work, say, log, figures, fail }, "long"))) > 0 ? 1 : 0);
 if (ONLY === "revision-night") process.exit((await benchAlone("revision-night", (fail) => benchRevisionNight({ work, say, log, figures, fail }))) > 0 ? 1 : 0);
 if (ONLY === "revisions" || ONLY.startsWith("revisions-")) process.exit((await benchRevisionsAlone(ONLY)) > 0 ? 1 : 0);
 const fail = (why: string) => {
@@ -349,11 +350,11 @@ try {
   await benchSync(work, yearCache, YEAR, NEXT_DAY, say, figures);
 
   // (2d) A revision season, and a revision night at 365 and 20,000 days ----------------------------------
-  failures += await benchRevisions({ work, yearCache, longCache: join(BENCH_CACHE, "long64"), say, log, figures });
+  failures += await benchRevisions({ work, yearCache, longCache: join(BENCH_CACHE, "long64-silo-like"), say, log, figures });
 
   // (3) A long small-window archive -------------------------------------------------------------------
-  const longCache = join(BENCH_CACHE, "long");
-  await makeSmallDays(longCache, LONG, [400, 300, 8, 8], log);
+  const longCache = join(BENCH_CACHE, "long-silo-like");
+  await makeSiloLikeWindowDays(longCache, LONG, [400, 300, 8, 8], log);
   const longFolder = await linkFolder(join(work, "long"), longCache, LONG.slice(0, -1));
   const longDist = join(work, "dist-long");
   log(`publishing ${LONG_DAYS} small-window days under ulimit -n 1024`);
@@ -463,7 +464,7 @@ async function benchRevisions(ctx: RevisionContext, only = ""): Promise<number> 
 async function benchRevisionsAlone(only: string): Promise<number> {
   try {
     say(`bench ${only} on ${new Date().toISOString().slice(0, 16)}Z, ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores, node ${process.version}`);
-    const failed = await benchRevisions({ work, yearCache: YEAR_CACHE, longCache: join(BENCH_CACHE, "long64"), say, log, figures }, only);
+    const failed = await benchRevisions({ work, yearCache: YEAR_CACHE, longCache: join(BENCH_CACHE, "long64-silo-like"), say, log, figures }, only);
     console.log(JSON.stringify({ ...figures, failures: failed }));
     return failed;
   } finally {
@@ -482,8 +483,8 @@ async function benchOpendapAlone(): Promise<number> {
     const yearDist = join(work, "dist-dap-year");
     log(`publishing ${days.length} full-grid days`);
     runProbe(await linkFolder(join(work, "dap-year"), yearCache, days), yearDist);
-    const longCache = join(BENCH_CACHE, "long64");
-    await makeSmallDays(longCache, LONG, [400, 300, 64, 64], log);
+    const longCache = join(BENCH_CACHE, "long64-silo-like");
+    await makeSiloLikeWindowDays(longCache, LONG, [400, 300, 64, 64], log);
     const longDist = join(work, "dist-dap-long");
     log(`publishing ${LONG_DAYS} days of 64 x 64 cells`);
     runProbe(await linkFolder(join(work, "dap-long"), longCache, LONG.slice(0, -1)), longDist);

@@ -2,8 +2,8 @@
 // cells) over 30 years of the long archive, one call at a time, another box each call, as CSV (goal p50 <= 100 ms)
 // and as NetCDF (the same goal); then 8 NetCDF answers of the bound's size (32 x 32 cells x 9,765 days, 9,999,360
 // values, 40 MB each) read at once, the server's peak RSS beside its goal (<= 250 MB: memory does not grow with the
-// answers). The dist: the long archive's 64 x 64 cells (bench/sources.ts makeSmallDays, the revision rows' inputs,
-// .cache/bench/long64), its last 30 years published into a temporary folder.
+// answers). The dist: the long archive's 64 x 64 SILO-like cells (bench/sources.ts makeSiloLikeWindowDays, the
+// revision rows' inputs, .cache/bench/long64-silo-like), its last 30 years published into a temporary folder.
 //
 // Runs alone: BENCH_ONLY=box node_modules/.bin/tsx bench/run.ts (or node_modules/.bin/tsx bench/series-box.ts).
 
@@ -16,7 +16,7 @@ import { MAX_NETCDF_VALUES } from "../api/series/formats/netcdf.js";
 import { formatBytes } from "../pipeline/progress.js";
 import { publish } from "../pipeline/publish/publish.js";
 import { type Proc, readRss, startServer } from "./load.js";
-import { BENCH_CACHE, listDays, makeSmallDays } from "./sources.js";
+import { BENCH_CACHE, listDays, makeSiloLikeWindowDays } from "./sources.js";
 import { linkFolder } from "./tools.js";
 
 type Say = (line?: string) => void;
@@ -68,8 +68,8 @@ async function timeBoxes(url: string, format: "csv" | "netcdf", count: number, f
 }
 
 export async function benchSeriesBox(ctx: BoxBenchContext): Promise<void> {
-  const cache = join(BENCH_CACHE, "long64");
-  await makeSmallDays(cache, LONG, WINDOW, ctx.log);
+  const cache = join(BENCH_CACHE, "long64-silo-like");
+  await makeSiloLikeWindowDays(cache, LONG, WINDOW, ctx.log);
   const sources = await linkFolder(join(ctx.work, "box-sources"), cache, THIRTY);
   const dist = join(ctx.work, "dist-box");
   ctx.log(`publishing the long archive's last ${THIRTY.length} days (64 x 64 cells)`);

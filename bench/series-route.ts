@@ -21,7 +21,7 @@ import { formatBytes } from "../pipeline/progress.js";
 import { publish } from "../pipeline/publish/publish.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { type Proc, readRss, runWrk, startServer, startStatic } from "./load.js";
-import { BENCH_CACHE, listDays, makeSmallDays } from "./sources.js";
+import { BENCH_CACHE, listDays, makeSiloLikeWindowDays } from "./sources.js";
 
 type Say = (line?: string) => void;
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -70,8 +70,8 @@ async function linkSources(folder: string, caches: Map<Variable, string>): Promi
 async function publishDist(work: string, log: (line: string) => void): Promise<string> {
   const caches = new Map<Variable, string>();
   for (const variable of VARIABLES) {
-    const cache = join(BENCH_CACHE, variable.silo === "max_temp" ? "long" : `series-${variable.silo}`);
-    if (variable.silo === "max_temp") await makeSmallDays(cache, LONG, WINDOW, log);
+    const cache = join(BENCH_CACHE, variable.silo === "max_temp" ? "long-silo-like" : `series-${variable.silo}`);
+    if (variable.silo === "max_temp") await makeSiloLikeWindowDays(cache, LONG, WINDOW, log);
     else await makeVariableDays(cache, TEN_YEARS, variable, log);
     caches.set(variable, cache);
   }

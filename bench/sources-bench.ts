@@ -14,7 +14,7 @@ import { promisify } from "node:util";
 import { formatBytes } from "../pipeline/progress.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { type PublishedYear, linkFolder, runProbe } from "./tools.js";
-import { BENCH_CACHE, YEAR_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
+import { BENCH_CACHE, YEAR_CACHE, listDays, makeFullGridDays, makeSiloLikeWindowDays } from "./sources.js";
 
 const run = promisify(execFile);
 const MAKE_NETCDF = "test/fixtures/make-netcdf-fixtures.py";
@@ -119,8 +119,8 @@ export async function benchSourcesAlone(): Promise<void> {
     await benchAnnual(ctx, yearCache, year);
     const longDays = Number(process.env.BENCH_LONG_DAYS ?? 20_000);
     const long = listDays("1950-01-01", longDays + 1);
-    const longCache = join(BENCH_CACHE, "long");
-    await makeSmallDays(longCache, long, [400, 300, 8, 8], ctx.log);
+    const longCache = join(BENCH_CACHE, "long-silo-like");
+    await makeSiloLikeWindowDays(longCache, long, [400, 300, 8, 8], ctx.log);
     const longFolder = await linkFolder(join(work, "long"), longCache, long.slice(0, -1));
     ctx.log(`publishing ${longDays} small-window days`);
     const first = runProbe(longFolder, join(work, "dist-long"), false, 1024);

@@ -1,6 +1,6 @@
 // Bench inputs, made once and kept in .cache/bench/ (deterministic, like the demo): a year of full-grid days as
-// SILO ships them (COG, DEFLATE + floating-point predictor), and a long archive of small-window days, of max_temp
-// (the other four variables' beside them: bench/variable-sources.ts).
+// SILO ships them (COG, DEFLATE + floating-point predictor), and long archives of small windows of SILO-like days, of
+// max_temp (the other four variables' beside them: bench/variable-sources.ts).
 
 import { MAX_TEMP, type Variable } from "../format/variables.js";
 import { makeSiloLikeMaxTemp } from "./silo-like.js";
@@ -76,19 +76,6 @@ async function makeWindowDays(folder: string, dates: string[], window: Window, w
   if (missing.length === 0) return;
   log(`making ${missing.length} ${what} in ${folder} (once; kept for later runs)`);
   for (const date of missing) await writeSiloTiff(join(folder, dateToMemberPath(date, MAX_TEMP)), window, valuesOf(date));
-}
-
-/** Small-window days (uncompressed GeoTIFF, a few hundred bytes each): the shape of a long archive, cheaply. */
-export function makeSmallDays(folder: string, dates: string[], window: Window, log: (line: string) => void): Promise<void> {
-  const cells = window[2] * window[3];
-  return makeWindowDays(folder, dates, window, "small-window days", log, (date) => {
-    const day = dateToDayNumber(date);
-    const values = new Float32Array(cells);
-    // every day distinct (no two share a piece): the cells cycle every 400 days, the first cell every 240,000
-    for (let i = 0; i < cells; i++) values[i] = Math.fround((((((day * 7 + i * 13) % 400) + 400) % 400) + 50) / 10);
-    values[0] = Math.fround(((Math.floor(day / 400) % 600) + 600) % 600 / 10);
-    return values;
-  });
 }
 
 /** A window of SILO-like max_temp days: the whole grid's cells of the window, made alone (0.3 ms a day of 16 x 16 cells). */

@@ -15,7 +15,7 @@ import { MAX_TEMP } from "../format/variables.js";
 import { formatBytes } from "../pipeline/progress.js";
 import { dateToMemberPath } from "../sources/silo.js";
 import { type Proc, type WrkResult, readRss, runWrk, startBareNode, startServer, startStatic, variedQueryScript } from "./load.js";
-import { BENCH_CACHE, YEAR_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
+import { BENCH_CACHE, YEAR_CACHE, listDays, makeFullGridDays, makeSiloLikeWindowDays } from "./sources.js";
 import { linkFolder, runProbe } from "./tools.js";
 
 type Say = (line?: string) => void;
@@ -149,7 +149,7 @@ async function measureYearClose(ctx: SpeedContext, yearCache: string): Promise<s
 async function publishLong(ctx: SpeedContext, longCache: string): Promise<string> {
   // BENCH_SPEED_LONG: this archive published before (only read)
   if (process.env.BENCH_SPEED_LONG) return process.env.BENCH_SPEED_LONG;
-  await makeSmallDays(longCache, LONG, LONG_WINDOW, ctx.log);
+  await makeSiloLikeWindowDays(longCache, LONG, LONG_WINDOW, ctx.log);
   const sources = join(ctx.work, "speed-long");
   for (const date of LONG) {
     const target = join(sources, dateToMemberPath(date, MAX_TEMP));
@@ -204,7 +204,7 @@ export async function benchSpeed(ctx: SpeedContext): Promise<void> {
   ctx.say("issue 35: computed answers beside sirv serving the same bytes, the year-closing publish, start-up and memory");
   const yearDist = await measureYearClose(ctx, yearCache);
   await measureStart(yearDist, ctx, 5);
-  const longDist = await publishLong(ctx, join(BENCH_CACHE, "long64"));
+  const longDist = await publishLong(ctx, join(BENCH_CACHE, "long64-silo-like"));
   ctx.say(`  (wrk, 1 thread, 10 connections, ${ctx.seconds} s a run after 2 s of warm-up; ${rounds} rounds of server then sirv, the medians)`);
   ctx.say(`  ${"workload".padEnd(62)} ${"req/s".padStart(6)} ${"p99".padStart(6)} ${"sirv".padStart(7)} ${"p99".padStart(6)}  ${"ratio".padStart(5)}`);
   const year = await startServer(yearDist);

@@ -85,7 +85,7 @@ export function makeSmallVariableDay(variable: Variable, date: string, cells: nu
   return values;
 }
 
-/** Small-window days (uncompressed GeoTIFF) of the four other variables, beside max_temp's (bench/sources.ts makeSmallDays). */
+/** Small-window days (uncompressed GeoTIFF) of the four other variables, beside max_temp's (bench/sources.ts makeSiloLikeWindowDays). */
 export async function makeSmallVariableDays(folder: string, dates: string[], window: Window, log: (line: string) => void): Promise<void> {
   const missing = dates.filter((d) => isMissing(folder, d));
   if (missing.length === 0) return;

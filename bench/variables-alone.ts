@@ -5,7 +5,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BENCH_CACHE, YEAR_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
+import { BENCH_CACHE, YEAR_CACHE, listDays, makeFullGridDays, makeSiloLikeWindowDays } from "./sources.js";
 import { benchVariableLong } from "./variable-long.js";
 import { makeFullGridVariableDays, makeSmallVariableDays } from "./variable-sources.js";
 import { type VariablesContext, benchVariableSeason, benchVariableYear } from "./variables-bench.js";
@@ -37,8 +37,8 @@ export async function benchVariablesAlone(only: string): Promise<number> {
     if (wanted("season")) await benchVariableSeason(ctx, yearCache, season, 349);
     if (wanted("long")) {
       const long = listDays("1950-01-01", Number(process.env.BENCH_LONG_DAYS ?? 20_000) + 1);
-      const longCache = join(BENCH_CACHE, "long");
-      await makeSmallDays(longCache, long, [400, 300, 8, 8], ctx.log);
+      const longCache = join(BENCH_CACHE, "long-silo-like");
+      await makeSiloLikeWindowDays(longCache, long, [400, 300, 8, 8], ctx.log);
       await makeSmallVariableDays(longCache, long, [400, 300, 8, 8], ctx.log);
       await benchVariableLong(ctx, longCache, long, 1024);
     }

@@ -27,7 +27,7 @@ import { type RasterView, openVersion } from "../format/versions.js";
 import { formatBytes } from "../pipeline/progress.js";
 import { publish } from "../pipeline/publish/publish.js";
 import { type Proc, readRss, runWrk, startServer, startStatic } from "./load.js";
-import { BENCH_CACHE, YEAR_CACHE, listDays, makeFullGridDays, makeSmallDays } from "./sources.js";
+import { BENCH_CACHE, YEAR_CACHE, listDays, makeFullGridDays, makeSiloLikeWindowDays } from "./sources.js";
 import { linkFolder } from "./tools.js";
 
 const run = promisify(execFile);
@@ -300,10 +300,10 @@ async function main(): Promise<void> {
       await publish({ sources: await linkFolder(join(work, "year"), YEAR_CACHE, year), dist: yearDist, observations: false, log: () => {} });
     }
     const longDays = listDays("1950-01-01", Number(process.env.BENCH_ZARR_LONG_DAYS ?? 11_000));
-    await makeSmallDays(join(BENCH_CACHE, "long"), longDays, LONG_WINDOW, log);
+    await makeSiloLikeWindowDays(join(BENCH_CACHE, "long-silo-like"), longDays, LONG_WINDOW, log);
     const longDist = join(work, "dist-long");
     log(`publishing ${longDays.length} small-window days`);
-    await publish({ sources: await linkFolder(join(work, "long"), join(BENCH_CACHE, "long"), longDays), dist: longDist, observations: false, log: () => {} });
+    await publish({ sources: await linkFolder(join(work, "long"), join(BENCH_CACHE, "long-silo-like"), longDays), dist: longDist, observations: false, log: () => {} });
     await benchZarr({ say: (line = "") => console.log(line), log, figures, work, seconds: Number(process.env.BENCH_SECONDS ?? 5) }, yearDist, longDist);
   } finally {
     await rm(work, { recursive: true, force: true });

@@ -7,12 +7,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { Window } from "../../format/grid.js";
+import { GRID, type Window } from "../../format/grid.js";
 import { MAX_TEMP, type Variable, findVariable } from "../../format/variables.js";
 import { makeLandMask } from "../../pipeline/ingest/demo.js";
 import { writeSiloTiff } from "../../pipeline/ingest/geotiff.js";
 import { publish } from "../../pipeline/publish/publish.js";
 import { dateToMemberPath } from "../../sources/silo.js";
+import { makeSiloLikeMaxTemp, makeSiloLikeRain } from "../../bench/silo-like.js";
 import { listDays, makeBenchMaxTemp } from "../../bench/sources.js";
 import { sizeOfTree } from "../../bench/tools.js";
 import { measureVariableBytes } from "../../bench/variable-bytes.js";
@@ -60,6 +61,22 @@ inputs("bench inputs - the full-grid minimum lies below the bench's maximum at e
     assert.equal([...days.keys()].sort(), OTHER_VARIABLES.map((v) => v.silo).sort());
     assert.equal([date, notBelow, withoutMax], [date, 0, 0]);
     assert.ok(dry > 0.8 * land, `${date}: ${dry} of ${land} land cells dry`);
+  }
+});
+
+inputs("bench inputs - a window's SILO-like days, made alone, are the whole grid's cells there, bit for bit", () => {
+  const mask = makeLandMask();
+  const windows: Window[] = [[400, 300, 8, 8], [0, 0, 5, 7], [836, 676, 5, 5], [123, 456, 70, 3]];
+  for (const make of [makeSiloLikeMaxTemp, makeSiloLikeRain]) {
+    for (const date of ["1950-06-30", "2003-01-01"]) {
+      const whole = make(date, mask);
+      for (const [c0, r0, w, h] of windows) {
+        const alone = make(date, mask, [c0, r0, w, h]);
+        const crop = new Float32Array(w * h);
+        for (let r = 0; r < h; r++) crop.set(whole.subarray((r0 + r) * GRID.width + c0, (r0 + r) * GRID.width + c0 + w), r * w);
+        assert.ok(Buffer.from(alone.buffer).equals(Buffer.from(crop.buffer)), `${make.name} ${date} ${[c0, r0, w, h]}`);
+      }
+    }
   }
 });
 
