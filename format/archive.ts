@@ -489,9 +489,10 @@ export class Archive {
         throw new IntegrityError(this.storage.describe(objectPath(pack, "ser")), `${where}: ${(err as Error).message}`);
       }
     }
-    const { block, entry } = await this.readChunk(span, lattice, group, position, days);
+    // a whole chunk from its entry at hand (readChunk would find the group's record again)
+    const { block, entry } = stored.codec === BlockCodec.Patch ? await this.readChunk(span, lattice, group, position, days) : { block: await this.readWholeChunk(span, stored, [chunk[2], chunk[3]], days, `chunk ${group}/${position}`), entry: stored };
     if (entry.order === ChunkOrder.Cells) readBlockRow(block, cell, from, to, out, at);
-    else for (let d = from; d < to; d++) readBlockRow(block, d, cell, cell + 1, out, at + d - from);
+    else readBlockRows(block, from, to, cell, cell + 1, out, at, 1);
   }
 
   /**
