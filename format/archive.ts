@@ -122,8 +122,13 @@ export class Archive {
   private readonly blocks: LruCache<Promise<StoredBlock>>;
   private readonly coalesceBytes: number;
   private readonly orders = new LruCache<BlockOrder>(256);
-  /** chunks a point read has decoded one cell of, lately: the next point read of one decodes it whole and keeps it */
-  private readonly pointChunks = new LruCache<true>(4096);
+  /**
+   * How often point reads lately decoded one cell of a chunk (each entry costing the chunk's decoded size, within an
+   * eighth of the block cache's budget): the third point read of a chunk still here decodes it whole and keeps it.
+   * Measured both ways (docs/performance.md): over places anywhere, a chunk asked twice within a larger reach is
+   * seldom asked a third time before the cache drops it, and decoding it whole cost a fifth more CPU an answer.
+   */
+  private readonly pointChunks: LruCache<number>;
 
   constructor(
     readonly storage: Storage,
@@ -134,6 +139,7 @@ export class Archive {
     const blocks = Math.min(total, options.blockCacheBytes ?? (total / 4) * 3);
     this.objects = new LruCache(total - blocks);
     this.blocks = new LruCache(blocks);
+    this.pointChunks = new LruCache(blocks / 8);
     this.coalesceBytes = options.coalesceBytes ?? 32 << 10;
   }
 
@@ -473,14 +479,14 @@ export class Archive {
     const cell = (row - chunk[1]) * chunk[2] + (col - chunk[0]);
     const stored = groupEntry(await this.readGroup(span, group), position);
     const pack = lineageOf(span)[stored.pack]?.sha256;
-    // A whole tenths chunk first asked by a point read: only this cell's days decoded, nothing kept (a place anywhere
-    // asks another chunk, and would push out what boxes share). Asked again while remembered (the same place, or
-    // one of its 15 neighbours), it is decoded whole and kept, so places asked again read from memory.
+    // A whole tenths chunk asked by a point read: only this cell's days decoded, nothing kept (a place anywhere asks
+    // another chunk, and would push out what boxes share); asked a third time within reach (the same place, or one of
+    // its 15 neighbours), it is decoded whole and kept, so places asked again read from memory.
     const key = `chunk:${pack}@${stored.offset}`;
     const bytes = rawBlockBytes(stored.codec, chunk[2] * chunk[3] * days);
-    const again = this.pointChunks.get(key) !== undefined && this.blocks.admits(bytes);
-    if (stored.codec === BlockCodec.Tenths && stored.order === ChunkOrder.Days && !again && !this.blocks.get(key)) {
-      this.pointChunks.set(key, true, 1);
+    const seen = this.pointChunks.get(key) ?? 0;
+    if (stored.codec === BlockCodec.Tenths && stored.order === ChunkOrder.Days && seen < 2 && !this.blocks.get(key)) {
+      this.pointChunks.set(key, seen + 1, bytes);
       const where = `chunk ${group}/${position}`;
       const raw = await this.readChunkBytes(pack, stored, bytes, where);
       try {
