@@ -23,6 +23,7 @@
 // long archive's alone: BENCH_ONLY=long-ab.
 
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { cp, mkdir, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
@@ -274,7 +275,8 @@ async function benchLongPlace(ctx: FormatAbContext, builds: [Build, Build]): Pro
     { key: "again", name: "places asked again (8 x 8 cells, 4 rounds)", places: Array.from({ length: 4 * 64 }, (_, n) => [c0 + (n % 8), r0 + (Math.floor(n / 8) % 8)]), skip: 2 * 64 },
   ];
   const times = new Map<string, number[]>();
-  const sizes = new Set<string>();
+  // each row's first answer, as each build gave it: the builds must answer the same bytes
+  const answers = new Set<string>();
   for (let round = 0; round < ROUNDS; round++) {
     for (const [b, build] of (round % 2 ? [1, 0] : [0, 1]).map((i) => [i, builds[i]] as const)) {
       const server = await startServerBundle(build.server, dists[b], {}, () => {});
@@ -287,7 +289,7 @@ async function benchLongPlace(ctx: FormatAbContext, builds: [Build, Build]): Pro
             const body = await res.text();
             if (res.status !== 200) throw new Error(`${build.name}: ${res.status} for a place over the long archive: ${body.slice(0, 200)}`);
             if (n >= row.skip) taken.push(performance.now() - started);
-            if (n === 0) sizes.add(`${row.key} ${body.length}`);
+            if (n === 0) answers.add(`${row.key} ${createHash("sha256").update(body).digest("hex")}`);
           }
           times.set(`${build.name} ${row.key}`, [...(times.get(`${build.name} ${row.key}`) ?? []), median(taken)]);
         }
@@ -296,7 +298,7 @@ async function benchLongPlace(ctx: FormatAbContext, builds: [Build, Build]): Pro
       }
     }
   }
-  if (sizes.size !== rows.length) throw new Error(`the builds' series answers differ in length: ${[...sizes].join(", ")}`);
+  if (answers.size !== rows.length) throw new Error(`the builds' series answers differ: ${[...answers].join(", ")}`);
   ctx.say(`  a place over ${fmt(LONG_DAYS.length)} SILO-like days (${first}..${last}, a ${w} x ${h} window), GET /api/v1/series CSV, sequential calls, p50 (medians of ${ROUNDS})`);
   for (const row of rows) {
     const [a, b] = builds.map((build) => median(times.get(`${build.name} ${row.key}`)!));
