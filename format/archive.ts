@@ -117,6 +117,9 @@ function fillCodes(parts: AreaPart[], out: Int16Array, width: number): boolean {
   return true;
 }
 
+/** A series chunk's key in the block cache: where its bytes lie, so the versions sharing a chunk share its entry. */
+const chunkKey = (pack: string, entry: StoredEntry) => `chunk:${pack}@${entry.offset}`;
+
 export class Archive {
   private readonly objects: LruCache<Promise<unknown>>;
   private readonly blocks: LruCache<Promise<StoredBlock>>;
@@ -419,7 +422,7 @@ export class Archive {
     const lineage = lineageOf(span);
     const pack = lineage[entry.pack].sha256;
     const where = `chunk ${group}/${position}`;
-    const block = await this.blocks.getOrLoad(`chunk:${pack}@${entry.offset}`, rawBlockBytes(BlockCodec.Tenths, cw * ch * days) + 64, async () => {
+    const block = await this.blocks.getOrLoad(chunkKey(pack, entry), rawBlockBytes(BlockCodec.Tenths, cw * ch * days) + 64, async () => {
       const raw = await this.readChunkBytes(pack, entry, patchBytesBound(cw * ch, days), where);
       let patch: ChunkPatch;
       try {
@@ -456,7 +459,7 @@ export class Archive {
     const pack = lineageOf(span)[entry.pack].sha256;
     // tenths are planes of the chunk's cells, a day each: a chunk stored so is days-major
     if (entry.codec === BlockCodec.Tenths && entry.order !== ChunkOrder.Days) throw new IntegrityError(this.storage.describe(objectPath(pack, "ser")), `${where} stores tenths cells-major`);
-    return this.blocks.getOrLoad(`chunk:${pack}@${entry.offset}`, rawBlockBytes(entry.codec, cells * days) + 64, async () => {
+    return this.blocks.getOrLoad(chunkKey(pack, entry), rawBlockBytes(entry.codec, cells * days) + 64, async () => {
       const raw = await this.readChunkBytes(pack, entry, rawBlockBytes(entry.codec, cells * days), where);
       try {
         return toStoredBlock(entry.codec, raw, width, height, plane);
@@ -482,7 +485,7 @@ export class Archive {
     // A whole tenths chunk asked by a point read: only this cell's days decoded, nothing kept (a place anywhere asks
     // another chunk, and would push out what boxes share); asked a third time within reach (the same place, or one of
     // its 15 neighbours), it is decoded whole and kept, so places asked again read from memory.
-    const key = `chunk:${pack}@${stored.offset}`;
+    const key = chunkKey(pack, stored);
     const bytes = rawBlockBytes(stored.codec, chunk[2] * chunk[3] * days);
     const seen = this.pointChunks.get(key) ?? 0;
     if (stored.codec === BlockCodec.Tenths && stored.order === ChunkOrder.Days && seen < 2 && !this.blocks.get(key)) {
